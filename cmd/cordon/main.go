@@ -1,0 +1,19 @@
+// Command cordon runs commands confined by a sandbox policy. See README.md.
+package main
+
+import (
+	"os"
+
+	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/internal/cli"
+	"github.com/cordon-sandbox/cordon/plan"
+)
+
+func main() {
+	// Inside the sandbox, the helper runs before anything else: it must be
+	// fast and must not parse flags meant for the user's command.
+	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
+		os.Exit(helper.Main(os.Args[2:]))
+	}
+	os.Exit(cli.Main(os.Args[1:]))
+}

@@ -1,0 +1,471 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ParseFile reads and parses the config file at path. A missing file is
+// reported with an error that satisfies errors.Is(err, fs.ErrNotExist).
+func ParseFile(path string) (*Layer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config file: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses the YAML config data read from file (used as the Layer's
+// Source and in errors). An empty file, or one holding only comments or an
+// empty "sandbox:", gives an empty Layer. Errors are *Error.
+func Parse(file string, data []byte) (*Layer, error) {
+	l := &Layer{Source: file, Lines: map[string]int{}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return l, nil
+		}
+		return nil, syntaxError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: file, Line: extra.Line, Msg: "a second YAML document (after \"---\") is not allowed; put all settings under one \"sandbox:\" key"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, syntaxError(file, err)
+	}
+	p := &parser{file: file, l: l}
+	p.document(&doc)
+	if p.err != nil {
+		return nil, p.err
+	}
+	return l, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns a yaml.v3 parse error into an *Error keeping its line.
+func syntaxError(file string, err error) *Error {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return &Error{File: file, Line: n, Msg: "invalid YAML: " + m[2]}
+	}
+	return &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+type parser struct {
+	file string
+	l    *Layer
+	err  *Error
+}
+
+func (p *parser) fail(line int, key, format string, args ...any) {
+	if p.err == nil {
+		p.err = &Error{File: p.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// deref follows YAML aliases.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe renders a node's value for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "an empty value"
+		}
+		return strconv.Quote(n.Value)
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	return "this value"
+}
+
+var (
+	topKeys     = []string{"sandbox"}
+	sandboxKeys = []string{"enabled", "mode", "profile", "filesystem", "network", "resources", "on_violation", "audit", "timeout", "backend", "bwrap_path", "unix_sockets", "env"}
+	fsKeys      = []string{"read", "write", "deny", "deny_write"}
+	netKeys     = []string{"enabled", "mode", "allow", "deny", "forward_ports"}
+	resKeys     = []string{"max_processes", "max_memory_mb", "max_cpu_seconds", "max_file_size_mb"}
+	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied"}
+)
+
+func (p *parser) document(doc *yaml.Node) {
+	root := doc
+	if doc.Kind == yaml.DocumentNode {
+		if len(doc.Content) == 0 {
+			return
+		}
+		root = doc.Content[0]
+	}
+	root = deref(root)
+	if isNull(root) {
+		return
+	}
+	if root.Kind != yaml.MappingNode {
+		p.fail(root.Line, "", "the file must be a mapping with a top-level \"sandbox:\" key, not %s", describe(root))
+		return
+	}
+	p.mapping(root, "", topKeys, func(name, full string, k, v *yaml.Node) {
+		p.sandbox(v)
+	})
+}
+
+// mapping walks mapping node n whose dotted key is prefix ("" at top level),
+// rejecting duplicate and unknown keys, and calls fn for each entry.
+func (p *parser) mapping(n *yaml.Node, prefix string, allowed []string, fn func(name, full string, k, v *yaml.Node)) {
+	n = deref(n)
+	if p.err != nil || isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.fail(n.Line, prefix, "%s must be a mapping with keys %s, not %s", prefix, strings.Join(allowed, ", "), describe(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content) && p.err == nil; i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			p.fail(k.Line, prefix, "keys must be plain names, not %s", describe(k))
+			return
+		}
+		name := k.Value
+		full := name
+		if prefix != "" {
+			full = prefix + "." + name
+		}
+		if first, dup := seen[name]; dup {
+			p.fail(k.Line, full, "duplicate key %q (first set on line %d); remove one of them", full, first)
+			return
+		}
+		seen[name] = k.Line
+		if !contains(allowed, name) {
+			p.fail(k.Line, full, "%s", unknownKey(prefix, full, name, allowed))
+			return
+		}
+		p.l.Lines[full] = k.Line
+		fn(name, full, k, v)
+	}
+}
+
+func unknownKey(prefix, full, name string, allowed []string) string {
+	if prefix == "" {
+		if s := suggest(name, allowed); s != "" {
+			return fmt.Sprintf("unknown top-level key %q; did you mean %q?", name, s)
+		}
+		if contains(sandboxKeys, name) {
+			return fmt.Sprintf("unknown top-level key %q; cordon settings go under a top-level \"sandbox:\" key", name)
+		}
+		return fmt.Sprintf("unknown top-level key %q; the only top-level key is \"sandbox\"", name)
+	}
+	if s := suggest(name, allowed); s != "" {
+		return fmt.Sprintf("unknown key %q; did you mean %q?", full, s)
+	}
+	return fmt.Sprintf("unknown key %q; allowed keys under %s are: %s", full, prefix, strings.Join(allowed, ", "))
+}
+
+func (p *parser) sandbox(n *yaml.Node) {
+	l := p.l
+	p.mapping(n, "sandbox", sandboxKeys, func(name, full string, k, v *yaml.Node) {
+		switch name {
+		case "enabled":
+			l.Enabled = p.boolean(full, v)
+		case "mode":
+			l.Mode = p.enum(full, v, Modes)
+		case "profile":
+			l.Profile = p.enum(full, v, ProfileNames)
+		case "filesystem":
+			p.mapping(v, full, fsKeys, func(name, full string, k, v *yaml.Node) {
+				switch name {
+				case "read":
+					l.Filesystem.Read = p.strings(full, v)
+				case "write":
+					l.Filesystem.Write = p.strings(full, v)
+				case "deny":
+					l.Filesystem.Deny = p.strings(full, v)
+				case "deny_write":
+					l.Filesystem.DenyWrite = p.strings(full, v)
+				}
+			})
+		case "network":
+			p.mapping(v, full, netKeys, func(name, full string, k, v *yaml.Node) {
+				switch name {
+				case "enabled":
+					l.Network.Enabled = p.boolean(full, v)
+				case "mode":
+					l.Network.Mode = p.enum(full, v, NetworkModes)
+				case "allow":
+					l.Network.Allow = p.strings(full, v)
+				case "deny":
+					l.Network.Deny = p.strings(full, v)
+				case "forward_ports":
+					l.Network.ForwardPorts = p.ports(full, v)
+				}
+			})
+		case "resources":
+			p.mapping(v, full, resKeys, func(name, full string, k, v *yaml.Node) {
+				switch name {
+				case "max_processes":
+					l.Resources.MaxProcesses = p.integer(full, v, "processes")
+				case "max_memory_mb":
+					l.Resources.MaxMemoryMB = p.integer(full, v, "megabytes")
+				case "max_cpu_seconds":
+					l.Resources.MaxCPUSeconds = p.integer(full, v, "seconds")
+				case "max_file_size_mb":
+					l.Resources.MaxFileSizeMB = p.integer(full, v, "megabytes")
+				}
+			})
+		case "on_violation":
+			l.OnViolation = p.enum(full, v, OnViolationValues)
+		case "audit":
+			p.mapping(v, full, auditKeys, func(name, full string, k, v *yaml.Node) {
+				switch name {
+				case "enabled":
+					l.Audit.Enabled = p.boolean(full, v)
+				case "log_file":
+					l.Audit.LogFile = p.str(full, v)
+				case "log_allowed":
+					l.Audit.LogAllowed = p.boolean(full, v)
+				case "log_denied":
+					l.Audit.LogDenied = p.boolean(full, v)
+				}
+			})
+		case "timeout":
+			l.Timeout = p.duration(full, v)
+		case "backend":
+			l.Backend = p.enum(full, v, Backends)
+		case "bwrap_path":
+			l.BwrapPath = p.str(full, v)
+		case "unix_sockets":
+			l.UnixSockets = p.strings(full, v)
+		case "env":
+			l.Env = p.strings(full, v)
+		}
+	})
+}
+
+// scalar checks that v is a non-empty scalar and returns it.
+func (p *parser) scalar(key string, v *yaml.Node, want string) *yaml.Node {
+	v = deref(v)
+	if v.Kind != yaml.ScalarNode {
+		p.fail(v.Line, key, "%s must be %s, not %s", key, want, describe(v))
+		return nil
+	}
+	if isNull(v) {
+		p.fail(v.Line, key, "%s has no value; set it to %s or remove the key", key, want)
+		return nil
+	}
+	return v
+}
+
+func (p *parser) str(key string, v *yaml.Node) *string {
+	n := p.scalar(key, v, "a string")
+	if n == nil {
+		return nil
+	}
+	s := n.Value
+	return &s
+}
+
+func (p *parser) enum(key string, v *yaml.Node, allowed []string) *string {
+	want := "one of " + strings.Join(allowed, ", ")
+	n := p.scalar(key, v, want)
+	if n == nil {
+		return nil
+	}
+	if !contains(allowed, n.Value) {
+		msg := fmt.Sprintf("%s must be %s, not %q", key, want, n.Value)
+		if s := suggest(n.Value, allowed); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		p.fail(n.Line, key, "%s", msg)
+		return nil
+	}
+	s := n.Value
+	return &s
+}
+
+func (p *parser) boolean(key string, v *yaml.Node) *bool {
+	n := p.scalar(key, v, "true or false")
+	if n == nil {
+		return nil
+	}
+	var b bool
+	if n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		p.fail(n.Line, key, "%s must be true or false, not %q", key, n.Value)
+		return nil
+	}
+	return &b
+}
+
+func (p *parser) integer(key string, v *yaml.Node, unit string) *int {
+	want := "a whole number of " + unit
+	n := p.scalar(key, v, want)
+	if n == nil {
+		return nil
+	}
+	var i int
+	if n.ShortTag() != "!!int" || n.Decode(&i) != nil {
+		p.fail(n.Line, key, "%s must be %s, not %q", key, want, n.Value)
+		return nil
+	}
+	return &i
+}
+
+func (p *parser) duration(key string, v *yaml.Node) *time.Duration {
+	const want = `a duration with a unit, like "90s", "5m" or "1h30m"`
+	n := p.scalar(key, v, want)
+	if n == nil {
+		return nil
+	}
+	d, err := time.ParseDuration(n.Value)
+	if n.ShortTag() != "!!str" || err != nil {
+		p.fail(n.Line, key, "%s must be %s, not %q", key, want, n.Value)
+		return nil
+	}
+	return &d
+}
+
+// list checks that v is a list (an empty value counts as no list) and calls
+// fn for each entry with its index.
+func (p *parser) list(key string, v *yaml.Node, example string, fn func(i int, e *yaml.Node)) {
+	v = deref(v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.fail(v.Line, key, "%s must be a list, like %s, not %s", key, example, describe(v))
+		return
+	}
+	for i, e := range v.Content {
+		if p.err != nil {
+			return
+		}
+		e = deref(e)
+		ek := EntryKey(key, i)
+		p.l.Lines[ek] = e.Line
+		fn(i, e)
+	}
+}
+
+func (p *parser) strings(key string, v *yaml.Node) []string {
+	if isNull(deref(v)) {
+		return nil
+	}
+	out := []string{}
+	p.list(key, v, `["a", "b"]`, func(i int, e *yaml.Node) {
+		if isNull(e) && e.Value == "~" {
+			p.fail(e.Line, key, "entry %d of %s is empty: YAML reads a bare ~ as nothing; write \"~\" in quotes", i+1, key)
+			return
+		}
+		if e.Kind != yaml.ScalarNode || isNull(e) || e.Value == "" {
+			p.fail(e.Line, key, "entry %d of %s must be a non-empty string, not %s", i+1, key, describe(e))
+			return
+		}
+		out = append(out, e.Value)
+	})
+	if p.err != nil {
+		return nil
+	}
+	return out
+}
+
+func (p *parser) ports(key string, v *yaml.Node) []int {
+	if isNull(deref(v)) {
+		return nil
+	}
+	out := []int{}
+	p.list(key, v, "[8080, 50051]", func(i int, e *yaml.Node) {
+		var port int
+		if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!int" || e.Decode(&port) != nil || port < 1 || port > 65535 {
+			p.fail(e.Line, key, "entry %d of %s must be a TCP port number from 1 to 65535, not %s", i+1, key, describe(e))
+			return
+		}
+		out = append(out, port)
+	})
+	if p.err != nil {
+		return nil
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the candidate closest to s, if it is close enough to be a
+// likely typo, or "".
+func suggest(s string, candidates []string) string {
+	norm := func(x string) string {
+		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(x))
+	}
+	best, bestD := "", 0
+	for _, c := range candidates {
+		if norm(c) == norm(s) {
+			return c
+		}
+		d := distance(strings.ToLower(s), c)
+		limit := 1
+		if len(c) >= 5 {
+			limit = 2
+		}
+		if d <= limit && (best == "" || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// distance is the optimal string alignment distance (Levenshtein with
+// adjacent transpositions) between a and b.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}

@@ -1,0 +1,522 @@
+// Package globscan finds the existing files and directories under a root that
+// match relative deny globs such as "**/.env", "**/secrets.*" or
+// "build/**/token.json", so that a sandbox backend can mask them before a
+// command starts.
+//
+// Patterns use doublestar syntax (see github.com/bmatcuk/doublestar/v4) and
+// are matched against the slash-separated path relative to the scanned root:
+// "secrets.*" matches only <root>/secrets.yaml, "**/secrets.*" matches at any
+// depth. The final decision for every entry is doublestar.Match.
+//
+// Scan walks the tree once for all patterns and prunes it: a directory is
+// entered only if some pattern could still match below it, so
+// "build/**/token.json" reads only build/ while "**/.env" reads everything
+// (including .git and node_modules: a secret can be anywhere). Matched
+// directories are reported and not entered, symlinks are reported by name and
+// never followed, and the walk is bounded in entries, matches and time; going
+// over a bound is an error, because a partial list of secrets is not safe to
+// act on.
+package globscan
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Default bounds, used for zero (or negative) fields of Limits.
+const (
+	// DefaultMaxEntries is the default bound on directory entries read:
+	// 2,000,000, about 1-2 s of walking on a local SSD.
+	DefaultMaxEntries = 2_000_000
+	// DefaultMaxMatches is the default bound on matches: 10,000.
+	DefaultMaxMatches = 10_000
+	// DefaultDeadline is the default bound on wall-clock time: 5 s.
+	DefaultDeadline = 5 * time.Second
+)
+
+// maxSkippedPaths bounds Stats.SkippedPaths.
+const maxSkippedPaths = 100
+
+// Limits bounds one Scan. Zero or negative fields mean the package defaults
+// (DefaultMaxEntries, DefaultMaxMatches, DefaultDeadline).
+type Limits struct {
+	// MaxEntries is the most directory entries (files, directories,
+	// symlinks, ...) Scan may read.
+	MaxEntries int
+	// MaxMatches is the most matches Scan may report.
+	MaxMatches int
+	// Deadline is the most wall-clock time Scan may take.
+	Deadline time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxMatches <= 0 {
+		l.MaxMatches = DefaultMaxMatches
+	}
+	if l.Deadline <= 0 {
+		l.Deadline = DefaultDeadline
+	}
+	return l
+}
+
+// Match is one existing path that matched a pattern.
+type Match struct {
+	// Path is the matched path: root joined with Rel.
+	Path string
+	// Rel is the slash-separated path relative to the root, as matched.
+	Rel string
+	// Pattern is the first pattern (in the order given) that matched, as
+	// given to Scan.
+	Pattern string
+	// IsDir is set for a directory (not for a symlink to one). Scan does
+	// not descend into matched directories.
+	IsDir bool
+	// IsSymlink is set for a symbolic link; its target is neither checked
+	// nor followed.
+	IsSymlink bool
+}
+
+// Stats describes the work one Scan did.
+type Stats struct {
+	// Dirs is the number of directories read, the root included.
+	Dirs int
+	// Entries is the number of directory entries seen.
+	Entries int
+	// Pruned is the number of directories not entered because no pattern
+	// could match below them (matched directories are not counted).
+	Pruned int
+	// Skipped is the number of directories that could not be read
+	// (permission denied, or removed or replaced during the scan).
+	Skipped int
+	// SkippedPaths are the first 100 skipped directories.
+	SkippedPaths []string
+	// Elapsed is the wall-clock time of the scan.
+	Elapsed time.Duration
+}
+
+// ErrLimit is matched (with errors.Is) by every *LimitError.
+var ErrLimit = errors.New("globscan: scan limit exceeded")
+
+// LimitError reports that a Scan went over one of its Limits. The scan was
+// abandoned, so its matches are incomplete and must not be used.
+type LimitError struct {
+	Root    string // the scanned root
+	Bound   string // "MaxEntries", "MaxMatches" or "Deadline"
+	Limit   string // the bound's value, e.g. "2000000" or "5s"
+	Entries int    // entries seen when the scan stopped
+	Dirs    int    // directories read when the scan stopped
+	Matches int    // matches found when the scan stopped
+	Elapsed time.Duration
+	// Unanchored are the patterns that can match at any depth and so make
+	// Scan read the whole tree.
+	Unanchored []string
+}
+
+// Error describes the bound, the progress made and how to fix it.
+func (e *LimitError) Error() string {
+	var what string
+	switch e.Bound {
+	case "MaxMatches":
+		what = fmt.Sprintf("more than %s paths match", e.Limit)
+	case "Deadline":
+		what = fmt.Sprintf("took longer than %s", e.Limit)
+	default:
+		what = fmt.Sprintf("more than %s directory entries to examine", e.Limit)
+	}
+	msg := fmt.Sprintf("globscan: matching deny patterns under %s: %s (bound %s hit after %d entries in %d directories, %d matches, %s); ",
+		e.Root, what, e.Bound, e.Entries, e.Dirs, e.Matches, e.Elapsed.Round(time.Millisecond))
+	if e.Bound == "MaxMatches" {
+		msg += "make the patterns more specific or scan a smaller workspace, or deny the containing directory instead"
+	} else {
+		msg += "scan a smaller workspace or fewer writable roots, or anchor the patterns (\"build/**/token.json\" reads only build/)"
+		if len(e.Unanchored) > 0 {
+			msg += fmt.Sprintf("; these patterns search the whole tree: %s", strings.Join(e.Unanchored, ", "))
+		}
+	}
+	return msg + "; or raise the limit"
+}
+
+// Is makes errors.Is(err, ErrLimit) true.
+func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+
+// dirState is a directory waiting to be read, with the automaton states of
+// every prog after its path.
+type dirState struct {
+	rel    string // slash-separated, "" for the root
+	states []uint64
+}
+
+// scan is the state shared by the workers of one Scan.
+type scan struct {
+	root    string
+	pats    []*pattern
+	progs   []*prog // all alternatives of all safe patterns, flattened
+	progPat []int   // pattern index of each prog
+	unsafe  bool    // some pattern is unsafe: try every entry
+	lim     Limits
+	start   time.Time
+
+	entries atomic.Int64 // for the limits and the error message
+	dirs    atomic.Int64
+	nmatch  atomic.Int64
+	abort   atomic.Bool
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []dirState
+	active int // directories being read
+	err    error
+}
+
+// worker is one walking goroutine; its results are merged at the end.
+type worker struct {
+	s       *scan
+	matches []Match
+	pruned  int
+	skipped []string
+	cand    []bool // per pattern: candidate for the current entry
+	subdirs []dirState
+	rd      dirReader // reused across directories
+}
+
+// workers is how many directories are read concurrently. Reading is
+// dominated by system calls (and, on a cold cache, by I/O latency), so a few
+// more goroutines than CPUs help.
+func workers() int {
+	return min(16, max(4, 2*runtime.GOMAXPROCS(0)))
+}
+
+// Scan walks root once and returns every existing file, directory, symlink
+// or other entry below it whose root-relative path matches one of patterns,
+// sorted by Path, each reported once (with the first matching pattern). The
+// root itself is never matched. Matched directories are not entered,
+// symlinks are never followed, and a directory is entered only if some
+// pattern could still match below it (see CouldMatchBelow). Directories are
+// read by a few goroutines concurrently.
+//
+// Directories below root that cannot be read (permission denied, or removed
+// or replaced by a non-directory during the scan) are skipped and counted in
+// Stats.Skipped; any other read error, an unreadable root, an invalid
+// pattern (see Validate) or going over a bound of lim (a *LimitError) is an
+// error, and the matches are then nil. Scan returns by the deadline even if
+// a directory read hangs.
+func Scan(root string, patterns []string, lim Limits) ([]Match, Stats, error) {
+	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now()}
+	for _, p := range patterns {
+		cp, err := compile(p)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		s.pats = append(s.pats, cp)
+		s.unsafe = s.unsafe || cp.unsafe
+		for i := range cp.progs {
+			s.progs = append(s.progs, &cp.progs[i])
+			s.progPat = append(s.progPat, len(s.pats)-1)
+		}
+	}
+	if len(s.pats) == 0 {
+		return nil, Stats{}, nil
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("globscan: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, Stats{}, fmt.Errorf("globscan: %s is not a directory", root)
+	}
+	s.cond = sync.NewCond(&s.mu)
+	st := make([]uint64, len(s.progs))
+	for i, p := range s.progs {
+		st[i] = p.start
+	}
+	s.queue = append(s.queue, dirState{rel: "", states: st})
+
+	ws := make([]*worker, workers())
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = &worker{s: s, cand: make([]bool, len(s.pats))}
+		wg.Go(ws[i].run)
+	}
+	go func() { wg.Wait(); close(done) }()
+	timer := time.NewTimer(s.lim.Deadline - time.Since(s.start))
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		// A read is stuck (a hung network filesystem, say): give up
+		// without waiting; the workers stop at their next check.
+		err := s.fail(s.limitError("Deadline", s.lim.Deadline.String()))
+		return nil, s.partialStats(), err
+	}
+
+	stats := s.partialStats()
+	if s.err != nil {
+		return nil, stats, s.err
+	}
+	var matches []Match
+	for _, w := range ws {
+		matches = append(matches, w.matches...)
+		stats.Pruned += w.pruned
+		stats.Skipped += len(w.skipped)
+		stats.SkippedPaths = append(stats.SkippedPaths, w.skipped...)
+	}
+	slices.SortFunc(matches, func(a, b Match) int { return strings.Compare(a.Path, b.Path) })
+	slices.Sort(stats.SkippedPaths)
+	if len(stats.SkippedPaths) > maxSkippedPaths {
+		stats.SkippedPaths = stats.SkippedPaths[:maxSkippedPaths:maxSkippedPaths]
+	}
+	return matches, stats, nil
+}
+
+// partialStats are the counters that are safe to read while workers run.
+func (s *scan) partialStats() Stats {
+	return Stats{
+		Dirs:    int(s.dirs.Load()),
+		Entries: int(s.entries.Load()),
+		Elapsed: time.Since(s.start),
+	}
+}
+
+// fail records the first error and stops the walk; it returns that error.
+func (s *scan) fail(err error) error {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	err = s.err
+	s.abort.Store(true)
+	s.mu.Unlock()
+	s.cond.Broadcast()
+	return err
+}
+
+func (w *worker) run() {
+	s := w.s
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && s.active > 0 && s.err == nil {
+			s.cond.Wait()
+		}
+		if s.err != nil || len(s.queue) == 0 {
+			s.mu.Unlock()
+			s.cond.Broadcast()
+			return
+		}
+		d := s.queue[len(s.queue)-1]
+		s.queue = s.queue[:len(s.queue)-1]
+		s.active++
+		s.mu.Unlock()
+
+		w.subdirs = w.subdirs[:0]
+		err := w.readDir(d)
+
+		s.mu.Lock()
+		s.active--
+		if err != nil && s.err == nil {
+			s.err = err
+			s.abort.Store(true)
+		}
+		s.queue = append(s.queue, w.subdirs...)
+		wake := len(w.subdirs) > 0 || s.active == 0 || err != nil
+		s.mu.Unlock()
+		if wake {
+			s.cond.Broadcast()
+		}
+	}
+}
+
+func (s *scan) full(rel string) string {
+	if rel == "" {
+		return s.root
+	}
+	return filepath.Join(s.root, filepath.FromSlash(rel))
+}
+
+func (s *scan) limitError(bound, limit string) error {
+	e := &LimitError{
+		Root: s.root, Bound: bound, Limit: limit,
+		Entries: int(s.entries.Load()), Dirs: int(s.dirs.Load()), Matches: int(s.nmatch.Load()),
+		Elapsed: time.Since(s.start),
+	}
+	for _, p := range s.pats {
+		if !p.anchored {
+			e.Unanchored = append(e.Unanchored, p.orig)
+		}
+	}
+	return e
+}
+
+// skippable reports errors that mean "this directory cannot be listed, and
+// so neither can the sandboxed command": permission denied, gone, or no
+// longer a directory.
+func skippable(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) ||
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
+}
+
+// readDir reads one directory, records its matching entries and collects
+// the subdirectories worth entering in w.subdirs.
+func (w *worker) readDir(d dirState) error {
+	s := w.s
+	r := &w.rd
+	if err := r.open(s.full(d.rel), d.rel == ""); err != nil {
+		if d.rel != "" && skippable(err) {
+			w.skipped = append(w.skipped, s.full(d.rel))
+			if errors.Is(err, fs.ErrPermission) {
+				return w.probe(d)
+			}
+			return nil
+		}
+		return fmt.Errorf("globscan: %w", err)
+	}
+	defer r.close()
+	s.dirs.Add(1)
+	for {
+		if s.abort.Load() {
+			return nil
+		}
+		ents, err := r.next()
+		if n := s.entries.Add(int64(len(ents))); n > int64(s.lim.MaxEntries) {
+			return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
+		}
+		if time.Since(s.start) > s.lim.Deadline {
+			return s.limitError("Deadline", s.lim.Deadline.String())
+		}
+		for _, e := range ents {
+			if err := w.entry(d, e); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if d.rel != "" && skippable(err) {
+				w.skipped = append(w.skipped, s.full(d.rel))
+				return nil
+			}
+			return fmt.Errorf("globscan: reading %s: %w", s.full(d.rel), err)
+		}
+	}
+}
+
+// probe handles a directory that cannot be listed but may still be
+// searchable (mode 0711): a command can open "dir/.env" there without
+// listing dir, so every literal name a pattern expects next is looked up
+// directly and handled like a listed entry.
+func (w *worker) probe(d dirState) error {
+	s := w.s
+	seen := map[string]bool{}
+	for i, p := range s.progs {
+		for m := d.states[i] & p.live &^ p.dstar; m != 0; m &= m - 1 {
+			sg := &p.segs[bits.TrailingZeros64(m)]
+			if sg.kind != segLiteral || seen[sg.lit] {
+				continue
+			}
+			seen[sg.lit] = true
+			fi, err := os.Lstat(filepath.Join(s.full(d.rel), sg.lit))
+			if err != nil {
+				continue
+			}
+			if s.entries.Add(1) > int64(s.lim.MaxEntries) {
+				return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
+			}
+			if err := w.entry(d, dent{name: sg.lit, typ: fi.Mode().Type()}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dent is one directory entry: its name and type bits (fs.ModeDir,
+// fs.ModeSymlink, ...), as the directory listing reports them.
+type dent struct {
+	name string
+	typ  fs.FileMode
+}
+
+// entry handles one directory entry of d.
+func (w *worker) entry(d dirState, e dent) error {
+	s := w.s
+	name, typ := e.name, e.typ
+	isDir := typ.IsDir()
+	try := s.unsafe
+	var child []uint64
+	live := false
+	if isDir {
+		child = make([]uint64, len(s.progs))
+	}
+	for i, p := range s.progs {
+		m := d.states[i]
+		if m&p.live == 0 {
+			continue
+		}
+		m = p.step(m, name)
+		if m&p.accept != 0 {
+			w.cand[s.progPat[i]] = true
+			try = true
+		}
+		if isDir {
+			child[i] = m
+			live = live || m&p.live != 0
+		}
+	}
+	if !try && !live {
+		if isDir {
+			w.pruned++
+		}
+		return nil
+	}
+	var rel string
+	if d.rel != "" {
+		rel = d.rel + "/" + name
+	} else {
+		rel = strings.Clone(name) // do not pin the listing buffer
+	}
+	if try {
+		matched := false
+		for i, p := range s.pats {
+			if (w.cand[i] || p.unsafe) && !matched && doublestar.MatchUnvalidated(p.norm, rel) {
+				matched = true
+				if s.nmatch.Add(1) > int64(s.lim.MaxMatches) {
+					return s.limitError("MaxMatches", fmt.Sprint(s.lim.MaxMatches))
+				}
+				w.matches = append(w.matches, Match{
+					Path: s.full(rel), Rel: rel, Pattern: p.orig,
+					IsDir: isDir, IsSymlink: typ&fs.ModeSymlink != 0,
+				})
+			}
+			w.cand[i] = false
+		}
+		if matched {
+			return nil // a matched directory is masked whole: do not enter
+		}
+	}
+	if isDir {
+		if live || s.unsafe {
+			w.subdirs = append(w.subdirs, dirState{rel: rel, states: child})
+		} else {
+			w.pruned++
+		}
+	}
+	return nil
+}

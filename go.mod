@@ -1,0 +1,15 @@
+module github.com/cordon-sandbox/cordon
+
+go 1.26.5
+
+require (
+	github.com/bmatcuk/doublestar/v4 v4.10.0
+	github.com/spf13/cobra v1.10.2
+	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/sys v0.49.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

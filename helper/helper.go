@@ -1,0 +1,135 @@
+// Package helper is the part of cordon that runs inside the sandbox. The
+// launcher starts bwrap with cordon's own binary as the command and the
+// hidden subcommand plan.HelperCommand; the helper reads its Spec from an
+// inherited descriptor (never the environment or argv), applies it, reports
+// readiness to the host, and execs the user's command.
+package helper
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"golang.org/x/sys/unix"
+)
+
+// Status messages on plan.FdStatus. Ready carries the helper's credentials
+// so the host learns the command's pid in its own pid namespace.
+const (
+	// MsgReady is sent just before exec.
+	MsgReady = 'R'
+	// MsgExecFailed is followed by the exit status (126 or 127) and a
+	// message, as "E127 msg".
+	MsgExecFailed = 'E'
+)
+
+// Main runs the helper with the arguments that follow the hidden
+// subcommand ("--" then the command) and returns an exit status if it
+// could not exec. It never returns after a successful exec.
+func Main(args []string) int {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	status := os.NewFile(plan.FdStatus, "status")
+	fail := func(code int, format string, a ...any) int {
+		msg := fmt.Sprintf(format, a...)
+		if status != nil {
+			_, _ = status.Write([]byte(string(rune(MsgExecFailed)) + strconv.Itoa(code) + " " + msg))
+		} else {
+			fmt.Fprintln(os.Stderr, "cordon: "+msg)
+		}
+		return code
+	}
+	if len(args) == 0 {
+		return fail(125, "helper: no command")
+	}
+	spec, err := readSpec()
+	if err != nil {
+		return fail(125, "helper: %v", err)
+	}
+	for _, r := range spec.Rlimits {
+		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
+		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
+			return fail(125, "helper: setting %s to %d: %v", r.Name, r.Value, err)
+		}
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return fail(127, "%s: command not found inside the sandbox (is its directory readable? see cordon policy)", args[0])
+		}
+		return fail(126, "%s: %v", args[0], unwrapPath(err))
+	}
+	if err := unix.Dup2(plan.FdStderr, 2); err == nil {
+		_ = unix.Close(plan.FdStderr)
+	}
+	if err := closeStray(); err != nil {
+		return fail(125, "helper: %v", err)
+	}
+	if status != nil {
+		cred := unix.UnixCredentials(&unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())})
+		if err := unix.Sendmsg(plan.FdStatus, []byte{MsgReady}, cred, nil, 0); err != nil {
+			return fail(125, "helper: reporting readiness: %v", err)
+		}
+	}
+	err = unix.Exec(path, args, os.Environ())
+	code := 126
+	if errors.Is(err, syscall.ENOENT) {
+		code = 127
+	}
+	return fail(code, "%s: %v", args[0], err)
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}
+
+// readSpec reads the JSON Spec from plan.FdSpec and closes it.
+func readSpec() (plan.Spec, error) {
+	var s plan.Spec
+	f := os.NewFile(plan.FdSpec, "spec")
+	if f == nil {
+		return s, errors.New("no spec descriptor")
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return s, fmt.Errorf("reading spec: %w", err)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("decoding spec: %w", err)
+	}
+	return s, nil
+}
+
+// closeStray marks every descriptor above stderr close-on-exec, so the
+// command inherits only stdin, stdout and stderr. The status socket stays
+// open until exec, so its closing tells the host that exec happened.
+func closeStray() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing descriptors: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		unix.CloseOnExec(fd)
+	}
+	return nil
+}

@@ -1,0 +1,320 @@
+// Package cli is cordon's command line: it parses flags into a config layer,
+// builds the Policy, asks a backend for a Plan and launches it.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/launch"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/probe"
+	"github.com/cordon-sandbox/cordon/result"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+)
+
+// Version is cordon's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// exitError carries an exit status through cobra.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Main runs the command line and returns the process exit status.
+func Main(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "cordon: "+oneLine(err.Error()))
+	return result.ExitSetup
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cordon",
+		Short:         "cordon confines the commands and file operations of AI coding agents",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%s; see 'cordon %s --help'", err, c.Name())
+	})
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion())
+	for _, nb := range []struct{ name, short, what string }{
+		{"test", "run CMD confined and report what was denied", "needs the violation monitor"},
+		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
+		{"violations", "recent denials from the audit log", "needs the violation monitor"},
+		{"mcp", "MCP server on stdio exposing confined tools", "comes with the workspace file API"},
+		{"shell", "interactive confined shell", "needs /sandbox commands; use cordon run -- bash meanwhile"},
+	} {
+		root.AddCommand(&cobra.Command{
+			Use:                nb.name,
+			Short:              nb.short + " (not built yet)",
+			DisableFlagParsing: true,
+			RunE: func(*cobra.Command, []string) error {
+				return fmt.Errorf("cordon %s is not built yet (%s)", nb.name, nb.what)
+			},
+		})
+	}
+	return root
+}
+
+func newRun() *cobra.Command {
+	var pf policyFlags
+	var jsonOut bool
+	c := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARG...]",
+		Short: "run CMD confined",
+		Long: `Run CMD confined by the effective policy (see 'cordon policy').
+Exit status: the command's own; 128+N if it died of signal N; 124 if --timeout
+fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("no command given: use cordon run [flags] -- CMD [ARG...]")
+			}
+			p, h, err := pf.loadPolicy(cmd)
+			if err != nil {
+				return err
+			}
+			interactive := launch.IsTerminal(os.Stdin)
+			pl, err := plan.Build(p, args, plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: interactive, StateDir: stateDir(h)})
+			if err != nil {
+				return err
+			}
+			if p.Mode == "strict" && len(pl.Degraded) > 0 {
+				return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
+			}
+			for _, d := range pl.Degraded {
+				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
+			}
+			res, err := launch.Run(context.Background(), pl, launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+			var xe *launch.ExecError
+			if errors.As(err, &xe) {
+				fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
+				return &exitError{xe.Code}
+			}
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				b, _ := json.Marshal(res)
+				fmt.Fprintln(os.Stderr, string(b))
+			}
+			if res.TimedOut {
+				fmt.Fprintf(os.Stderr, "cordon: timed out after %s; killed the command and everything it started\n", pl.Timeout)
+			}
+			if res.ExitCode != 0 {
+				return &exitError{res.ExitCode}
+			}
+			return nil
+		},
+	}
+	pf.register(c.Flags())
+	c.Flags().BoolVar(&jsonOut, "json", false, "print the result (exit code, usage) as JSON on stderr")
+	c.Flags().SetInterspersed(false)
+	return c
+}
+
+func newPolicy() *cobra.Command {
+	var pf policyFlags
+	var explain bool
+	c := &cobra.Command{
+		Use:   "policy [flags] [--explain] [-- CMD...]",
+		Short: "print the effective policy (YAML) and, with --explain, the plan",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, h, err := pf.loadPolicy(cmd)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			enc := yaml.NewEncoder(out)
+			enc.SetIndent(2)
+			if err := enc.Encode(p); err != nil {
+				return fmt.Errorf("printing policy: %w", err)
+			}
+			if !explain {
+				return nil
+			}
+			if len(args) == 0 {
+				args = []string{"CMD"}
+			}
+			pl, err := plan.Build(p, args, plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: launch.IsTerminal(os.Stdin), StateDir: stateDir(h)})
+			if err != nil {
+				return err
+			}
+			writeExplain(out, pl)
+			return nil
+		},
+	}
+	pf.register(c.Flags())
+	c.Flags().BoolVar(&explain, "explain", false, "also print the plan: the exact bwrap command line and what the helper applies")
+	return c
+}
+
+func writeExplain(w io.Writer, pl *plan.Plan) {
+	fmt.Fprintf(w, "# plan\nbackend: %s\n", pl.Backend)
+	fmt.Fprintln(w, "argv:")
+	for i := 0; i < len(pl.Argv); i++ {
+		a := pl.Argv[i]
+		if strings.HasPrefix(a, "--") && i+1 < len(pl.Argv) && i > 0 {
+			// One option per line with its operands, like a shell script.
+			line := []string{a}
+			for j := i + 1; j < len(pl.Argv) && !strings.HasPrefix(pl.Argv[j], "--"); j++ {
+				line = append(line, pl.Argv[j])
+				i = j
+			}
+			fmt.Fprintf(w, "  %s\n", strings.Join(quoteAll(line), " "))
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", quote(a))
+	}
+	fmt.Fprintf(w, "dir: %s\nenv:\n", pl.Dir)
+	for _, e := range pl.Env {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	if len(pl.Spec.Rlimits) > 0 {
+		fmt.Fprintln(w, "helper sets:")
+		for _, r := range pl.Spec.Rlimits {
+			fmt.Fprintf(w, "  %s=%d\n", r.Name, r.Value)
+		}
+	}
+	if pl.Timeout != "" {
+		fmt.Fprintf(w, "timeout: %s (then SIGTERM, and SIGKILL of the whole sandbox 2s later)\n", pl.Timeout)
+	}
+	for _, p := range pl.Placeholders {
+		fmt.Fprintf(w, "placeholder: %s (missing protected path; removed after the run)\n", p)
+	}
+	for _, n := range pl.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, d := range pl.Degraded {
+		fmt.Fprintf(w, "degraded: %s\n", d)
+	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = quote(s)
+	}
+	return out
+}
+
+func quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;!#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func newStatus() *cobra.Command {
+	var jsonOut bool
+	var bwrapPath string
+	c := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "backend, kernel features, what is enforced or degraded, remedies",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r := probe.Detect(probe.Options{BwrapPath: bwrapPath})
+			if jsonOut {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					*probe.Report
+					Enforced []enforcement `json:"enforced"`
+				}{r, enforced(r)})
+			}
+			if err := r.WriteText(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			return writeEnforced(cmd.OutOrStdout(), r)
+		},
+	}
+	c.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
+	c.Flags().StringVar(&bwrapPath, "bwrap", "", "check this bwrap binary (absolute path) instead of the standard locations")
+	return c
+}
+
+// enforcement is one line of what this build of cordon enforces.
+type enforcement struct {
+	Area   string `json:"area"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// enforced says what cordon itself enforces on this host, as opposed to
+// what the kernel offers.
+func enforced(r *probe.Report) []enforcement {
+	ok := r.AutoBackend == probe.BackendBwrap
+	st := func(built bool) string {
+		if built && ok {
+			return "enforced"
+		}
+		if built {
+			return "unavailable"
+		}
+		return "not built yet"
+	}
+	nproc := "RLIMIT_NPROC per user"
+	if r.Root {
+		nproc = "RLIMIT_NPROC is not enforced for root (run as a normal user)"
+	}
+	return []enforcement{
+		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths read-only (bubblewrap mounts)"},
+		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies"},
+		{"network", st(true), "deny (empty network namespace) or open"},
+		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125"},
+		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal"},
+		{"resource limits", "partial", "rlimits: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, " + nproc + "; cgroup v2 limits are not built yet"},
+		{"landlock, seccomp", st(false), "the in-sandbox helper sets rlimits only; Landlock and seccomp filters come next"},
+		{"landlock-only backend", st(false), "hosts without user namespaces cannot run cordon yet"},
+		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)"},
+	}
+}
+
+func writeEnforced(w io.Writer, r *probe.Report) error {
+	if _, err := fmt.Fprintf(w, "Enforced by cordon %s:\n", Version); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	for _, e := range enforced(r) {
+		if _, err := fmt.Fprintf(w, "  %-30s %-14s %s\n", e.Area, e.Status, e.Detail); err != nil {
+			return fmt.Errorf("write status: %w", err)
+		}
+	}
+	return nil
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print cordon's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "cordon %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		},
+	}
+}

@@ -1,0 +1,401 @@
+// Package launch runs a plan.Plan and returns its result.Result: it starts
+// bubblewrap with the helper's descriptors, turns setup failures into one
+// clear error, forwards signals to the command, enforces the timeout by
+// killing the whole sandbox, passes a terminal through a private pty, and
+// cleans up the mount points bwrap created for missing protected paths.
+package launch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/result"
+	"golang.org/x/sys/unix"
+)
+
+// Stdio are the command's standard streams.
+type Stdio struct {
+	// Stdin is the command's standard input (nil: /dev/null).
+	Stdin *os.File
+	// Stdout is the command's standard output (nil: /dev/null).
+	Stdout *os.File
+	// Stderr is the command's standard error (nil: /dev/null).
+	Stderr *os.File
+}
+
+// SetupError is a failure before the command ran (exit status 125).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// ExecError is a command that could not be executed (126 or 127).
+type ExecError struct {
+	// Code is 126 or 127.
+	Code int
+	// Msg says why.
+	Msg string
+}
+
+func (e *ExecError) Error() string { return e.Msg }
+
+// gracePeriod is how long a timed-out command has between SIGTERM and the
+// SIGKILL of the whole sandbox.
+const gracePeriod = 2 * time.Second
+
+// readyTimeout bounds how long bwrap may take to set up the sandbox.
+const readyTimeout = 30 * time.Second
+
+// forwarded are the signals passed on to the command.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// Run executes pl and waits for it. A returned error means the command did
+// not run (a *SetupError or *ExecError); otherwise the Result carries its
+// exit status. Cancelling ctx kills the sandbox.
+func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	switch pl.Backend {
+	case plan.BackendBwrap:
+		return runBwrap(ctx, pl, stdio)
+	case plan.BackendNone:
+		return runNone(ctx, pl, stdio)
+	}
+	return nil, &SetupError{fmt.Errorf("launch: unknown backend %q", pl.Backend)}
+}
+
+func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	res := &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}
+	lock, err := lockWorkspace(pl)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	defer lock.release()
+
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return nil, &SetupError{fmt.Errorf("opening cordon's own binary: %w", err)}
+	}
+	defer exe.Close()
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, &SetupError{fmt.Errorf("creating spec pipe: %w", err)}
+	}
+	defer specR.Close()
+	spec, err := json.Marshal(pl.Spec)
+	if err != nil {
+		specW.Close()
+		return nil, &SetupError{fmt.Errorf("encoding helper spec: %w", err)}
+	}
+	go func() {
+		_, _ = specW.Write(spec)
+		specW.Close()
+	}()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, &SetupError{fmt.Errorf("creating status socket: %w", err)}
+	}
+	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, &SetupError{fmt.Errorf("status socket: %w", err)}
+	}
+	statusHost := os.NewFile(uintptr(fds[0]), "status")
+	statusChild := os.NewFile(uintptr(fds[1]), "status-child")
+	defer statusHost.Close()
+	bwErrR, bwErrW, err := os.Pipe()
+	if err != nil {
+		statusChild.Close()
+		return nil, &SetupError{fmt.Errorf("creating stderr pipe: %w", err)}
+	}
+
+	term, err := newTerminal(pl, &stdio)
+	if err != nil {
+		statusChild.Close()
+		bwErrR.Close()
+		bwErrW.Close()
+		return nil, &SetupError{err}
+	}
+	defer term.close()
+
+	realStderr := stdio.Stderr
+	if realStderr == nil {
+		realStderr, _ = os.Open(os.DevNull)
+	}
+	cmd := &exec.Cmd{
+		Path:       pl.Argv[0],
+		Args:       pl.Argv,
+		Env:        pl.Env,
+		Dir:        "/",
+		Stderr:     bwErrW,
+		ExtraFiles: []*os.File{exe, specR, statusChild, realStderr},
+		SysProcAttr: &syscall.SysProcAttr{
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if stdio.Stdin != nil {
+		cmd.Stdin = stdio.Stdin
+	}
+	if stdio.Stdout != nil {
+		cmd.Stdout = stdio.Stdout
+	}
+	if term != nil {
+		cmd.SysProcAttr.Setsid = true
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+	} else {
+		cmd.SysProcAttr.Setpgid = true
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		statusChild.Close()
+		bwErrR.Close()
+		bwErrW.Close()
+		return nil, &SetupError{fmt.Errorf("starting %s: %w", pl.Argv[0], err)}
+	}
+	statusChild.Close()
+	bwErrW.Close()
+	if stdio.Stderr == nil {
+		realStderr.Close()
+	}
+	term.start(cmd.Process.Pid)
+
+	// bwrap's own stderr: collected until the helper is ready, so a setup
+	// failure becomes one clear line; passed through afterwards.
+	var bwErr lockedBuffer
+	bwErrDone := make(chan struct{})
+	go func() {
+		defer close(bwErrDone)
+		_, _ = io.Copy(&bwErr, bwErrR)
+		bwErrR.Close()
+	}()
+
+	type status struct {
+		pid     int
+		ready   bool
+		execErr *ExecError
+	}
+	statusCh := make(chan status, 1)
+	stc := statusCh
+	go func() {
+		var st status
+		buf := make([]byte, 4096)
+		oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+		for {
+			n, oobn, _, _, err := unix.Recvmsg(int(statusHost.Fd()), buf, oob, 0)
+			if err != nil || n == 0 {
+				break
+			}
+			switch buf[0] {
+			case helper.MsgReady:
+				st.ready = true
+				if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+					for _, m := range msgs {
+						if c, err := unix.ParseUnixCredentials(&m); err == nil {
+							st.pid = int(c.Pid)
+						}
+					}
+				}
+				statusCh <- st
+				st = status{pid: st.pid, ready: true}
+			case helper.MsgExecFailed:
+				code, msg, _ := strings.Cut(string(buf[1:n]), " ")
+				c, _ := strconv.Atoi(code)
+				st.execErr = &ExecError{Code: c, Msg: msg}
+			}
+		}
+		if !st.ready || st.execErr != nil {
+			statusCh <- st
+		}
+		close(statusCh)
+	}()
+
+	waitc := make(chan error, 1)
+	go func() { waitc <- cmd.Wait() }()
+
+	var (
+		cmdPid   int
+		timedOut bool
+		execErr  *ExecError
+		timeout  <-chan time.Time
+		grace    <-chan time.Time
+		ready    bool
+	)
+	if d, err := time.ParseDuration(pl.Timeout); err == nil && pl.Timeout != "" {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	setupTimer := time.NewTimer(readyTimeout)
+	defer setupTimer.Stop()
+	killAll := func() { _ = cmd.Process.Signal(syscall.SIGKILL) }
+	var waitErr error
+loop:
+	for {
+		select {
+		case st, ok := <-stc:
+			if !ok {
+				stc = nil
+				continue
+			}
+			if st.ready && !ready {
+				ready = true
+				cmdPid = st.pid
+				setupTimer.Stop()
+			}
+			if st.execErr != nil {
+				execErr = st.execErr
+			}
+		case <-setupTimer.C:
+			if !ready {
+				killAll()
+			}
+		case s := <-sigs:
+			if cmdPid > 0 {
+				signalTree(cmdPid, s.(syscall.Signal))
+			} else {
+				killAll()
+			}
+		case <-timeout:
+			timedOut = true
+			timeout = nil
+			if cmdPid > 0 {
+				signalTree(cmdPid, syscall.SIGTERM)
+				grace = time.After(gracePeriod)
+			} else {
+				killAll()
+			}
+		case <-grace:
+			killAll()
+		case <-ctx.Done():
+			killAll()
+		case waitErr = <-waitc:
+			break loop
+		}
+	}
+	// Drain the status channel: the helper may have reported just before
+	// the sandbox ended.
+	for st := range statusCh {
+		if st.ready {
+			ready = true
+		}
+		if st.execErr != nil {
+			execErr = st.execErr
+		}
+	}
+	<-bwErrDone
+	term.wait()
+	res.Usage = usage(cmd.ProcessState, time.Since(start))
+	if !ready && execErr == nil {
+		return nil, &SetupError{setupFailure(bwErr.String(), waitErr)}
+	}
+	// Anything bwrap said after the helper was ready belongs to the user.
+	if msg := bwErr.String(); msg != "" && stdio.Stderr != nil {
+		_, _ = io.WriteString(stdio.Stderr, msg)
+	}
+	if execErr != nil {
+		return nil, execErr
+	}
+	fillExit(res, cmd.ProcessState)
+	if timedOut {
+		res.TimedOut = true
+		res.ExitCode = result.ExitTimeout
+	}
+	return res, nil
+}
+
+// setupFailure turns bwrap's stderr into one line.
+func setupFailure(bwrapErr string, waitErr error) error {
+	msg := strings.TrimSpace(bwrapErr)
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		msg = strings.TrimSpace(msg[i+1:])
+	}
+	if msg == "" {
+		if waitErr != nil {
+			msg = waitErr.Error()
+		} else {
+			msg = "bwrap exited before the sandbox was ready"
+		}
+	}
+	hint := ""
+	switch {
+	case strings.Contains(msg, "No permissions to create new namespace"), strings.Contains(msg, "setting up uid map"), strings.Contains(msg, "Operation not permitted"):
+		hint = "; user namespaces look unavailable here: see cordon status"
+	}
+	return fmt.Errorf("sandbox setup failed: %s%s", msg, hint)
+}
+
+// signalTree delivers sig to the command's process group, or to the
+// command alone if it has none of its own.
+func signalTree(pid int, sig syscall.Signal) {
+	if err := syscall.Kill(-pid, sig); err != nil {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+func fillExit(res *result.Result, ps *os.ProcessState) {
+	if ps == nil {
+		res.ExitCode = result.ExitSetup
+		return
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		res.Signal = int(ws.Signal())
+		res.ExitCode = 128 + res.Signal
+	default:
+		res.ExitCode = ws.ExitStatus()
+		if res.ExitCode > 128 && res.ExitCode < 128+65 {
+			res.Signal = res.ExitCode - 128
+		}
+	}
+}
+
+func usage(ps *os.ProcessState, wall time.Duration) result.Usage {
+	u := result.Usage{Wall: wall}
+	if ps == nil {
+		return u
+	}
+	u.User = ps.UserTime()
+	u.System = ps.SystemTime()
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		u.MaxRSSKB = ru.Maxrss
+	}
+	return u
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

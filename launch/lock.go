@@ -1,0 +1,113 @@
+package launch
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"golang.org/x/sys/unix"
+)
+
+// workspaceLock coordinates the placeholders that bwrap creates on the host
+// for missing protected paths. Every run holds a shared lock on a file per
+// workspace; only a run that can take the lock exclusively (no other
+// sandbox is using that workspace) removes placeholders, because removing
+// a mount point on the host would detach the read-only mount inside a
+// sandbox still running. A record file remembers placeholders, so a run
+// that was killed with SIGKILL is cleaned up by the next one.
+type workspaceLock struct {
+	f      *os.File
+	record string
+}
+
+func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
+	if pl.StateDir == "" || pl.Workspace == "" {
+		return &workspaceLock{}, nil
+	}
+	dir := filepath.Join(pl.StateDir, "locks")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating lock directory: %w", err)
+	}
+	sum := sha256.Sum256([]byte(pl.Workspace))
+	base := filepath.Join(dir, hex.EncodeToString(sum[:12]))
+	f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening workspace lock: %w", err)
+	}
+	l := &workspaceLock{f: f, record: base + ".placeholders"}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		l.cleanup()
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking workspace: %w", err)
+	}
+	if len(pl.Placeholders) > 0 {
+		rf, err := os.OpenFile(l.record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			l.release()
+			return nil, fmt.Errorf("recording placeholders: %w", err)
+		}
+		_, err = rf.WriteString(strings.Join(pl.Placeholders, "\n") + "\n")
+		rf.Close()
+		if err != nil {
+			l.release()
+			return nil, fmt.Errorf("recording placeholders: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// release removes placeholders if no other sandbox uses the workspace, and
+// drops the lock.
+func (l *workspaceLock) release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	if unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		l.cleanup()
+	}
+	l.f.Close()
+	l.f = nil
+}
+
+// cleanup removes recorded placeholders that are still empty. It runs only
+// under the exclusive lock.
+func (l *workspaceLock) cleanup() {
+	f, err := os.Open(l.record)
+	if err != nil {
+		return
+	}
+	var paths []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if p := sc.Text(); filepath.IsAbs(p) {
+			paths = append(paths, p)
+		}
+	}
+	f.Close()
+	// Deepest first, so nested placeholders go before their parents.
+	for i := len(paths) - 1; i >= 0; i-- {
+		removeIfEmpty(paths[i])
+	}
+	_ = os.Remove(l.record)
+}
+
+// removeIfEmpty removes an empty directory or an empty regular file.
+func removeIfEmpty(p string) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return
+	}
+	switch {
+	case fi.IsDir():
+		_ = os.Remove(p) // fails unless empty
+	case fi.Mode().IsRegular() && fi.Size() == 0:
+		_ = os.Remove(p)
+	}
+}

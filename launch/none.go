@@ -1,0 +1,83 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// runNone runs an unconfined plan (mode off). The command gets its own
+// process group, which receives forwarded signals and, on timeout, SIGTERM
+// then SIGKILL. Without a pid namespace, children that leave the group
+// (setsid) cannot be found: mode off confines nothing.
+func runNone(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	res := &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}
+	cmd := &exec.Cmd{Path: pl.Argv[0], Args: pl.Argv, Env: pl.Env, Dir: pl.Dir,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	if stdio.Stdin != nil {
+		cmd.Stdin = stdio.Stdin
+	}
+	if stdio.Stdout != nil {
+		cmd.Stdout = stdio.Stdout
+	}
+	if stdio.Stderr != nil {
+		cmd.Stderr = stdio.Stderr
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		var ee *exec.Error
+		if errors.Is(err, os.ErrNotExist) || errors.As(err, &ee) {
+			return nil, &ExecError{Code: result.ExitNotFound, Msg: fmt.Sprintf("%s: command not found", pl.Command[0])}
+		}
+		if errors.Is(err, os.ErrPermission) {
+			return nil, &ExecError{Code: result.ExitCannotExec, Msg: fmt.Sprintf("%s: permission denied", pl.Command[0])}
+		}
+		return nil, &SetupError{fmt.Errorf("starting %s: %w", pl.Command[0], err)}
+	}
+	pid := cmd.Process.Pid
+	waitc := make(chan error, 1)
+	go func() { waitc <- cmd.Wait() }()
+	var timeout, grace <-chan time.Time
+	if d, err := time.ParseDuration(pl.Timeout); err == nil && pl.Timeout != "" {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	timedOut := false
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			_ = syscall.Kill(-pid, s.(syscall.Signal))
+		case <-timeout:
+			timedOut = true
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			grace = time.After(gracePeriod)
+		case <-grace:
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		case <-ctx.Done():
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		case <-waitc:
+			break loop
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // stragglers left in the group
+	res.Usage = usage(cmd.ProcessState, time.Since(start))
+	fillExit(res, cmd.ProcessState)
+	if timedOut {
+		res.TimedOut = true
+		res.ExitCode = result.ExitTimeout
+	}
+	return res, nil
+}

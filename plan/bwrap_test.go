@@ -1,0 +1,215 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// testPolicy is a small policy over a fake home and workspace.
+func testPolicy(t *testing.T) (*policy.Policy, Options) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap missing under CI=true")
+		}
+		t.Skip("bubblewrap is not installed (apt-get install bubblewrap)")
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	ws := filepath.Join(home, "proj")
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(ws, ".env"), filepath.Join(ws, "sub", "secrets.yaml"), filepath.Join(ws, ".git", "config"), filepath.Join(home, ".ssh", "id_rsa")} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &policy.Policy{
+		Mode:      policy.ModeStandard,
+		Workspace: ws,
+		Read:      []string{"/usr", "/etc", ws},
+		Write:     []string{ws, "/tmp"},
+		Deny:      []string{filepath.Join(home, ".ssh"), "**/.env", "**/secrets.*"},
+		Protected: []string{".git/hooks/", ".git/config", ".vscode/", ".envrc", ".bashrc"},
+		Network:   policy.Network{Mode: policy.NetDeny},
+		Env:       policy.Env{Pass: []string{"PATH", "LC_*"}, Set: map[string]string{"TMPDIR": "/tmp"}},
+		Resources: policy.Resources{MaxMemoryMB: 512, MaxFileSizeMB: 8},
+		Timeout:   3 * time.Second,
+	}
+	env := map[string]string{"PATH": "/usr/bin:/bin", "LC_ALL": "C", "SECRET": "s"}
+	opts := Options{Home: home, Cwd: ws, StateDir: filepath.Join(dir, "state"),
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	return p, opts
+}
+
+// hasSeq reports whether argv contains seq as consecutive elements.
+func hasSeq(argv []string, seq ...string) bool {
+	for i := 0; i+len(seq) <= len(argv); i++ {
+		if slices.Equal(argv[i:i+len(seq)], seq) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBuildBwrap(t *testing.T) {
+	p, opts := testPolicy(t)
+	ws, home, st := p.Workspace, opts.Home, opts.StateDir
+	pl, err := Build(p, []string{"make", "test"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"--unshare-user"}, {"--unshare-pid"}, {"--unshare-net"}, {"--die-with-parent"}, {"--new-session"},
+		{"--cap-drop", "ALL"}, {"--proc", "/proc"}, {"--dev", "/dev"}, {"--tmpfs", "/tmp"},
+		{"--tmpfs", home}, {"--remount-ro", home},
+		{"--ro-bind", "/usr", "/usr"}, {"--bind", ws, ws},
+		{"--ro-bind", filepath.Join(st, maskDir), filepath.Join(home, ".ssh")},
+		{"--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, ".env")},
+		{"--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, "sub", "secrets.yaml")},
+		{"--bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git")},
+		{"--ro-bind", filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "hooks")},
+		{"--ro-bind", filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "config")},
+		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".vscode")},
+		{"--ro-bind", filepath.Join(st, emptyFile), filepath.Join(ws, ".envrc")},
+		{"--ro-bind-fd", "3", HelperPath},
+		{"--chdir", ws},
+		{"--", HelperPath, HelperCommand, "--", "make", "test"},
+	}
+	for _, w := range want {
+		if !hasSeq(pl.Argv, w...) {
+			t.Errorf("argv lacks %q:\n%s", w, strings.Join(pl.Argv, " "))
+		}
+	}
+	for _, bad := range [][]string{{"--share-net"}, {"--bind", "/tmp", "/tmp"}, {"--ro-bind", filepath.Join(st, emptyFile), filepath.Join(ws, ".bashrc")}} {
+		if hasSeq(pl.Argv, bad...) {
+			t.Errorf("argv must not contain %q", bad)
+		}
+	}
+	if !slices.Equal(pl.Placeholders, []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc")}) {
+		t.Errorf("placeholders = %q", pl.Placeholders)
+	}
+	if !slices.Equal(pl.Env, []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}) && !slices.Contains(pl.Env, "PATH=/usr/bin:/bin") {
+		t.Errorf("env = %q", pl.Env)
+	}
+	for _, e := range pl.Env {
+		if strings.HasPrefix(e, "SECRET=") {
+			t.Errorf("env leaks %s", e)
+		}
+	}
+	if pl.Timeout != "3s" {
+		t.Errorf("timeout = %q", pl.Timeout)
+	}
+	var names []string
+	for _, r := range pl.Spec.Rlimits {
+		names = append(names, r.Name)
+	}
+	if !slices.Equal(names, []string{"RLIMIT_DATA", "RLIMIT_FSIZE"}) {
+		t.Errorf("rlimits = %q", names)
+	}
+	// Mounts must come parent first: the workspace before anything in it.
+	idx := func(seq ...string) int {
+		for i := 0; i+len(seq) <= len(pl.Argv); i++ {
+			if slices.Equal(pl.Argv[i:i+len(seq)], seq) {
+				return i
+			}
+		}
+		return -1
+	}
+	if a, b := idx("--bind", ws, ws), idx("--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, ".env")); a < 0 || b < a {
+		t.Errorf("workspace bind (%d) must precede the .env mask (%d)", a, b)
+	}
+	if a, b := idx("--tmpfs", home), idx("--remount-ro", home); b < a {
+		t.Errorf("home remount (%d) must follow its tmpfs (%d)", b, a)
+	}
+}
+
+func TestBuildNetworkAndTerminal(t *testing.T) {
+	p, opts := testPolicy(t)
+	p.Network.Mode = policy.NetOpen
+	opts.Interactive = true
+	pl, err := Build(p, []string{"sh"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasSeq(pl.Argv, "--unshare-net") || hasSeq(pl.Argv, "--new-session") {
+		t.Errorf("open network, interactive: argv = %s", strings.Join(pl.Argv, " "))
+	}
+	if len(pl.Notes) == 0 {
+		t.Error("the omitted --new-session must be explained in a note")
+	}
+}
+
+func TestBuildRefusesUnbuilt(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*policy.Policy)
+		want   string
+	}{
+		{"permissive", func(p *policy.Policy) { p.Mode = policy.ModePermissive }, "--mode permissive is not built yet"},
+		{"loopback", func(p *policy.Policy) { p.Network.Mode = policy.NetLoopback }, "--net loopback is not built yet"},
+		{"allowlist", func(p *policy.Policy) {
+			p.Network = policy.Network{Mode: policy.NetFiltered, Allow: []string{"example.com:443"}}
+		}, "example.com:443"},
+		{"deny with open", func(p *policy.Policy) {
+			p.Network = policy.Network{Mode: policy.NetOpen, Deny: []string{"169.254.169.254:*"}}
+		}, "--deny-net"},
+		{"forward port", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port"},
+		{"landlock", func(p *policy.Policy) { p.Backend = "landlock" }, "--backend landlock"},
+		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation"},
+		{"bad bwrap", func(p *policy.Policy) { p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, opts := testPolicy(t)
+			tc.change(p)
+			_, err := Build(p, []string{"true"}, opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	p, opts := testPolicy(t)
+	if _, err := Build(p, nil, opts); err == nil {
+		t.Error("an empty command must be refused")
+	}
+}
+
+func TestBuildDeniedSymlink(t *testing.T) {
+	p, opts := testPolicy(t)
+	// A deny rule naming a link inside the workspace masks its target.
+	target := filepath.Join(p.Workspace, "sub")
+	link := filepath.Join(p.Workspace, "keys")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	p.Deny = append(p.Deny, link)
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasSeq(pl.Argv, "--ro-bind", filepath.Join(opts.StateDir, maskDir), target) {
+		t.Errorf("the target of a denied link must be masked:\n%s", strings.Join(pl.Argv, " "))
+	}
+}
+
+func TestModeOff(t *testing.T) {
+	p, opts := testPolicy(t)
+	p.Mode = policy.ModeOff
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Backend != BackendNone || len(pl.Degraded) == 0 {
+		t.Errorf("mode off: backend %q degraded %q", pl.Backend, pl.Degraded)
+	}
+}

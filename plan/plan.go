@@ -1,0 +1,169 @@
+// Package plan turns a policy.Policy into a Plan: the exact, printable
+// recipe a backend launches (the bubblewrap argv, the environment, what the
+// in-sandbox helper applies, and what could not be enforced).
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Backend names.
+const (
+	// BackendBwrap confines with bubblewrap namespaces.
+	BackendBwrap = "bwrap"
+	// BackendNone runs the command unconfined (mode off).
+	BackendNone = "none"
+)
+
+// File descriptors the launcher hands to bwrap, and through it to the helper.
+// They are fixed so that a printed plan is exactly what runs.
+const (
+	// FdHelperExe is an open descriptor of the cordon binary, bound into
+	// the sandbox at HelperPath.
+	FdHelperExe = 3
+	// FdSpec carries the helper's Spec as JSON; it is closed before exec.
+	FdSpec = 4
+	// FdStatus is a unix socket on which the helper reports readiness (with
+	// its credentials, so the host learns its pid) or an exec failure.
+	FdStatus = 5
+	// FdStderr is the command's real standard error; bwrap's own stderr is
+	// captured by cordon so setup failures become one clear line.
+	FdStderr = 6
+)
+
+// HelperPath is where the cordon binary appears inside the sandbox.
+const HelperPath = "/run/cordon/cordon"
+
+// HelperCommand is the hidden subcommand that runs inside the sandbox.
+const HelperCommand = "__helper"
+
+// Plan is what a backend will launch. It is plain data and printable.
+type Plan struct {
+	// Backend is the backend that builds and enforces this plan.
+	Backend string `json:"backend"`
+	// Argv is the full argument vector to execute on the host; Argv[0] is
+	// an absolute path. For the bwrap backend it ends with the helper and
+	// the command.
+	Argv []string `json:"argv"`
+	// Command is the user's command and arguments.
+	Command []string `json:"command"`
+	// Env is the environment the command sees.
+	Env []string `json:"env"`
+	// Dir is the command's working directory (inside the sandbox).
+	Dir string `json:"dir"`
+	// Spec is what the in-sandbox helper applies before exec.
+	Spec Spec `json:"spec"`
+	// Placeholders are missing protected paths that bwrap creates as mount
+	// points on the host; the launcher removes them after the run.
+	Placeholders []string `json:"placeholders,omitempty"`
+	// Degraded lists rules this plan cannot enforce, one sentence each.
+	Degraded []string `json:"degraded,omitempty"`
+	// Notes explain choices a reader of --explain may wonder about.
+	Notes []string `json:"notes,omitempty"`
+	// Interactive is set when the launcher gives the command a private
+	// pseudo-terminal (Options.Interactive).
+	Interactive bool `json:"interactive,omitempty"`
+	// Timeout, copied from the policy, is enforced by the launcher.
+	Timeout string `json:"timeout,omitempty"`
+	// StateDir is where the launcher keeps locks and placeholder records.
+	StateDir string `json:"state_dir,omitempty"`
+	// Workspace is the policy's workspace (for locking).
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// Spec is what the in-sandbox helper applies, in order, before it execs the
+// command. It arrives on FdSpec, never in the environment or argv.
+type Spec struct {
+	// Rlimits are the resource limits to set (RLIMIT_* name -> value).
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+}
+
+// Rlimit is one setrlimit call.
+type Rlimit struct {
+	// Name is the limit's name, e.g. "RLIMIT_AS".
+	Name string `json:"name"`
+	// Resource is the RLIMIT_* constant.
+	Resource int `json:"resource"`
+	// Value is the soft and hard limit.
+	Value uint64 `json:"value"`
+}
+
+// Options are facts about the launch that are not policy.
+type Options struct {
+	// Home is the user's home directory on the host.
+	Home string
+	// Cwd is the host working directory; it becomes the command's if it is
+	// visible inside the sandbox.
+	Cwd string
+	// Getenv looks up host environment variables for the env allowlist.
+	Getenv func(string) (string, bool)
+	// Interactive is set when the command gets a private pseudo-terminal
+	// from the launcher; then bwrap must not start a new session (the
+	// launcher already did, with the pty as controlling terminal).
+	Interactive bool
+	// StateDir holds cordon's own files (deny masks, locks); it must not
+	// be visible inside the sandbox.
+	StateDir string
+}
+
+// ErrNotBuilt marks a policy feature that no backend implements yet.
+var ErrNotBuilt = errors.New("not built yet")
+
+// Build turns a validated policy into a plan for the given command.
+func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
+	if len(command) == 0 {
+		return nil, errors.New("no command given: use cordon run [flags] -- CMD [ARG...]")
+	}
+	if err := checkBuilt(p); err != nil {
+		return nil, err
+	}
+	if p.Mode == policy.ModeOff {
+		return buildNone(p, command, opts)
+	}
+	switch p.Backend {
+	case "", "auto", BackendBwrap:
+		return buildBwrap(p, command, opts)
+	case "landlock":
+		return nil, fmt.Errorf("--backend landlock: the Landlock-only backend is %w; use --backend bwrap or auto", ErrNotBuilt)
+	case "seatbelt":
+		return nil, fmt.Errorf("--backend seatbelt: the macOS backend is %w and cannot run on Linux; use --backend bwrap or auto", ErrNotBuilt)
+	case "none":
+		return nil, errors.New("--backend none runs the command unconfined: say so explicitly with --mode off (or --no-sandbox)")
+	default:
+		return nil, fmt.Errorf("--backend %q: unknown backend; use auto, bwrap, landlock, seatbelt or none", p.Backend)
+	}
+}
+
+// checkBuilt refuses, with a clear message, policy features that exist in
+// the contract but are not implemented yet. A rule is never silently dropped.
+func checkBuilt(p *policy.Policy) error {
+	if p.Mode == policy.ModePermissive {
+		return fmt.Errorf("--mode permissive is %w (it will log violations instead of blocking them); use --mode standard to enforce, or --mode off to run unconfined", ErrNotBuilt)
+	}
+	if p.Mode == policy.ModeOff {
+		return nil
+	}
+	switch p.Network.Mode {
+	case policy.NetDeny, policy.NetOpen, "":
+	case policy.NetLoopback:
+		return fmt.Errorf("--net loopback is %w; use --net deny (no network) or --net open", ErrNotBuilt)
+	case policy.NetFiltered:
+		return fmt.Errorf("network allowlists (--allow-net, network.allow: %s) are %w: the filtering proxy comes in a later release; use --net deny or --net open", strings.Join(p.Network.Allow, ", "), ErrNotBuilt)
+	default:
+		return fmt.Errorf("network mode %q: unknown; use deny or open", p.Network.Mode)
+	}
+	if len(p.Network.Deny) > 0 && p.Network.Mode == policy.NetOpen {
+		return fmt.Errorf("network deny rules (--deny-net, network.deny: %s) with an open network need the filtering proxy, which is %w; use --net deny", strings.Join(p.Network.Deny, ", "), ErrNotBuilt)
+	}
+	if len(p.Network.ForwardPorts) > 0 {
+		return fmt.Errorf("--forward-port (network.forward_ports) is %w; remove it or use --net open", ErrNotBuilt)
+	}
+	if p.OnViolation != "" && p.OnViolation != "block" {
+		return fmt.Errorf("on_violation %q needs the violation monitor, which is %w; use on_violation: block", p.OnViolation, ErrNotBuilt)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+// Package policy holds cordon's Policy: the plain, validated, fully expanded
+// description of what a confined command may do. Every backend, the workspace
+// file API and the MCP server read the same Policy; nothing else decides.
+//
+// A Policy is built from layers (see Load): a built-in profile, the user's
+// config file, --config files, command-line flags, and finally files inside
+// the workspace, which may only tighten it.
+package policy
+
+import "time"
+
+// Mode is how strictly a policy is enforced.
+type Mode string
+
+// The sandbox modes of design.md.
+const (
+	// ModeOff runs the command without any confinement.
+	ModeOff Mode = "off"
+	// ModePermissive logs violations but allows them (not built yet).
+	ModePermissive Mode = "permissive"
+	// ModeStandard enforces the policy.
+	ModeStandard Mode = "standard"
+	// ModeStrict enforces the policy, drops the profile's home-directory
+	// reads, forces the network off unless explicitly allowed, and refuses
+	// to run when any rule cannot be enforced.
+	ModeStrict Mode = "strict"
+)
+
+// NetMode is the network policy of a sandbox.
+type NetMode string
+
+// Network modes.
+const (
+	// NetDeny gives the sandbox no network at all (an empty network namespace).
+	NetDeny NetMode = "deny"
+	// NetOpen shares the host network.
+	NetOpen NetMode = "open"
+	// NetLoopback gives the sandbox only the host's loopback (not built yet).
+	NetLoopback NetMode = "loopback"
+	// NetFiltered allows only the hosts in Network.Allow (not built yet).
+	NetFiltered NetMode = "filtered"
+)
+
+// Policy is the effective, validated policy. All paths are absolute and
+// cleaned; ${VAR} and ~ have been expanded.
+type Policy struct {
+	// Mode is the enforcement mode.
+	Mode Mode `yaml:"mode" json:"mode"`
+	// Profile is the name of the built-in profile the policy started from.
+	Profile string `yaml:"profile" json:"profile"`
+	// Workspace is the project directory (absolute, symlinks resolved).
+	Workspace string `yaml:"workspace" json:"workspace"`
+	// Read lists paths the command may read (an allowlist). Write paths are
+	// readable too and need not be repeated here.
+	Read []string `yaml:"read" json:"read"`
+	// Write lists paths the command may write.
+	Write []string `yaml:"write" json:"write"`
+	// Deny lists paths or globs that are neither readable nor writable, even
+	// inside Read or Write. Relative globs such as "**/.env" match inside
+	// every readable or writable root; absolute entries match themselves.
+	Deny []string `yaml:"deny" json:"deny"`
+	// DenyWrite lists paths that stay read-only even inside Write.
+	DenyWrite []string `yaml:"deny_write" json:"deny_write"`
+	// Protected lists paths, relative to each writable root, that stay
+	// read-only whether or not they exist (.git/hooks, .bashrc, ...).
+	Protected []string `yaml:"protected" json:"protected"`
+	// Network is the network policy.
+	Network Network `yaml:"network" json:"network"`
+	// UnixSockets lists unix socket paths the command may connect to.
+	UnixSockets []string `yaml:"unix_sockets" json:"unix_sockets"`
+	// Resources are the resource limits; zero means no limit.
+	Resources Resources `yaml:"resources" json:"resources"`
+	// Env is the environment allowlist: names passed from the host, and
+	// names set to a fixed value.
+	Env Env `yaml:"env" json:"env"`
+	// Timeout kills the whole command tree when it elapses; zero means none.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// Backend names the enforcement backend: auto, bwrap, landlock,
+	// seatbelt or none.
+	Backend string `yaml:"backend" json:"backend"`
+	// BwrapPath is the absolute path of the bubblewrap binary.
+	BwrapPath string `yaml:"bwrap_path" json:"bwrap_path"`
+	// OnViolation is block, warn or log.
+	OnViolation string `yaml:"on_violation" json:"on_violation"`
+	// Audit configures the audit log.
+	Audit Audit `yaml:"audit" json:"audit"`
+}
+
+// Network is the network part of a Policy.
+type Network struct {
+	// Mode is deny, open, loopback or filtered.
+	Mode NetMode `yaml:"mode" json:"mode"`
+	// Allow lists HOST[:PORT] patterns (filtered mode).
+	Allow []string `yaml:"allow" json:"allow"`
+	// Deny lists HOST[:PORT] patterns that are always refused.
+	Deny []string `yaml:"deny" json:"deny"`
+	// ForwardPorts lists host loopback TCP ports reachable inside.
+	ForwardPorts []int `yaml:"forward_ports" json:"forward_ports"`
+}
+
+// Resources are resource limits. Zero means unlimited.
+type Resources struct {
+	// MaxProcesses limits the number of processes.
+	MaxProcesses int `yaml:"max_processes" json:"max_processes"`
+	// MaxMemoryMB limits memory, in MiB.
+	MaxMemoryMB int `yaml:"max_memory_mb" json:"max_memory_mb"`
+	// MaxCPUSeconds limits CPU time, in seconds.
+	MaxCPUSeconds int `yaml:"max_cpu_seconds" json:"max_cpu_seconds"`
+	// MaxFileSizeMB limits the size of any file written, in MiB.
+	MaxFileSizeMB int `yaml:"max_file_size_mb" json:"max_file_size_mb"`
+}
+
+// Env is the environment allowlist.
+type Env struct {
+	// Pass lists variable names (or prefixes ending in "*", e.g. "LC_*")
+	// whose host values are passed through.
+	Pass []string `yaml:"pass" json:"pass"`
+	// Set maps names to fixed values; it wins over Pass.
+	Set map[string]string `yaml:"set" json:"set"`
+}
+
+// Audit configures the audit log.
+type Audit struct {
+	// Enabled turns the audit log on.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// LogFile is the absolute path of the JSON-lines audit log.
+	LogFile string `yaml:"log_file" json:"log_file"`
+	// LogAllowed records allowed operations too.
+	LogAllowed bool `yaml:"log_allowed" json:"log_allowed"`
+	// LogDenied records denied operations.
+	LogDenied bool `yaml:"log_denied" json:"log_denied"`
+}

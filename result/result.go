@@ -1,0 +1,60 @@
+// Package result describes what happened when a confined command ran: its
+// exit status, how it ended, what the sandbox denied and what it used.
+package result
+
+import "time"
+
+// Exit statuses cordon itself gives, per design.md.
+const (
+	// ExitTimeout is the status when --timeout fired.
+	ExitTimeout = 124
+	// ExitSetup is the status when cordon failed before running the command.
+	ExitSetup = 125
+	// ExitCannotExec is the status when the command exists but cannot run.
+	ExitCannotExec = 126
+	// ExitNotFound is the status when the command was not found.
+	ExitNotFound = 127
+)
+
+// Result is the outcome of one confined run.
+type Result struct {
+	// ExitCode is the status cordon exits with: the command's own, 128+N
+	// if it died of signal N, 124 on timeout, 126/127 if it could not run.
+	ExitCode int `json:"exit_code"`
+	// Signal is the signal that ended the command, or 0.
+	Signal int `json:"signal,omitempty"`
+	// TimedOut reports that --timeout fired and the tree was killed.
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Backend names the backend that enforced the policy.
+	Backend string `json:"backend"`
+	// Degraded lists the rules the backend could not enforce.
+	Degraded []string `json:"degraded,omitempty"`
+	// Violations lists denials cordon observed (empty until the violation
+	// monitor exists).
+	Violations []Violation `json:"violations,omitempty"`
+	// Usage is the resource usage of the whole run.
+	Usage Usage `json:"usage"`
+}
+
+// Violation is one denied operation.
+type Violation struct {
+	// Operation is file-read, file-write, file-exec, network-connect, ...
+	Operation string `json:"operation"`
+	// Path is the file concerned, if any.
+	Path string `json:"path,omitempty"`
+	// Rule is the policy entry that decided.
+	Rule string `json:"rule,omitempty"`
+}
+
+// Usage is the resource usage of a run, summed over the command tree that
+// was waited for.
+type Usage struct {
+	// Wall is the elapsed real time.
+	Wall time.Duration `json:"wall_ns"`
+	// User is the user CPU time.
+	User time.Duration `json:"user_cpu_ns"`
+	// System is the system CPU time.
+	System time.Duration `json:"system_cpu_ns"`
+	// MaxRSSKB is the largest resident set size of any process, in KiB.
+	MaxRSSKB int64 `json:"max_rss_kb"`
+}
