@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -72,6 +73,7 @@ func Main(args []string) int {
 	if err := closeStray(); err != nil {
 		return fail(125, "helper: %v", err)
 	}
+	takeForeground()
 	if status != nil {
 		cred := unix.UnixCredentials(&unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())})
 		if err := unix.Sendmsg(plan.FdStatus, []byte{MsgReady}, cred, nil, 0); err != nil {
@@ -84,6 +86,34 @@ func Main(args []string) int {
 		code = 127
 	}
 	return fail(code, "%s: %v", args[0], err)
+}
+
+// takeForeground makes the command the foreground process group of its
+// terminal when that group is invisible here. With a terminal, the launcher
+// gives the sandbox a private pty whose foreground group is bwrap's, which
+// lies outside the sandbox's pid namespace: the kernel reports it as 0, and
+// a job-control shell (sh -i) then fails to restore it when it exits. The
+// command gets its own process group, visible inside, which also lets the
+// launcher signal the whole group.
+func takeForeground() {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	if err != nil || pgrp != 0 {
+		return // not our controlling terminal, or its group is visible
+	}
+	if err := unix.Setpgid(0, 0); err != nil {
+		return
+	}
+	// A background group may set the foreground group only while it
+	// blocks SIGTTOU; the mask is per thread, so stay on this one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	set.Val[0] = 1 << (uint(unix.SIGTTOU) - 1)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return
+	}
+	_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 }
 
 func unwrapPath(err error) error {

@@ -59,6 +59,10 @@ const gracePeriod = 2 * time.Second
 // readyTimeout bounds how long bwrap may take to set up the sandbox.
 const readyTimeout = 30 * time.Second
 
+// signalReadyWait is how long a signal that arrives before the helper's
+// readiness report waits for it before the sandbox is killed instead.
+const signalReadyWait = 500 * time.Millisecond
+
 // forwarded are the signals passed on to the command.
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
@@ -244,28 +248,42 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	setupTimer := time.NewTimer(readyTimeout)
 	defer setupTimer.Stop()
 	killAll := func() { _ = cmd.Process.Signal(syscall.SIGKILL) }
+	onStatus := func(st status, ok bool) {
+		if !ok {
+			stc = nil
+			return
+		}
+		if st.ready && !ready {
+			ready = true
+			cmdPid = st.pid
+			setupTimer.Stop()
+		}
+		if st.execErr != nil {
+			execErr = st.execErr
+		}
+	}
 	var waitErr error
 loop:
 	for {
 		select {
 		case st, ok := <-stc:
-			if !ok {
-				stc = nil
-				continue
-			}
-			if st.ready && !ready {
-				ready = true
-				cmdPid = st.pid
-				setupTimer.Stop()
-			}
-			if st.execErr != nil {
-				execErr = st.execErr
-			}
+			onStatus(st, ok)
 		case <-setupTimer.C:
 			if !ready {
 				killAll()
 			}
 		case s := <-sigs:
+			if cmdPid == 0 && stc != nil {
+				// The helper may have reported readiness an instant
+				// before the signal came (select picks at random, and
+				// the status reader may not have run yet): wait for it
+				// briefly rather than kill a command that is running.
+				select {
+				case st, ok := <-stc:
+					onStatus(st, ok)
+				case <-time.After(signalReadyWait):
+				}
+			}
 			if cmdPid > 0 {
 				signalTree(cmdPid, s.(syscall.Signal))
 			} else {

@@ -190,6 +190,13 @@ func (b *bwrapBuilder) collect() error {
 	if err := b.mask(); err != nil {
 		return err
 	}
+	// cordon's own state (masks, locks, placeholder records) must not be
+	// changed from inside, e.g. when the home directory is writable.
+	if sd := b.opts.StateDir; b.visible(sd) {
+		if _, err := os.Stat(sd); err == nil {
+			b.add(opMask, filepath.Join(sd, maskDir), sd)
+		}
+	}
 	b.add(opHelper, "", HelperPath)
 	return nil
 }
@@ -268,10 +275,8 @@ func (b *bwrapBuilder) protect() error {
 			if deniedBy(p.Deny, full) != "" {
 				continue
 			}
-			if homeOnly(rel) && r.path != b.opts.Home {
-				// Shell start-up files only run from a home directory;
-				// elsewhere an existing one is protected, a missing one
-				// needs no placeholder.
+			if existingOnly(rel, r.path == b.opts.Home) {
+				// No placeholder: a missing one is harmless here.
 				if _, err := os.Lstat(full); err != nil {
 					continue
 				}
@@ -339,12 +344,17 @@ func (b *bwrapBuilder) protectOne(rootPath, rel, full string, isDir bool) error 
 	return nil
 }
 
-// homeOnly reports whether a protected path matters only in a home
-// directory: shell start-up files, which nothing runs from a project.
-func homeOnly(rel string) bool {
+// existingOnly reports whether a protected path needs protecting only when
+// it exists, so a missing one gets no placeholder: shell start-up files
+// outside the home directory (nothing runs them from a project), and the
+// workspace's .cordon.yaml (a new one can only add restrictions, but an
+// existing one must not be rewritten to drop them).
+func existingOnly(rel string, inHome bool) bool {
 	switch rel {
 	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish":
+		return !inHome
+	case ".cordon.yaml":
 		return true
 	}
 	return false
@@ -498,18 +508,9 @@ func sortOps(ops []mountOp) []mountOp {
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
-// under reports whether path is at or below one of roots.
-func under(path string, roots []string) bool {
-	for _, r := range roots {
-		if path == r || strings.HasPrefix(path, strings.TrimSuffix(r, "/")+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// coveredBy reports whether path is at or below a writable root (so a read
-// bind would wrongly make it read-only).
+// coveredBy reports whether path is at or below one of the roots other
+// than the private /tmp (for write roots: so a read bind would wrongly
+// make it read-only).
 func coveredBy(path string, write []string) bool {
 	for _, w := range write {
 		if w == privateTmp {
@@ -544,11 +545,16 @@ func ensureMasks(dir string) error {
 				return fmt.Errorf("creating %s: %w", p, err)
 			}
 		} else {
-			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, mode)
-			if err != nil {
+			// O_EXCL: an existing mask is mode 0, and opening it again
+			// fails for anyone but root.
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+			switch {
+			case errors.Is(err, fs.ErrExist):
+			case err != nil:
 				return fmt.Errorf("creating %s: %w", p, err)
+			default:
+				f.Close()
 			}
-			f.Close()
 		}
 		return os.Chmod(p, mode)
 	}

@@ -105,6 +105,7 @@ var Protected = []string{
 	".cursor/",
 	".codex/",
 	".envrc",
+	".cordon.yaml",
 }
 
 // DefaultEnvPass are the host variables every profile passes through;

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func TestSecretsUnreadable(t *testing.T) {
 func TestWrites(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	extra := filepath.Join(e.root, "extra")
+	extra := filepath.Join(e.home, "extra")
 	mkdir(t, extra)
 	etcName := filepath.Join("/etc", fmt.Sprintf("cordon-itest-%d", os.Getpid()))
 	t.Cleanup(func() { os.Remove(etcName) })
@@ -175,8 +176,9 @@ func TestWrites(t *testing.T) {
 			t.Errorf("%s = %q", f, got)
 		}
 		// Only that directory: its parent stays unwritable.
-		r = e.sh("echo x > "+filepath.Join(e.root, "beside"), "--allow-write", extra)
-		if r.code == 0 || exists(filepath.Join(e.root, "beside")) {
+		beside := filepath.Join(e.home, "beside")
+		r = e.sh("echo x > "+beside, "--allow-write", extra)
+		if r.code == 0 || exists(beside) {
 			t.Errorf("writing beside the --allow-write directory succeeded:\n%s", r)
 		}
 	})
@@ -199,6 +201,7 @@ func TestProtectedPaths(t *testing.T) {
 		writeFile(t, filepath.Join(e.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
 		writeFile(t, vs, "{}\n")
 		writeFile(t, envrc, "export A=1\n")
+		writeFile(t, filepath.Join(e.ws, ".bashrc"), "# project bashrc\n")
 		writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n")
 		before := listing(t, e.ws)
 		attempts := []string{
@@ -212,11 +215,11 @@ func TestProtectedPaths(t *testing.T) {
 			`rm -f .git/config && test ! -e .git/config`,
 			`mv .git/config .git/config.old`,
 			`mv .git .git2`,
-			`rm -rf .git && test ! -e .git`,
 			`mv .git .git2 ; mkdir -p .git/hooks && echo evil > .git/hooks/x`,
 			`echo '{"evil":1}' > .vscode/settings.json`,
 			`echo evil > .vscode/tasks.json`,
 			`echo evil >> .envrc`,
+			`echo evil >> .bashrc`,
 			`ln -sf /tmp/x .git/hooks/pre-push`,
 		}
 		for _, a := range attempts {
@@ -228,6 +231,16 @@ func TestProtectedPaths(t *testing.T) {
 		after := listing(t, e.ws)
 		if d := diffListing(before, after); d != "" {
 			t.Errorf("the workspace changed on the host:\n%s", d)
+		}
+		// Removing .git removes what is not protected, never hooks or config.
+		if r := e.sh(`rm -rf .git && test ! -e .git`); r.code == 0 {
+			t.Errorf("rm -rf .git succeeded:\n%s", r)
+		}
+		if got := readFile(t, hook); got != "#!/bin/sh\necho original hook\n" {
+			t.Errorf("hook changed: %q", got)
+		}
+		if got := readFile(t, cfg); got != "[core]\n\tbare = false\n" {
+			t.Errorf(".git/config changed: %q", got)
 		}
 		// Ordinary work in the workspace and in .git still works.
 		r := e.sh(`echo ok > ok.txt && echo ref > .git/HEAD.new && mkdir -p .git/objects && echo o > .git/objects/x`)
@@ -251,9 +264,6 @@ func TestProtectedPaths(t *testing.T) {
 			`echo '{}' > .mcp.json`,
 			`mkdir -p .claude && echo '{}' > .claude/settings.json`,
 			`mkdir -p .cursor && echo x > .cursor/mcp.json`,
-			`echo evil > .bashrc`,
-			`echo evil > .profile`,
-			`mkdir -p .config/fish && echo evil > .config/fish/config.fish`,
 			`rmdir .git && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit`,
 			`mv .git .git2 && mkdir -p .git/hooks && echo evil > .git/hooks/x`,
 			`mv .vscode .vs2 && mkdir .vscode && echo evil > .vscode/settings.json`,
@@ -277,6 +287,33 @@ func TestProtectedPaths(t *testing.T) {
 		os.Remove(filepath.Join(e.ws, "ok.txt"))
 		if d := diffListing(before, listing(t, e.ws)); d != "" {
 			t.Errorf("placeholders were left in the workspace:\n%s", d)
+		}
+	})
+
+	t.Run("concurrent", func(t *testing.T) {
+		// A second sandbox on the same workspace ends while the first
+		// still runs: the first one's placeholders must stay in force,
+		// and none may remain once both ended.
+		e := newEnv(t)
+		writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n")
+		before := listing(t, e.ws)
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		defer cancel()
+		first, errb, out := startCordon(t, e, ctx, "run", "--", "sh", "-c",
+			`echo ready; i=0; while [ ! -e go-on ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done
+			echo evil > .envrc && echo WROTE-ENVRC; mkdir -p .vscode && echo x > .vscode/settings.json && echo WROTE-VSCODE; true`)
+		if r := e.sh(`true`); r.code != 0 {
+			t.Fatalf("second sandbox: %s", r)
+		}
+		writeFile(t, filepath.Join(e.ws, "go-on"), "")
+		rest := readAllTimeout(t, out, cmdTimeout)
+		code := waitCode(t, first)
+		if strings.Contains(string(rest), "WROTE") {
+			t.Errorf("a protected path became writable in a running sandbox after another one ended: %q (exit %d, stderr %q)", rest, code, errb.String())
+		}
+		os.Remove(filepath.Join(e.ws, "go-on"))
+		if d := diffListing(before, listing(t, e.ws)); d != "" {
+			t.Errorf("the workspace changed on the host (first sandbox said %q):\n%s", rest, d)
 		}
 	})
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
 	"github.com/cordon-sandbox/cordon/result"
 	"github.com/spf13/cobra"
@@ -100,8 +101,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if err != nil {
 				return err
 			}
-			interactive := launch.IsTerminal(os.Stdin)
-			pl, err := plan.Build(p, args, plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: interactive, StateDir: stateDir(h)})
+			pl, err := plan.Build(p, args, planOptions(h))
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func newPolicy() *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"CMD"}
 			}
-			pl, err := plan.Build(p, args, plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: launch.IsTerminal(os.Stdin), StateDir: stateDir(h)})
+			pl, err := plan.Build(p, args, planOptions(h))
 			if err != nil {
 				return err
 			}
@@ -173,6 +173,12 @@ func newPolicy() *cobra.Command {
 	pf.register(c.Flags())
 	c.Flags().BoolVar(&explain, "explain", false, "also print the plan: the exact bwrap command line and what the helper applies")
 	return c
+}
+
+// planOptions are the launch facts for a plan: an interactive command (stdin
+// is a terminal) gets a private pty.
+func planOptions(h policy.Host) plan.Options {
+	return plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: launch.IsTerminal(os.Stdin), StateDir: stateDir(h)}
 }
 
 func writeExplain(w io.Writer, pl *plan.Plan) {
