@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,6 +75,13 @@ func Main(args []string) int {
 		return fail(125, "helper: %v", err)
 	}
 	takeForeground()
+	if spec.Seccomp != "" {
+		// Last before exec: the filter also forbids what the helper did
+		// above (no mount, no new user namespace after this).
+		if err := seccomp.Install(spec.Seccomp == "strict"); err != nil {
+			return fail(125, "helper: installing the seccomp filter: %v", err)
+		}
+	}
 	if status != nil {
 		cred := unix.UnixCredentials(&unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())})
 		if err := unix.Sendmsg(plan.FdStatus, []byte{MsgReady}, cred, nil, 0); err != nil {

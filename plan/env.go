@@ -49,7 +49,10 @@ func buildEnv(p *policy.Policy, opts Options) []string {
 // cgroup v2 support exists they are per-process limits, except
 // RLIMIT_NPROC, which counts all processes of the user.
 func buildSpec(p *policy.Policy) Spec {
-	var s Spec
+	s := Spec{Seccomp: "standard"}
+	if p.Mode == policy.ModeStrict {
+		s.Seccomp = "strict"
+	}
 	r := p.Resources
 	add := func(name string, res int, v uint64) {
 		s.Rlimits = append(s.Rlimits, Rlimit{Name: name, Resource: res, Value: v})

@@ -80,6 +80,9 @@ type Plan struct {
 type Spec struct {
 	// Rlimits are the resource limits to set (RLIMIT_* name -> value).
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// Seccomp is the seccomp filter to install last: "standard", "strict",
+	// or "" for none.
+	Seccomp string `json:"seccomp,omitempty"`
 }
 
 // Rlimit is one setrlimit call.

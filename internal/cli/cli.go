@@ -17,6 +17,7 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
 	"github.com/cordon-sandbox/cordon/result"
+	"github.com/cordon-sandbox/cordon/seccomp"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
@@ -202,6 +203,12 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, e := range pl.Env {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
+	if pl.Spec.Seccomp != "" {
+		fmt.Fprintf(w, "seccomp (%s): EPERM for\n", pl.Spec.Seccomp)
+		for _, d := range seccomp.Describe(pl.Spec.Seccomp == "strict") {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+	}
 	if len(pl.Spec.Rlimits) > 0 {
 		fmt.Fprintln(w, "helper sets:")
 		for _, r := range pl.Spec.Rlimits {
@@ -296,7 +303,8 @@ func enforced(r *probe.Report) []enforcement {
 		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125"},
 		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal"},
 		{"resource limits", "partial", "rlimits: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, " + nproc + "; cgroup v2 limits are not built yet"},
-		{"landlock, seccomp", st(false), "the in-sandbox helper sets rlimits only; Landlock and seccomp filters come next"},
+		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more"},
+		{"landlock", st(false), "Landlock rules in the helper come next"},
 		{"landlock-only backend", st(false), "hosts without user namespaces cannot run cordon yet"},
 		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)"},
 	}

@@ -1,0 +1,525 @@
+//go:build linux && (amd64 || arm64)
+
+package seccomp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	envCase   = "CORDON_SECCOMP_CHILD"
+	envFilter = "CORDON_SECCOMP_FILTER"
+	envStrict = "CORDON_SECCOMP_STRICT"
+	noSuchPid = 0x3ffffff0
+)
+
+func TestMain(m *testing.M) {
+	if c := os.Getenv(envCase); c != "" {
+		os.Exit(childMain(c))
+	}
+	os.Exit(m.Run())
+}
+
+// childCase is run in a re-executed test binary: pre before Install, run after.
+type childCase struct {
+	pre func()
+	run func(out func(key string, errno syscall.Errno))
+}
+
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	if pe, ok := err.(*os.PathError); ok {
+		return errnoOf(pe.Err)
+	}
+	return syscall.Errno(0xffff)
+}
+
+var threadReady = make(chan struct{})
+var threadGo = make(chan struct{})
+var threadResults = make(chan map[string]syscall.Errno)
+
+const nThreads = 4
+
+func statusField(path, field string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "ERR"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "MISSING"
+}
+
+var childCases = map[string]childCase{
+	"ptrace": {run: func(out func(string, syscall.Errno)) {
+		if os.Getenv(envFilter) == "1" { // without the filter, root would really stop the parent
+			_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_ATTACH, uintptr(os.Getppid()), 0, 0, 0, 0)
+			out("attach_parent", e)
+		}
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_ATTACH, noSuchPid, 0, 0, 0, 0)
+		out("attach_nopid", e)
+	}},
+	"unshare": {run: func(out func(string, syscall.Errno)) {
+		out("newuser", errnoOf(unix.Unshare(unix.CLONE_NEWUSER)))
+		out("newuser_newns", errnoOf(unix.Unshare(unix.CLONE_NEWUSER|unix.CLONE_NEWNS)))
+		out("newuts", errnoOf(unix.Unshare(unix.CLONE_NEWUTS)))
+		// CLONE_NEWUSER|CLONE_FS is EINVAL in the kernel, so no child appears
+		// without the filter either.
+		_, _, e := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|unix.CLONE_FS|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		out("clone_newuser", e)
+	}},
+	"tty": {run: func(out func(string, syscall.Errno)) {
+		m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+		if err != nil {
+			out("setup", errnoOf(err))
+			return
+		}
+		if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+			out("setup", errnoOf(err))
+			return
+		}
+		n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+		if err != nil {
+			out("setup", errnoOf(err))
+			return
+		}
+		// Opened without O_NOCTTY by a session leader: it becomes our
+		// controlling terminal, so TIOCSTI is not refused for that reason.
+		s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR, 0)
+		if err != nil {
+			out("setup", errnoOf(err))
+			return
+		}
+		out("setup", 0)
+		fd := s.Fd()
+		c := byte('x')
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		out("tiocsti", e)
+		_, _, e = unix.Syscall(unix.SYS_IOCTL, fd, 0xffffffff00000000|unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		out("tiocsti_high", e)
+		sub := [2]byte{6, 0}
+		_, _, e = unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCLINUX, uintptr(unsafe.Pointer(&sub[0])))
+		out("tioclinux", e)
+		_, err = unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ)
+		out("tiocgwinsz", errnoOf(err))
+	}},
+	"iouring": {run: func(out func(string, syscall.Errno)) {
+		var params [120]byte
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		if e == 0 {
+			unix.Close(int(fd))
+		}
+		out("setup", e)
+	}},
+	"bpf": {run: func(out func(string, syscall.Errno)) {
+		_, _, e := unix.Syscall(unix.SYS_BPF, 0xffff, 0, 0)
+		out("bpf", e)
+	}},
+	"mount": {run: func(out func(string, syscall.Errno)) {
+		out("mount", errnoOf(unix.Mount("none", "/nonexistent-cordon", "tmpfs", 0, "")))
+		out("umount2", errnoOf(unix.Unmount("/nonexistent-cordon", 0)))
+	}},
+	"x32": {run: func(out func(string, syscall.Errno)) {
+		if runtime.GOARCH != "amd64" {
+			return
+		}
+		_, _, e := unix.Syscall(unix.SYS_GETPID|0x40000000, 0, 0, 0)
+		out("getpid_x32", e)
+	}},
+	"clone3": {run: func(out func(string, syscall.Errno)) {
+		_, _, e := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
+		out("clone3", e)
+	}},
+	"personality": {run: func(out func(string, syscall.Errno)) {
+		_, _, e := unix.Syscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
+		out("query", e)
+		_, _, e = unix.Syscall(unix.SYS_PERSONALITY, 0x0400000, 0, 0) // READ_IMPLIES_EXEC
+		out("read_implies_exec", e)
+	}},
+	"strict": {run: func(out func(string, syscall.Errno)) {
+		out("chroot", errnoOf(unix.Chroot("/nonexistent-cordon")))
+	}},
+	"exec": {run: func(out func(string, syscall.Errno)) {
+		err := exec.Command("/bin/true").Run()
+		if err != nil {
+			fmt.Println("exec error:", err)
+			out("true", 0xffff)
+			return
+		}
+		out("true", 0)
+		// The Go runtime keeps working: goroutines on fresh threads.
+		done := make(chan int)
+		for i := range 16 {
+			go func() {
+				runtime.LockOSThread()
+				done <- i
+			}()
+		}
+		for range 16 {
+			<-done
+		}
+		out("goroutines", 0)
+	}},
+	"status": {run: func(out func(string, syscall.Errno)) {
+		for _, f := range []string{"Seccomp", "NoNewPrivs", "Seccomp_filters"} {
+			fmt.Printf("@@ %s=s:%s\n", f, statusField("/proc/self/status", f))
+		}
+	}},
+	"threads": {
+		pre: func() {
+			for range nThreads {
+				go func() {
+					runtime.LockOSThread()
+					tid := unix.Gettid()
+					threadReady <- struct{}{}
+					<-threadGo
+					_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_ATTACH, noSuchPid, 0, 0, 0, 0)
+					r := map[string]syscall.Errno{"ptrace": e}
+					if statusField("/proc/thread-self/status", "Seccomp") != "2" {
+						r["seccomp_not_2"] = 1
+					}
+					if statusField("/proc/thread-self/status", "NoNewPrivs") != "1" {
+						r["nnp_not_1"] = 1
+					}
+					r["tid"] = syscall.Errno(tid)
+					threadResults <- r
+				}()
+			}
+			for range nThreads {
+				<-threadReady
+			}
+		},
+		run: func(out func(string, syscall.Errno)) {
+			close(threadGo)
+			me := unix.Gettid()
+			for range nThreads {
+				r := <-threadResults
+				if int(r["tid"]) == me {
+					out("same_thread_as_install", 1)
+				}
+				out("ptrace", r["ptrace"])
+				out("seccomp_not_2", r["seccomp_not_2"])
+				out("nnp_not_1", r["nnp_not_1"])
+			}
+		},
+	},
+}
+
+func childMain(name string) int {
+	c, ok := childCases[name]
+	if !ok {
+		fmt.Println("unknown case", name)
+		return 2
+	}
+	if c.pre != nil {
+		c.pre()
+	}
+	if os.Getenv(envFilter) == "1" {
+		if err := Install(os.Getenv(envStrict) == "1"); err != nil {
+			fmt.Println("install error:", err)
+			return 3
+		}
+	}
+	c.run(func(k string, e syscall.Errno) { fmt.Printf("@@ %s=%d\n", k, int(e)) })
+	return 0
+}
+
+// results maps a key to its errno (or, for "s:" values, to the string).
+type results map[string]string
+
+func (r results) errno(t *testing.T, key string) syscall.Errno {
+	t.Helper()
+	v, ok := r[key]
+	if !ok {
+		t.Fatalf("child reported no %q: %v", key, r)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", key, v, err)
+	}
+	return syscall.Errno(n)
+}
+
+func requireSeccomp(t *testing.T) {
+	t.Helper()
+	if statusField("/proc/self/status", "Seccomp") == "MISSING" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("kernel lacks seccomp (CI=true: failing instead of skipping)")
+		}
+		t.Skip("kernel lacks seccomp")
+	}
+}
+
+func runChild(t *testing.T, name string, filter, strict bool) results {
+	t.Helper()
+	requireSeccomp(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCase+"="+name, envFilter+"="+b(filter), envStrict+"="+b(strict))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child %s (filter=%v strict=%v): %v\n%s", name, filter, strict, err, buf.String())
+	}
+	r := results{}
+	var lines []string
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		if kv, ok := strings.CutPrefix(sc.Text(), "@@ "); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			r[k] = strings.TrimPrefix(v, "s:")
+			lines = append(lines, kv)
+		}
+	}
+	t.Logf("%s filter=%v strict=%v: %s", name, filter, strict, strings.Join(lines, " "))
+	return r
+}
+
+func expect(t *testing.T, r results, key string, want syscall.Errno) {
+	t.Helper()
+	if got := r.errno(t, key); got != want {
+		t.Errorf("%s: got errno %d (%v), want %d (%v)", key, int(got), got, int(want), want)
+	}
+}
+
+// expectByFilter checks the filtered result is want and the unfiltered one
+// differs, so the errno really comes from the filter.
+func expectByFilter(t *testing.T, on, off results, key string, want syscall.Errno) {
+	t.Helper()
+	expect(t, on, key, want)
+	if got := off.errno(t, key); got == want {
+		t.Errorf("%s: unfiltered control also gives %v; the test is not meaningful", key, got)
+	}
+}
+
+func TestPtraceDenied(t *testing.T) {
+	on, off := runChild(t, "ptrace", true, false), runChild(t, "ptrace", false, false)
+	expect(t, on, "attach_parent", unix.EPERM)
+	expectByFilter(t, on, off, "attach_nopid", unix.EPERM)
+}
+
+func TestUserNamespaceDenied(t *testing.T) {
+	on, off := runChild(t, "unshare", true, false), runChild(t, "unshare", false, false)
+	expectByFilter(t, on, off, "newuser", unix.EPERM)
+	expectByFilter(t, on, off, "newuser_newns", unix.EPERM)
+	expectByFilter(t, on, off, "clone_newuser", unix.EPERM)
+	// Other namespaces are not the filter's business: same result either way
+	// (0 as root, EPERM for lack of CAP_SYS_ADMIN otherwise).
+	if a, b := on.errno(t, "newuts"), off.errno(t, "newuts"); a != b {
+		t.Errorf("unshare(CLONE_NEWUTS): %v with the filter, %v without", a, b)
+	}
+}
+
+func TestTTYIoctlDenied(t *testing.T) {
+	on, off := runChild(t, "tty", true, false), runChild(t, "tty", false, false)
+	expect(t, on, "setup", 0)
+	expect(t, off, "setup", 0)
+	expectByFilter(t, on, off, "tiocsti", unix.EPERM)
+	expectByFilter(t, on, off, "tiocsti_high", unix.EPERM)
+	expectByFilter(t, on, off, "tioclinux", unix.EPERM)
+	expect(t, on, "tiocgwinsz", 0)
+}
+
+func TestIOUringDenied(t *testing.T) {
+	on, off := runChild(t, "iouring", true, false), runChild(t, "iouring", false, false)
+	expect(t, on, "setup", unix.EPERM)
+	t.Logf("io_uring_setup without the filter: %v", off.errno(t, "setup"))
+}
+
+func TestBPFDenied(t *testing.T) {
+	on, off := runChild(t, "bpf", true, false), runChild(t, "bpf", false, false)
+	expect(t, on, "bpf", unix.EPERM)
+	t.Logf("bpf without the filter: %v", off.errno(t, "bpf"))
+}
+
+func TestMountDenied(t *testing.T) {
+	on, off := runChild(t, "mount", true, false), runChild(t, "mount", false, false)
+	expectByFilter(t, on, off, "mount", unix.EPERM)
+	expect(t, on, "umount2", unix.EPERM)
+}
+
+func TestX32Denied(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x32 exists only on amd64")
+	}
+	on, off := runChild(t, "x32", true, false), runChild(t, "x32", false, false)
+	expectByFilter(t, on, off, "getpid_x32", unix.EPERM)
+}
+
+func TestClone3ENOSYS(t *testing.T) {
+	on, off := runChild(t, "clone3", true, false), runChild(t, "clone3", false, false)
+	expectByFilter(t, on, off, "clone3", unix.ENOSYS)
+}
+
+func TestPersonality(t *testing.T) {
+	on, off := runChild(t, "personality", true, false), runChild(t, "personality", false, false)
+	expect(t, on, "query", 0)
+	expectByFilter(t, on, off, "read_implies_exec", unix.EPERM)
+}
+
+func TestStrict(t *testing.T) {
+	normal, strict := runChild(t, "strict", true, false), runChild(t, "strict", true, true)
+	expect(t, normal, "chroot", unix.ENOENT)
+	expect(t, strict, "chroot", unix.EPERM)
+}
+
+func TestNormalProgramWorks(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		r := runChild(t, "exec", true, strict)
+		expect(t, r, "true", 0)
+		expect(t, r, "goroutines", 0)
+	}
+}
+
+func TestAllThreads(t *testing.T) {
+	r := runChild(t, "threads", true, false)
+	if _, bad := r["same_thread_as_install"]; bad {
+		t.Error("a pre-spawned thread was the installing thread")
+	}
+	expect(t, r, "ptrace", unix.EPERM)
+	expect(t, r, "seccomp_not_2", 0)
+	expect(t, r, "nnp_not_1", 0)
+}
+
+func TestProcStatus(t *testing.T) {
+	r := runChild(t, "status", true, false)
+	for k, want := range map[string]string{"Seccomp": "2", "NoNewPrivs": "1", "Seccomp_filters": "1"} {
+		if r[k] != want {
+			t.Errorf("/proc/self/status %s: %q, want %q", k, r[k], want)
+		}
+	}
+}
+
+// run interprets a seccomp program over one seccomp_data.
+func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args ...uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[0:], nr)
+	binary.LittleEndian.PutUint32(data[4:], arch)
+	for i, a := range args {
+		binary.LittleEndian.PutUint64(data[16+8*i:], a)
+	}
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case ldAbs:
+			acc = binary.LittleEndian.Uint32(data[in.K:])
+		case jeqK, jsetK:
+			hit := acc == in.K
+			if in.Code == jsetK {
+				hit = acc&in.K != 0
+			}
+			if hit {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case retK:
+			return in.K
+		default:
+			t.Fatalf("unexpected opcode %#x at %d", in.Code, pc)
+		}
+	}
+	t.Fatal("program fell off the end")
+	return 0
+}
+
+func TestFilterProgram(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		prog, err := Filter(strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("strict=%v: %d instructions", strict, len(prog))
+		for _, s := range denied(strict) {
+			if got := run(t, prog, nativeArch, s.nr); got != retEPERM {
+				t.Errorf("%s: %#x, want EPERM", s.name, got)
+			}
+		}
+		cases := []struct {
+			name string
+			arch uint32
+			nr   uint32
+			args []uint64
+			want uint32
+		}{
+			{"getpid", nativeArch, unix.SYS_GETPID, nil, retAllow},
+			{"read", nativeArch, unix.SYS_READ, nil, retAllow},
+			{"foreign arch getpid", unix.AUDIT_ARCH_I386, 20, nil, retEPERM},
+			{"clone thread", nativeArch, unix.SYS_CLONE, []uint64{unix.CLONE_VM | unix.CLONE_THREAD}, retAllow},
+			{"clone newuser", nativeArch, unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER | unix.CLONE_NEWNS}, retEPERM},
+			{"unshare newns", nativeArch, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWNS}, retAllow},
+			{"unshare newuser", nativeArch, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWUSER}, retEPERM},
+			{"clone3", nativeArch, unix.SYS_CLONE3, nil, retENOSYS},
+			{"ioctl TCGETS", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, retAllow},
+			{"ioctl TIOCSTI", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, retEPERM},
+			{"ioctl TIOCSTI high bits", nativeArch, unix.SYS_IOCTL, []uint64{0, 0xdead00000000 | unix.TIOCSTI}, retEPERM},
+			{"ioctl TIOCLINUX", nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TIOCLINUX}, retEPERM},
+			{"personality 0", nativeArch, unix.SYS_PERSONALITY, []uint64{0}, retAllow},
+			{"personality query", nativeArch, unix.SYS_PERSONALITY, []uint64{0xffffffff}, retAllow},
+			{"personality ADDR_NO_RANDOMIZE", nativeArch, unix.SYS_PERSONALITY, []uint64{0x40000}, retEPERM},
+		}
+		if hasX32 {
+			cases = append(cases, struct {
+				name string
+				arch uint32
+				nr   uint32
+				args []uint64
+				want uint32
+			}{"x32 getpid", nativeArch, unix.SYS_GETPID | x32SyscallBit, nil, retEPERM})
+		}
+		for _, c := range cases {
+			if got := run(t, prog, c.arch, c.nr, c.args...); got != c.want {
+				t.Errorf("strict=%v %s: %#x, want %#x", strict, c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	n, s := Describe(false), Describe(true)
+	if len(s) <= len(n) {
+		t.Fatalf("strict list (%d) not longer than normal (%d)", len(s), len(n))
+	}
+	joined := strings.Join(n, "\n")
+	for _, want := range []string{"ptrace", "bpf", "io_uring_setup", "mount", "clone3", "TIOCSTI", "CLONE_NEWUSER"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("Describe(false) lacks %q", want)
+		}
+	}
+	if strings.Contains(joined, "chroot") || !strings.Contains(strings.Join(s, "\n"), "chroot") {
+		t.Error("chroot should be listed in strict mode only")
+	}
+}
