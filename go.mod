@@ -4,12 +4,14 @@ go 1.26.5
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.0
+	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.49.0
 )
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
 )

@@ -1,0 +1,342 @@
+package workspace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// display returns how a result path is shown: relative to the workspace for
+// paths in the workspace root, absolute otherwise.
+func (f *FS) display(m *mount, rel string) string {
+	abs := filepath.Join(m.Path, rel)
+	if !f.off && m == f.mounts[0] {
+		return rel
+	}
+	if f.off {
+		if r, err := filepath.Rel(f.workspace, abs); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			return r
+		}
+	}
+	return abs
+}
+
+// FindResult is the result of Find.
+type FindResult struct {
+	// Paths are the matching files and directories, in walk order: relative
+	// to the workspace for the workspace, absolute for other roots.
+	Paths []string `json:"paths"`
+	// Truncated is set when the result or visit limit was reached.
+	Truncated bool `json:"truncated"`
+}
+
+// Find walks dir ("" is the workspace) and returns the paths whose path
+// relative to dir matches the glob pattern (doublestar syntax: "**" matches
+// any number of directories, so "**/*.go" finds Go files at any depth and
+// "*.go" only directly in dir). Symbolic links are not followed, ".git" is
+// skipped, denied paths are left out, and at most Limits.MaxResults paths
+// are returned.
+func (f *FS) Find(dir, pattern string) (*FindResult, error) {
+	pattern = strings.TrimPrefix(pattern, "./")
+	if pattern == "" || !doublestar.ValidatePattern(pattern) {
+		return nil, fmt.Errorf("find: %s is not a valid glob pattern", quote(pattern))
+	}
+	t, err := f.dirTarget(dir)
+	if err != nil {
+		return nil, err
+	}
+	res := &FindResult{}
+	visited := 0
+	err = fs.WalkDir(t.m.root.FS(), t.rel, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == t.rel {
+				return err
+			}
+			return nil
+		}
+		visited++
+		if visited > f.Limits.MaxVisit {
+			res.Truncated = true
+			return errStop
+		}
+		if p == t.rel {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if f.deniedPath(t.m, p) != "" {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		sub := p
+		if t.rel != "." {
+			sub = strings.TrimPrefix(p, t.rel+"/")
+		}
+		if ok, _ := doublestar.Match(pattern, sub); ok {
+			if len(res.Paths) >= f.Limits.MaxResults {
+				res.Truncated = true
+				return errStop
+			}
+			res.Paths = append(res.Paths, f.display(t.m, p))
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return nil, f.wrapErr("file-read", dir, t.m, err)
+	}
+	return res, nil
+}
+
+// dirTarget resolves and checks a directory to search.
+func (f *FS) dirTarget(dir string) (*target, error) {
+	t, err := f.resolve("file-read", dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.checkRead("file-read", t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// GrepOptions tune Grep.
+type GrepOptions struct {
+	// IgnoreCase matches case-insensitively.
+	IgnoreCase bool
+	// Literal treats the pattern as a plain string.
+	Literal bool
+	// Include, when set, is a glob on the file's path relative to the
+	// searched directory (or its base name, when it has no "/").
+	Include string
+	// MaxResults caps the matches; 0 means Limits.MaxResults.
+	MaxResults int
+}
+
+// GrepMatch is one matching line.
+type GrepMatch struct {
+	// Path is the file, shown as Find shows paths.
+	Path string `json:"path"`
+	// Line is the 1-based line number.
+	Line int `json:"line"`
+	// Text is the line (cut to Limits.MaxLineBytes on a UTF-8 boundary).
+	Text string `json:"text"`
+}
+
+// GrepResult is the result of Grep.
+type GrepResult struct {
+	// Matches are the matching lines, in walk order.
+	Matches []GrepMatch `json:"matches"`
+	// FilesSearched counts the files read.
+	FilesSearched int `json:"files_searched"`
+	// Truncated is set when a result, output or visit limit was reached.
+	Truncated bool `json:"truncated"`
+}
+
+// Grep searches the files under p (a directory, or one file) for lines
+// matching the RE2 pattern. Binary files (a NUL byte in the first 8 KiB),
+// ".git", denied paths, special files and paths ignored by the root's
+// .gitignore are skipped; symbolic links are not followed. Results and their
+// total text are bounded by Limits.
+func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
+	expr := pattern
+	if opts.Literal {
+		expr = regexp.QuoteMeta(pattern)
+	}
+	if opts.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("grep: invalid pattern: %w", err)
+	}
+	if opts.Include != "" && !doublestar.ValidatePattern(opts.Include) {
+		return nil, fmt.Errorf("grep: %s is not a valid glob pattern", quote(opts.Include))
+	}
+	max := opts.MaxResults
+	if max <= 0 || max > f.Limits.MaxResults {
+		max = f.Limits.MaxResults
+	}
+	t, err := f.dirTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := t.m.root.Lstat(t.rel)
+	if err != nil {
+		return nil, f.wrapErr("file-read", p, t.m, err)
+	}
+	res := &GrepResult{}
+	out := 0
+	grepFile := func(rel string) error {
+		ft := &target{m: t.m, rel: rel, abs: filepath.Join(t.m.Path, rel), user: rel}
+		data, _, _, err := f.readAll("file-read", ft)
+		if err != nil {
+			return nil // unreadable or special: skipped
+		}
+		res.FilesSearched++
+		head := data
+		if len(head) > 8192 {
+			head = head[:8192]
+		}
+		if bytes.IndexByte(head, 0) >= 0 {
+			return nil
+		}
+		if !re.Match(data) {
+			return nil
+		}
+		n := 0
+		for len(data) > 0 {
+			n++
+			line := data
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			if !re.Match(line) {
+				continue
+			}
+			text := strings.TrimSuffix(string(line), "\r")
+			if len(text) > f.Limits.MaxLineBytes {
+				text = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
+			}
+			out += len(text) + len(rel) + 16
+			if len(res.Matches) >= max || out > f.Limits.MaxOutputBytes {
+				res.Truncated = true
+				return errStop
+			}
+			res.Matches = append(res.Matches, GrepMatch{Path: f.display(t.m, rel), Line: n, Text: text})
+		}
+		return nil
+	}
+	if !fi.IsDir() {
+		if err := grepFile(t.rel); err != nil && err != errStop {
+			return nil, err
+		}
+		return res, nil
+	}
+	ign := f.loadGitignore(t.m)
+	visited := 0
+	err = fs.WalkDir(t.m.root.FS(), t.rel, func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if rel == t.rel {
+				return err
+			}
+			return nil
+		}
+		visited++
+		if visited > f.Limits.MaxVisit {
+			res.Truncated = true
+			return errStop
+		}
+		if rel == t.rel {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if f.deniedPath(t.m, rel) != "" || ign.ignored(rel, d.IsDir()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if opts.Include != "" {
+			sub := rel
+			if t.rel != "." {
+				sub = strings.TrimPrefix(rel, t.rel+"/")
+			}
+			if !strings.Contains(opts.Include, "/") {
+				sub = path.Base(sub)
+			}
+			if ok, _ := doublestar.Match(opts.Include, sub); !ok {
+				return nil
+			}
+		}
+		return grepFile(rel)
+	})
+	if err != nil && err != errStop {
+		return nil, f.wrapErr("file-read", p, t.m, err)
+	}
+	return res, nil
+}
+
+// ignoreRule is one line of a .gitignore.
+type ignoreRule struct {
+	pat      string
+	neg      bool
+	dirOnly  bool
+	anchored bool
+}
+
+// gitignore is the root .gitignore of a mount (simple patterns: globs,
+// "/"-anchored patterns, trailing "/" for directories, "!" negation; later
+// rules win). Nested .gitignore files are not read.
+type gitignore []ignoreRule
+
+func (f *FS) loadGitignore(m *mount) gitignore {
+	t := &target{m: m, rel: ".gitignore", abs: filepath.Join(m.Path, ".gitignore"), user: ".gitignore"}
+	data, _, _, err := f.readAll("file-read", t)
+	if err != nil {
+		return nil
+	}
+	var g gitignore
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, " \r\t")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var r ignoreRule
+		if strings.HasPrefix(line, "!") {
+			r.neg, line = true, line[1:]
+		}
+		line = strings.TrimPrefix(line, `\`)
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly, line = true, strings.TrimRight(line, "/")
+		}
+		if strings.Contains(line, "/") {
+			r.anchored, line = true, strings.TrimPrefix(line, "/")
+		}
+		if line == "" || !doublestar.ValidatePattern(line) {
+			continue
+		}
+		r.pat = line
+		g = append(g, r)
+	}
+	return g
+}
+
+// ignored reports whether rel (relative to the mount) is ignored.
+func (g gitignore) ignored(rel string, isDir bool) bool {
+	ign := false
+	for _, r := range g {
+		if r.dirOnly && !isDir {
+			continue
+		}
+		var ok bool
+		if r.anchored {
+			ok, _ = doublestar.Match(r.pat, rel)
+		} else {
+			ok, _ = doublestar.Match(r.pat, path.Base(rel))
+		}
+		if ok {
+			ign = !r.neg
+		}
+	}
+	return ign
+}

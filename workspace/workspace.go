@@ -1,0 +1,420 @@
+// Package workspace is cordon's confined file API: read, write, edit by
+// unique string or by line anchors, list, find, grep, info and mkdir over one
+// or more roots (the workspace first, plus extra read-only or read-write
+// roots), routed by path like a mount table.
+//
+// Every operation resolves its path inside its root with the standard
+// library's os.Root, by descriptor: a path is never checked as a string and
+// then opened. The resolver walks the path one component at a time inside the
+// root (Lstat and Readlink through the os.Root), following symbolic links
+// that stay inside the root and refusing those that leave it; the resulting
+// symlink-free path is then opened through the same os.Root, which refuses
+// any escape that a concurrent change could introduce. The policy's deny
+// rules and protected paths are matched against that resolved path, so a
+// link inside the root cannot be used to reach a denied file. A symbolic
+// link from one root into another root is refused like any other escape.
+//
+// A refused path is a *Violation whose message is one sentence, for example
+//
+//	sandbox violation: path '../x' is outside working directory '/w'; use --no-sandbox to lift the restriction
+//
+// In mode off (--no-sandbox) there is no confinement: the FS has a single
+// writable root at "/", relative paths are taken from the workspace and no
+// deny, protected, read-only or hard-link rule applies. Only the refusal of
+// FIFOs, devices and sockets (which would hang or stream forever) and the
+// size bounds remain.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Root is one directory tree the FS may reach.
+type Root struct {
+	// Path is the absolute directory.
+	Path string
+	// Writable allows writes inside it.
+	Writable bool
+}
+
+// Limits bound what the FS reads and returns.
+type Limits struct {
+	// MaxReadBytes is the most bytes read from one file (read, edit, grep).
+	MaxReadBytes int64
+	// MaxOutputBytes is the most bytes of text one result carries.
+	MaxOutputBytes int
+	// MaxLineBytes is the longest line shown; longer lines are cut.
+	MaxLineBytes int
+	// MaxReadLines is the most lines one ReadFile returns.
+	MaxReadLines int
+	// MaxResults is the most entries, paths or matches one List, Find or
+	// Grep returns.
+	MaxResults int
+	// MaxVisit is the most directory entries one Find or Grep visits.
+	MaxVisit int
+	// MaxWriteBytes is the largest content WriteFile accepts.
+	MaxWriteBytes int64
+}
+
+// DefaultLimits are the limits New uses.
+var DefaultLimits = Limits{
+	MaxReadBytes:   16 << 20,
+	MaxOutputBytes: 256 << 10,
+	MaxLineBytes:   2000,
+	MaxReadLines:   2000,
+	MaxResults:     1000,
+	MaxVisit:       500000,
+	MaxWriteBytes:  100 << 20,
+}
+
+// maxPathBytes is the longest path accepted (PATH_MAX on Linux).
+const maxPathBytes = 4096
+
+// maxLinks is the most symbolic links followed while resolving one path.
+const maxLinks = 40
+
+// FS is the confined file API over one or more roots. Its methods are safe
+// for concurrent use.
+type FS struct {
+	// Limits bound reads and results; change them before use.
+	Limits Limits
+
+	off       bool
+	workspace string
+	mounts    []*mount // the workspace first
+	deny      []string
+	denyWrite []string
+	protected []string
+}
+
+type mount struct {
+	Root
+	root  *os.Root
+	parts []string
+}
+
+// New opens the workspace root (p.Workspace, writable) and the extra roots.
+// Each root must be an existing directory; symbolic links in root paths are
+// resolved. In mode off the FS is unconfined (see the package comment).
+// Close releases the roots.
+func New(p *policy.Policy, extra ...Root) (*FS, error) {
+	if p == nil {
+		return nil, errors.New("workspace: nil policy")
+	}
+	if p.Workspace == "" || !filepath.IsAbs(p.Workspace) {
+		return nil, fmt.Errorf("workspace: workspace %q is not an absolute path", p.Workspace)
+	}
+	f := &FS{Limits: DefaultLimits, off: p.Mode == policy.ModeOff}
+	ws, err := filepath.EvalSymlinks(p.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	f.workspace = ws
+	if f.off {
+		m, err := openMount(Root{Path: "/", Writable: true})
+		if err != nil {
+			return nil, err
+		}
+		f.mounts = []*mount{m}
+		return f, nil
+	}
+	f.deny = p.Deny
+	f.denyWrite = p.DenyWrite
+	f.protected = p.Protected
+	for _, r := range append([]Root{{Path: ws, Writable: true}}, extra...) {
+		m, err := openMount(r)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.mounts = append(f.mounts, m)
+	}
+	return f, nil
+}
+
+func openMount(r Root) (*mount, error) {
+	if !filepath.IsAbs(r.Path) {
+		return nil, fmt.Errorf("workspace: root %q is not an absolute path", r.Path)
+	}
+	real, err := filepath.EvalSymlinks(r.Path)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root: %w", err)
+	}
+	rt, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root: %w", err)
+	}
+	return &mount{Root: Root{Path: real, Writable: r.Writable}, root: rt, parts: split(real)}, nil
+}
+
+// Close releases the roots.
+func (f *FS) Close() error {
+	var errs []error
+	for _, m := range f.mounts {
+		errs = append(errs, m.root.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Workspace returns the workspace directory (symlinks resolved).
+func (f *FS) Workspace() string { return f.workspace }
+
+// Roots returns the roots, the workspace first.
+func (f *FS) Roots() []Root {
+	out := make([]Root, len(f.mounts))
+	for i, m := range f.mounts {
+		out[i] = m.Root
+	}
+	return out
+}
+
+// split returns the components of a clean absolute or relative path.
+func split(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func hasPrefix(parts, prefix []string) bool {
+	if len(prefix) > len(parts) {
+		return false
+	}
+	for i := range prefix {
+		if parts[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// target is a resolved path: a root and a symlink-free path inside it.
+type target struct {
+	m    *mount
+	rel  string // "." for the root itself
+	abs  string
+	user string // as given
+}
+
+// route finds the root containing the clean absolute path abs (longest
+// prefix by components) and returns it with the components below it.
+func (f *FS) route(abs string) (*mount, []string) {
+	parts := split(abs)
+	var best *mount
+	for _, m := range f.mounts {
+		if hasPrefix(parts, m.parts) && (best == nil || len(m.parts) > len(best.parts)) {
+			best = m
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return best, parts[len(best.parts):]
+}
+
+// resolve maps a user path to a root and a symlink-free path inside it,
+// following symbolic links inside the root. op is "file-read" or "file-write".
+func (f *FS) resolve(op, p string) (*target, error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: "it contains a NUL byte", Workspace: f.workspace}
+	}
+	if len(p) > maxPathBytes {
+		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: fmt.Sprintf("it is longer than %d bytes", maxPathBytes), Workspace: f.workspace}
+	}
+	if p == "" {
+		p = "."
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(f.workspace, p)
+	}
+	abs = filepath.Clean(abs)
+	m, rest := f.route(abs)
+	if m == nil {
+		v := &Violation{Op: op, Path: p, Resolved: abs, Kind: KindOutside, Workspace: f.workspace}
+		if len(f.mounts) > 1 {
+			v.Rule = "roots"
+		}
+		return nil, v
+	}
+	var cur []string
+	links := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		if c == ".." {
+			if len(cur) == 0 {
+				return nil, &Violation{Op: op, Path: p, Resolved: abs, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		cand := strings.Join(append(cur[:len(cur):len(cur)], c), "/")
+		fi, err := m.root.Lstat(cand)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				// The rest does not exist yet (a file or directory to create);
+				// it has no links to follow. ".." below a missing directory
+				// cannot be resolved and is refused.
+				for _, r := range rest {
+					if r == ".." {
+						return nil, fmt.Errorf("resolve %s: %w", quote(p), os.ErrNotExist)
+					}
+				}
+				cur = append(cur, c)
+				cur = append(cur, rest...)
+				break
+			}
+			return nil, f.wrapErr(op, p, m, err)
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = append(cur, c)
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return nil, fmt.Errorf("resolve %s: too many levels of symbolic links", quote(p))
+		}
+		link, err := m.root.Readlink(cand)
+		if err != nil {
+			return nil, f.wrapErr(op, p, m, err)
+		}
+		if link == "" {
+			return nil, fmt.Errorf("resolve %s: empty symbolic link", quote(p))
+		}
+		if filepath.IsAbs(link) {
+			lp := split(filepath.Clean(link))
+			if !hasPrefix(lp, m.parts) {
+				return nil, &Violation{Op: op, Path: p, Resolved: link, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
+			}
+			cur = nil
+			rest = append(lp[len(m.parts):len(lp):len(lp)], rest...)
+			continue
+		}
+		rest = append(splitRel(link), rest...)
+	}
+	rel := strings.Join(cur, "/")
+	if rel == "" {
+		rel = "."
+	}
+	t := &target{m: m, rel: rel, abs: filepath.Join(m.Path, rel), user: p}
+	return t, nil
+}
+
+// splitRel splits a relative link target, keeping ".." components.
+func splitRel(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// wrapErr turns an os.Root escape error into a Violation and wraps others.
+func (f *FS) wrapErr(op, p string, m *mount, err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "path escapes from parent") {
+		return &Violation{Op: op, Path: p, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
+	}
+	return fmt.Errorf("%s %s: %w", strings.TrimPrefix(op, "file-"), quote(p), err)
+}
+
+// checkRead applies the deny rules.
+func (f *FS) checkRead(op string, t *target) error {
+	if f.off {
+		return nil
+	}
+	if rule := f.denied(t); rule != "" {
+		return &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindDenied, Rule: rule, Workspace: f.workspace}
+	}
+	return nil
+}
+
+// checkWrite applies the deny rules, read-only roots, deny_write and
+// protected paths.
+func (f *FS) checkWrite(t *target) error {
+	const op = "file-write"
+	if err := f.checkRead(op, t); err != nil || f.off {
+		return err
+	}
+	v := &Violation{Op: op, Path: t.user, Resolved: t.abs, Workspace: f.workspace}
+	if !t.m.Writable {
+		v.Kind, v.Rule = KindReadOnly, t.m.Path
+		return v
+	}
+	for _, d := range f.denyWrite {
+		if matchAbs(d, t.abs) {
+			v.Kind, v.Rule = KindProtected, d
+			return v
+		}
+	}
+	for _, pr := range f.protected {
+		if matchProtected(pr, t.rel) {
+			v.Kind, v.Rule = KindProtected, pr
+			return v
+		}
+	}
+	return nil
+}
+
+// denied returns the deny rule matching t or one of its parents, or "".
+func (f *FS) denied(t *target) string {
+	return f.deniedPath(t.m, t.rel)
+}
+
+func (f *FS) deniedPath(m *mount, rel string) string {
+	abs := filepath.Join(m.Path, rel)
+	for _, d := range f.deny {
+		if filepath.IsAbs(d) {
+			if matchAbs(d, abs) {
+				return d
+			}
+			continue
+		}
+		if rel == "." {
+			continue
+		}
+		pat := strings.TrimSuffix(strings.TrimPrefix(d, "./"), "/")
+		parts := strings.Split(rel, "/")
+		for i := 1; i <= len(parts); i++ {
+			if ok, _ := doublestar.Match(pat, strings.Join(parts[:i], "/")); ok {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// matchAbs reports whether abs is rule (an absolute path or glob) or below it.
+func matchAbs(rule, abs string) bool {
+	if !strings.ContainsAny(rule, "*?[{") {
+		return hasPrefix(split(abs), split(rule))
+	}
+	parts := split(abs)
+	for i := 1; i <= len(parts); i++ {
+		if ok, _ := doublestar.Match(strings.TrimSuffix(rule, "/"), "/"+strings.Join(parts[:i], "/")); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matchProtected reports whether rel is the protected path pr or below it.
+func matchProtected(pr, rel string) bool {
+	pp := split(strings.TrimSuffix(pr, "/"))
+	return len(pp) > 0 && hasPrefix(split(rel), pp)
+}
