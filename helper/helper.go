@@ -14,8 +14,10 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/seccomp"
 	"golang.org/x/sys/unix"
@@ -38,7 +40,12 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
-	status := os.NewFile(plan.FdStatus, "status")
+	// The status socket is absent when a library host wrapped an
+	// exec.Cmd itself (sandbox.Wrap): then errors go to stderr.
+	var status *os.File
+	if _, err := unix.FcntlInt(plan.FdStatus, unix.F_GETFD, 0); err == nil {
+		status = os.NewFile(plan.FdStatus, "status")
+	}
 	fail := func(code int, format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		if status != nil {
@@ -75,6 +82,14 @@ func Main(args []string) int {
 		return fail(125, "helper: %v", err)
 	}
 	takeForeground()
+	var notes []string
+	if spec.Landlock != nil {
+		rep, err := landlock.Apply(*spec.Landlock)
+		if err != nil {
+			return fail(125, "helper: applying Landlock rules: %v", err)
+		}
+		notes = rep.Degraded
+	}
 	if spec.Seccomp != "" {
 		// Last before exec: the filter also forbids what the helper did
 		// above (no mount, no new user namespace after this).
@@ -82,9 +97,15 @@ func Main(args []string) int {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}
+	if status == nil {
+		for _, n := range notes {
+			fmt.Fprintln(os.Stderr, "cordon: degraded: "+n)
+		}
+	}
 	if status != nil {
 		cred := unix.UnixCredentials(&unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())})
-		if err := unix.Sendmsg(plan.FdStatus, []byte{MsgReady}, cred, nil, 0); err != nil {
+		msg := append([]byte{MsgReady}, strings.Join(notes, "\n")...)
+		if err := unix.Sendmsg(plan.FdStatus, msg, cred, nil, 0); err != nil {
 			return fail(125, "helper: reporting readiness: %v", err)
 		}
 	}

@@ -26,14 +26,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Stdio are the command's standard streams.
+// Stdio are the command's standard streams, and how it is attached to the
+// process that runs it. An *os.File is passed to the command as is; any
+// other reader or writer is copied through a pipe.
 type Stdio struct {
 	// Stdin is the command's standard input (nil: /dev/null).
-	Stdin *os.File
+	Stdin io.Reader
 	// Stdout is the command's standard output (nil: /dev/null).
-	Stdout *os.File
+	Stdout io.Writer
 	// Stderr is the command's standard error (nil: /dev/null).
-	Stderr *os.File
+	Stderr io.Writer
+	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+	// SIGUSR2 received by this process on to the command (the CLI does;
+	// a library host usually handles its own signals).
+	ForwardSignals bool
 }
 
 // SetupError is a failure before the command ran (exit status 125).
@@ -133,9 +139,14 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	}
 	defer term.close()
 
-	realStderr := stdio.Stderr
-	if realStderr == nil {
-		realStderr, _ = os.Open(os.DevNull)
+	// The command's stderr travels to the helper as a descriptor: a
+	// non-file writer gets a pipe and a copier.
+	realStderr, closeStderr, stderrDone, err := stderrFile(stdio.Stderr)
+	if err != nil {
+		statusChild.Close()
+		bwErrR.Close()
+		bwErrW.Close()
+		return nil, &SetupError{err}
 	}
 	cmd := &exec.Cmd{
 		Path:       pl.Argv[0],
@@ -162,11 +173,15 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 		cmd.SysProcAttr.Setpgid = true
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
+	if stdio.ForwardSignals {
+		signal.Notify(sigs, forwarded...)
+		defer signal.Stop(sigs)
+	}
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		closeStderr()
+		<-stderrDone
 		statusChild.Close()
 		bwErrR.Close()
 		bwErrW.Close()
@@ -174,9 +189,7 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	}
 	statusChild.Close()
 	bwErrW.Close()
-	if stdio.Stderr == nil {
-		realStderr.Close()
-	}
+	closeStderr()
 	term.start(cmd.Process.Pid)
 
 	// bwrap's own stderr: collected until the helper is ready, so a setup
@@ -190,9 +203,10 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	}()
 
 	type status struct {
-		pid     int
-		ready   bool
-		execErr *ExecError
+		pid      int
+		ready    bool
+		degraded []string // what the helper could not enforce
+		execErr  *ExecError
 	}
 	statusCh := make(chan status, 1)
 	stc := statusCh
@@ -208,6 +222,9 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 			switch buf[0] {
 			case helper.MsgReady:
 				st.ready = true
+				if n > 1 {
+					st.degraded = strings.Split(string(buf[1:n]), "\n")
+				}
 				if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
 					for _, m := range msgs {
 						if c, err := unix.ParseUnixCredentials(&m); err == nil {
@@ -257,6 +274,12 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 			ready = true
 			cmdPid = st.pid
 			setupTimer.Stop()
+			for _, d := range st.degraded {
+				res.Degraded = append(res.Degraded, d)
+				if stdio.Stderr != nil {
+					fmt.Fprintln(stdio.Stderr, "cordon: degraded: "+d)
+				}
+			}
 		}
 		if st.execErr != nil {
 			execErr = st.execErr
@@ -317,6 +340,7 @@ loop:
 		}
 	}
 	<-bwErrDone
+	<-stderrDone
 	term.wait()
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	if !ready && execErr == nil {
@@ -335,6 +359,36 @@ loop:
 		res.ExitCode = result.ExitTimeout
 	}
 	return res, nil
+}
+
+// stderrFile returns a descriptor for w: w itself if it is a file, /dev/null
+// for nil, else the write end of a pipe copied into w. closeParent closes
+// the parent's copy after the child started; done is closed when the copy
+// has finished.
+func stderrFile(w io.Writer) (f *os.File, closeParent func(), done chan struct{}, err error) {
+	done = make(chan struct{})
+	if file, ok := w.(*os.File); ok && file != nil {
+		close(done)
+		return file, func() {}, done, nil
+	}
+	if w == nil {
+		f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("opening %s: %w", os.DevNull, err)
+		}
+		close(done)
+		return f, func() { f.Close() }, done, nil
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("creating stderr pipe: %w", err)
+	}
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(w, r)
+		r.Close()
+	}()
+	return pw, func() { pw.Close() }, done, nil
 }
 
 // setupFailure turns bwrap's stderr into one line.

@@ -32,8 +32,10 @@ func runNone(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, e
 		cmd.Stderr = stdio.Stderr
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
+	if stdio.ForwardSignals {
+		signal.Notify(sigs, forwarded...)
+		defer signal.Stop(sigs)
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		var ee *exec.Error

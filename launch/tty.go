@@ -40,7 +40,8 @@ func IsTerminal(f *os.File) bool {
 // terminal. It replaces every standard stream that is a terminal with the
 // pty's slave side.
 func newTerminal(pl *plan.Plan, stdio *Stdio) (*terminal, error) {
-	if !pl.Interactive || !IsTerminal(stdio.Stdin) {
+	in, _ := stdio.Stdin.(*os.File)
+	if !pl.Interactive || !IsTerminal(in) {
 		return nil, nil
 	}
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
@@ -61,9 +62,11 @@ func newTerminal(pl *plan.Plan, stdio *Stdio) (*terminal, error) {
 		master.Close()
 		return nil, fmt.Errorf("opening pseudo-terminal: %w", err)
 	}
-	t := &terminal{master: master, slave: slave, host: stdio.Stdin, out: stdio.Stdout, copyDone: make(chan struct{})}
+	out, _ := stdio.Stdout.(*os.File)
+	errOut, _ := stdio.Stderr.(*os.File)
+	t := &terminal{master: master, slave: slave, host: in, out: out, copyDone: make(chan struct{})}
 	if !IsTerminal(t.out) {
-		t.out = stdio.Stderr
+		t.out = errOut
 	}
 	// Start with the host terminal's settings and size.
 	if tio, err := unix.IoctlGetTermios(int(t.host.Fd()), unix.TCGETS); err == nil {
@@ -73,10 +76,10 @@ func newTerminal(pl *plan.Plan, stdio *Stdio) (*terminal, error) {
 	}
 	t.resize()
 	stdio.Stdin = slave
-	if IsTerminal(stdio.Stdout) {
+	if IsTerminal(out) {
 		stdio.Stdout = slave
 	}
-	if IsTerminal(stdio.Stderr) {
+	if IsTerminal(errOut) {
 		stdio.Stderr = slave
 	}
 	return t, nil

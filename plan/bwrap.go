@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
 )
@@ -122,6 +123,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	b.plan.Argv = append(args, command...)
 	b.plan.Env = buildEnv(p, opts)
 	b.plan.Spec = buildSpec(p)
+	b.plan.Spec.Landlock = b.landlockRules()
 	if p.Timeout > 0 {
 		b.plan.Timeout = p.Timeout.String()
 	}
@@ -342,6 +344,23 @@ func (b *bwrapBuilder) protectOne(rootPath, rel, full string, isDir bool) error 
 	}
 	b.add(opReadOnly, full, full)
 	return nil
+}
+
+// landlockRules is the second line of defence under bubblewrap: whatever
+// the mounts allow, the command may write only to the policy's write paths,
+// the private /tmp and /dev (ttys, /dev/null, /dev/shm); with the network
+// denied it may not bind or connect TCP; and it may not signal processes or
+// reach abstract unix sockets outside its own sandbox.
+func (b *bwrapBuilder) landlockRules() *landlock.Rules {
+	r := &landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{privateTmp, "/dev"},
+		DenyNetwork: b.p.Network.Mode != policy.NetOpen, ScopeSignals: true, ScopeAbstractUnix: true}
+	for _, w := range b.p.Write {
+		if w != privateTmp && deniedBy(b.p.Deny, w) == "" {
+			r.ReadWrite = append(r.ReadWrite, w)
+		}
+	}
+	r.ReadWrite = append(r.ReadWrite, b.p.UnixSockets...)
+	return r
 }
 
 // existingOnly reports whether a protected path needs protecting only when

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -80,6 +81,8 @@ type Plan struct {
 type Spec struct {
 	// Rlimits are the resource limits to set (RLIMIT_* name -> value).
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// Landlock are the Landlock rules the helper applies, or nil.
+	Landlock *landlock.Rules `json:"landlock,omitempty"`
 	// Seccomp is the seccomp filter to install last: "standard", "strict",
 	// or "" for none.
 	Seccomp string `json:"seccomp,omitempty"`

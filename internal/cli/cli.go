@@ -112,7 +112,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			for _, d := range pl.Degraded {
 				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 			}
-			res, err := launch.Run(context.Background(), pl, launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+			res, err := launch.Run(context.Background(), pl, launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true})
 			var xe *launch.ExecError
 			if errors.As(err, &xe) {
 				fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
@@ -304,10 +304,23 @@ func enforced(r *probe.Report) []enforcement {
 		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal"},
 		{"resource limits", "partial", "rlimits: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, " + nproc + "; cgroup v2 limits are not built yet"},
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more"},
-		{"landlock", st(false), "Landlock rules in the helper come next"},
+		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)"},
 		{"landlock-only backend", st(false), "hosts without user namespaces cannot run cordon yet"},
 		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)"},
 	}
+}
+
+// landlockState says whether the helper's Landlock rules take effect here.
+func landlockState(r *probe.Report) string {
+	switch {
+	case r.AutoBackend != probe.BackendBwrap:
+		return "unavailable"
+	case r.Landlock.ABI >= 6:
+		return "enforced"
+	case r.Landlock.ABI >= 1:
+		return "partial"
+	}
+	return "unavailable"
 }
 
 func writeEnforced(w io.Writer, r *probe.Report) error {

@@ -1,0 +1,368 @@
+// Package sandbox is cordon's Go library for agent hosts: it confines the
+// commands a host program runs, with the same Policy, backends and helper
+// as the cordon CLI.
+//
+// A host program must call Init first thing in main: cordon re-executes the
+// host's own binary inside the sandbox as its helper, and Init is where that
+// helper runs.
+//
+//	func main() {
+//		sandbox.Init()
+//		sb, err := sandbox.New(
+//			sandbox.WithWorkspace(dir),
+//			sandbox.WithWritePaths(dir),
+//			sandbox.WithNetwork(sandbox.NetworkDeny),
+//		)
+//		...
+//		res, err := sb.Run(ctx, exec.Command("make", "test"))
+//	}
+//
+// Run starts the command, waits for it and returns its result.Result (exit
+// code, signal, timeout, resource usage); the sandbox is torn down with the
+// command. Wrap instead rewrites a prepared *exec.Cmd so the caller drives
+// Start and Wait itself, as in seed 001; call Close after wrapped commands
+// have finished, so cordon can remove the mount points it created for
+// missing protected paths.
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/launch"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
+	"golang.org/x/sys/unix"
+)
+
+// Init runs the in-sandbox helper when this process was started as one, and
+// returns otherwise. Call it first in main, before flags or anything else:
+// inside the sandbox it never returns.
+func Init() {
+	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
+		os.Exit(helper.Main(os.Args[2:]))
+	}
+}
+
+// NetworkPolicy is the network access of a sandbox.
+type NetworkPolicy int
+
+const (
+	// NetworkDeny gives the command no network at all. It is the default.
+	NetworkDeny NetworkPolicy = iota
+	// NetworkOpen shares the host's network.
+	NetworkOpen
+	// NetworkLoopback allows only loopback traffic; not built yet: New
+	// returns an error saying so.
+	NetworkLoopback
+)
+
+// Option configures a Sandbox.
+type Option func(*settings)
+
+type settings struct {
+	layer     *config.Layer
+	workspace string
+	err       error
+}
+
+// WithReadPaths allows reading these absolute paths (and what is below
+// them).
+func WithReadPaths(paths ...string) Option {
+	return func(s *settings) { s.layer.Filesystem.Read = append(s.layer.Filesystem.Read, paths...) }
+}
+
+// WithWritePaths allows writing these absolute paths.
+func WithWritePaths(paths ...string) Option {
+	return func(s *settings) { s.layer.Filesystem.Write = append(s.layer.Filesystem.Write, paths...) }
+}
+
+// WithDenyPaths makes paths or globs (such as "**/.env") unreadable and
+// unwritable even inside allowed trees.
+func WithDenyPaths(paths ...string) Option {
+	return func(s *settings) { s.layer.Filesystem.Deny = append(s.layer.Filesystem.Deny, paths...) }
+}
+
+// WithNetwork sets the network policy (default NetworkDeny).
+func WithNetwork(n NetworkPolicy) Option {
+	return func(s *settings) {
+		switch n {
+		case NetworkDeny:
+			s.layer.Network.Mode = config.Ptr("deny")
+		case NetworkOpen:
+			s.layer.Network.Mode = config.Ptr("open")
+		case NetworkLoopback:
+			s.layer.Network.Mode = config.Ptr("loopback")
+		default:
+			s.err = fmt.Errorf("sandbox: unknown network policy %d", n)
+		}
+	}
+}
+
+// WithUnixSockets allows connecting to these unix socket paths.
+func WithUnixSockets(paths ...string) Option {
+	return func(s *settings) { s.layer.UnixSockets = append(s.layer.UnixSockets, paths...) }
+}
+
+// WithProfile starts from a built-in profile (minimal, development, ci,
+// untrusted) instead of the default, minimal.
+func WithProfile(name string) Option {
+	return func(s *settings) { s.layer.Profile = config.Ptr(name) }
+}
+
+// WithMode sets the mode: "standard" (default), "strict" or "off".
+func WithMode(mode string) Option {
+	return func(s *settings) { s.layer.Mode = config.Ptr(mode) }
+}
+
+// WithWorkspace sets the project directory (default: the current
+// directory). It is readable; add it with WithWritePaths to make it
+// writable.
+func WithWorkspace(dir string) Option {
+	return func(s *settings) { s.workspace = dir }
+}
+
+// WithTimeout kills the whole command tree after d.
+func WithTimeout(d time.Duration) Option {
+	return func(s *settings) { s.layer.Timeout = &d }
+}
+
+// WithEnv adds environment entries: "NAME" passes the host's value,
+// "NAME=VALUE" sets one. It applies when the command's Env is nil.
+func WithEnv(entries ...string) Option {
+	return func(s *settings) { s.layer.Env = append(s.layer.Env, entries...) }
+}
+
+// Sandbox runs commands under one policy. It is safe for concurrent use.
+type Sandbox struct {
+	pol      *policy.Policy
+	host     policy.Host
+	stateDir string
+
+	mu      sync.Mutex
+	wrapped map[*exec.Cmd]bool
+	fds     []*os.File // descriptors handed to wrapped commands
+	locks   []*launch.WorkspaceLock // held for wrapped commands
+	closed  bool
+}
+
+// New builds a sandbox from the built-in "minimal" profile (system
+// directories and the workspace readable, nothing writable, no network)
+// plus the options. The user's cordon config file is not read: a host
+// program states its policy. Errors are one line saying what to fix.
+func New(opts ...Option) (*Sandbox, error) {
+	s := &settings{layer: config.NewFlags()}
+	s.layer.Profile = config.Ptr(policy.ProfileMinimal)
+	for _, o := range opts {
+		o(s)
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	h, err := policy.HostFromOS()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	p, err := policy.Load(policy.Options{Host: h, Workspace: s.workspace, Flags: s.layer, SkipUserConfig: true})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	sb := &Sandbox{pol: p, host: h, stateDir: stateDir(h), wrapped: map[*exec.Cmd]bool{}}
+	// Refuse now what no backend can enforce, rather than at Run.
+	if _, err := sb.plan([]string{"true"}, ""); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return sb, nil
+}
+
+// stateDir is where cordon keeps masks and locks, as the CLI does.
+func stateDir(h policy.Host) string {
+	if d := h.XDGStateHome; filepath.IsAbs(d) {
+		return filepath.Join(d, "cordon")
+	}
+	return filepath.Join(h.Home, ".local", "state", "cordon")
+}
+
+// Policy returns the effective policy (do not modify it).
+func (s *Sandbox) Policy() *policy.Policy { return s.pol }
+
+// Backend names the backend that enforces the policy: "bwrap", or "none"
+// in mode off.
+func (s *Sandbox) Backend() string {
+	if s.pol.Mode == policy.ModeOff {
+		return plan.BackendNone
+	}
+	return plan.BackendBwrap
+}
+
+// plan builds the plan for argv run from dir.
+func (s *Sandbox) plan(argv []string, dir string) (*plan.Plan, error) {
+	cwd := dir
+	if cwd == "" {
+		cwd = s.host.Cwd
+	} else if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(s.host.Cwd, cwd)
+	}
+	return plan.Build(s.pol, argv, plan.Options{
+		Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir,
+	})
+}
+
+// argv is the command line of cmd, with cmd.Path as the program when it
+// was resolved by exec.Command.
+func argv(cmd *exec.Cmd) ([]string, error) {
+	if len(cmd.Args) == 0 {
+		if cmd.Path == "" {
+			return nil, errors.New("sandbox: the command is empty")
+		}
+		return []string{cmd.Path}, nil
+	}
+	a := append([]string(nil), cmd.Args...)
+	if cmd.Path != "" && filepath.IsAbs(cmd.Path) {
+		a[0] = cmd.Path
+	}
+	return a, nil
+}
+
+// Run starts cmd in the sandbox and waits for it. cmd's Stdin, Stdout,
+// Stderr, Env and Dir are kept (a nil Env means the policy's environment
+// allowlist). A non-nil error means the command did not run; otherwise the
+// Result carries its exit status. Cancelling ctx kills the whole sandbox.
+func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error) {
+	if cmd.Process != nil {
+		return nil, errors.New("sandbox: Run: the command was already started")
+	}
+	if err := s.claim(cmd); err != nil {
+		return nil, err
+	}
+	a, err := argv(cmd)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := s.plan(a, cmd.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if cmd.Env != nil && pl.Backend == plan.BackendBwrap {
+		pl.Env = cmd.Env
+	}
+	return launch.Run(ctx, pl, launch.Stdio{Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr})
+}
+
+// Wrap rewrites cmd so that Start runs it in the sandbox: cmd.Path and
+// cmd.Args become bubblewrap's, with the original command inside. Stdin,
+// Stdout, Stderr, Env, Dir and SysProcAttr are kept. A command can be
+// wrapped once: a second Wrap is an error. Wrap does not forward signals
+// or enforce the timeout (Run does): the caller owns the process. Call
+// Close once wrapped commands have finished.
+func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
+	if cmd.Process != nil {
+		return errors.New("sandbox: Wrap: the command was already started")
+	}
+	if err := s.claim(cmd); err != nil {
+		return err
+	}
+	if len(cmd.ExtraFiles) > 0 {
+		return errors.New("sandbox: Wrap: commands with ExtraFiles are not supported (descriptors 3 to 6 carry the sandbox's own)")
+	}
+	a, err := argv(cmd)
+	if err != nil {
+		return err
+	}
+	pl, err := s.plan(a, cmd.Dir)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if pl.Backend == plan.BackendNone {
+		return nil // mode off: run as is
+	}
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return fmt.Errorf("sandbox: opening the helper binary: %w", err)
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		exe.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	spec, err := json.Marshal(pl.Spec)
+	if err == nil {
+		_, err = specW.Write(spec) // small: fits the pipe buffer
+	}
+	specW.Close()
+	if err != nil {
+		exe.Close()
+		specR.Close()
+		return fmt.Errorf("sandbox: writing the helper spec: %w", err)
+	}
+	lock, err := launch.LockWorkspace(pl)
+	if err != nil {
+		exe.Close()
+		specR.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	var stderr *os.File
+	if f, ok := cmd.Stderr.(*os.File); ok {
+		stderr = f
+	}
+	if cmd.Env == nil {
+		cmd.Env = pl.Env
+	}
+	cmd.Path = pl.Argv[0]
+	cmd.Args = pl.Argv
+	cmd.Dir = ""
+	cmd.ExtraFiles = []*os.File{exe, specR, nil, stderr}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &unix.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
+	s.mu.Lock()
+	s.fds = append(s.fds, exe, specR)
+	s.locks = append(s.locks, lock)
+	s.mu.Unlock()
+	return nil
+}
+
+// claim records that cmd belongs to this sandbox, once.
+func (s *Sandbox) claim(cmd *exec.Cmd) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("sandbox: the sandbox is closed")
+	}
+	if s.wrapped[cmd] {
+		return errors.New("sandbox: this command was already wrapped or run; create a new exec.Cmd")
+	}
+	s.wrapped[cmd] = true
+	return nil
+}
+
+// Close releases descriptors held for wrapped commands and removes the
+// empty placeholders bwrap created for missing protected paths. Call it
+// after every wrapped command has finished; a sandbox still running would
+// lose those read-only mounts.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, f := range s.fds {
+		f.Close()
+	}
+	for _, l := range s.locks {
+		l.Release()
+	}
+	return nil
+}

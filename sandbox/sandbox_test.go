@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	// The test binary is also the helper inside the sandbox.
+	Init()
+	os.Exit(m.Run())
+}
+
+// fakeHost points HOME and the XDG directories at a temporary tree with a
+// secret in it, and returns the workspace.
+func fakeHost(t *testing.T) (home, ws string) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap missing under CI=true")
+		}
+		t.Skip("bubblewrap is not installed (apt-get install bubblewrap)")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home = filepath.Join(dir, "home")
+	ws = filepath.Join(home, "proj")
+	for _, d := range []string{filepath.Join(home, ".ssh"), ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("SECRET-KEY-31"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	return home, ws
+}
+
+func TestRun(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Backend() != "bwrap" {
+		t.Errorf("backend %q", sb.Backend())
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.Command("sh", "-c", `echo hi; echo data > made; cat "$HOME/.ssh/id_rsa"; touch "$HOME/x"; exit 3`)
+	cmd.Dir = ws
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	res, err := sb.Run(context.Background(), cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 3 || out.String() != "hi\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", res.ExitCode, out.String(), errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), "SECRET-KEY-31") || !strings.Contains(errb.String(), "Permission denied") {
+		t.Errorf("secret not denied: %q", errb.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "made")); err != nil || string(b) != "data\n" {
+		t.Errorf("workspace write: %q %v", b, err)
+	}
+	if res.Usage.Wall <= 0 {
+		t.Errorf("usage not filled: %+v", res.Usage)
+	}
+	if _, err := sb.Run(context.Background(), cmd); err == nil {
+		t.Error("running the same exec.Cmd twice must fail")
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := sb.Run(context.Background(), exec.Command("sh", "-c", "sleep 30 & sleep 31"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.ExitCode != 124 || time.Since(start) > 10*time.Second {
+		t.Fatalf("timeout: %+v after %s", res, time.Since(start))
+	}
+}
+
+func TestWrap(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(ws)
+	var out bytes.Buffer
+	cmd := exec.Command("sh", "-c", `echo wrapped; echo x > ok; touch /etc/cordon-x 2>&1; mkdir .vscode 2>&1; true`)
+	cmd.Dir = ws
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := sb.Wrap(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Wrap(cmd); err == nil || !strings.Contains(err.Error(), "already wrapped") {
+		t.Fatalf("second Wrap: %v", err)
+	}
+	if !strings.HasSuffix(cmd.Path, "bwrap") {
+		t.Fatalf("Wrap did not rewrite the command: %s", cmd.Path)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	if !strings.Contains(got, "wrapped") || !strings.Contains(got, "Read-only file system") {
+		t.Errorf("output %q", got)
+	}
+	if _, err := os.Stat("/etc/cordon-x"); err == nil {
+		t.Error("a wrapped command wrote /etc")
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadDir(ws)
+	if len(after) != len(before)+1 { // only "ok"
+		var names []string
+		for _, e := range after {
+			names = append(names, e.Name())
+		}
+		t.Errorf("workspace after Close: %q (placeholders left?)", names)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	_, ws := fakeHost(t)
+	tests := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"loopback", []Option{WithNetwork(NetworkLoopback)}, "loopback is not built yet"},
+		{"bad profile", []Option{WithProfile("nope")}, "nope"},
+		{"relative workspace missing", []Option{WithWorkspace(filepath.Join(ws, "missing"))}, "missing"},
+		{"bad network", []Option{WithNetwork(NetworkPolicy(9))}, "unknown network policy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(append([]Option{WithWorkspace(ws)}, tc.opts...)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestExampleProgram(t *testing.T) {
+	_, ws := fakeHost(t)
+	bin := filepath.Join(t.TempDir(), "agenthost")
+	build := exec.Command("go", "build", "-o", bin, "../examples/agenthost")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "HOME="+os.Getenv("HOME"))
+	if out, err := build.CombinedOutput(); err != nil {
+		if _, lerr := exec.LookPath("go"); lerr != nil && os.Getenv("CI") != "true" {
+			t.Skip("no go toolchain on PATH to build the example")
+		}
+		t.Fatalf("building the example: %v\n%s", err, out)
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, "-workspace", ws, "--", "sh", "-c", `cat "$HOME/.ssh/id_rsa"; echo fine > result.txt; exit 5`)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 5 {
+		t.Fatalf("exit: %v\n%s", err, errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), "SECRET-KEY-31") || !strings.Contains(errb.String(), "backend bwrap") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "result.txt")); err != nil || string(b) != "fine\n" {
+		t.Errorf("result.txt: %q %v", b, err)
+	}
+}
