@@ -151,7 +151,7 @@ type Sandbox struct {
 
 	mu      sync.Mutex
 	wrapped map[*exec.Cmd]bool
-	fds     []*os.File // descriptors handed to wrapped commands
+	fds     []*os.File              // descriptors handed to wrapped commands
 	locks   []*launch.WorkspaceLock // held for wrapped commands
 	closed  bool
 }
