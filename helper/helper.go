@@ -28,6 +28,9 @@ import (
 const (
 	// MsgReady is sent just before exec.
 	MsgReady = 'R'
+	// MsgGo is the host's answer to MsgReady when the helper must wait
+	// (Spec.WaitGo) until the sandbox is in its cgroup.
+	MsgGo = 'G'
 	// MsgExecFailed is followed by the exit status (126 or 127) and a
 	// message, as "E127 msg".
 	MsgExecFailed = 'E'
@@ -107,6 +110,12 @@ func Main(args []string) int {
 		msg := append([]byte{MsgReady}, strings.Join(notes, "\n")...)
 		if err := unix.Sendmsg(plan.FdStatus, msg, cred, nil, 0); err != nil {
 			return fail(125, "helper: reporting readiness: %v", err)
+		}
+		if spec.WaitGo {
+			var b [1]byte
+			if n, err := unix.Read(plan.FdStatus, b[:]); err != nil || n != 1 || b[0] != MsgGo {
+				return fail(125, "helper: the host did not release the sandbox (%v)", err)
+			}
 		}
 	}
 	err = unix.Exec(path, args, os.Environ())

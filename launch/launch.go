@@ -93,6 +93,22 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	}
 	defer lock.release()
 
+	group, notes, err := newGroup(pl)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	if group != nil {
+		defer group.Close()
+	}
+	for _, n := range notes {
+		res.Degraded = append(res.Degraded, n)
+		if stdio.Stderr != nil {
+			fmt.Fprintln(stdio.Stderr, "cordon: degraded: "+n)
+		}
+	}
+	spec := pl.Spec
+	spec.WaitGo = group != nil
+
 	exe, err := os.Open("/proc/self/exe")
 	if err != nil {
 		return nil, &SetupError{fmt.Errorf("opening cordon's own binary: %w", err)}
@@ -103,13 +119,13 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 		return nil, &SetupError{fmt.Errorf("creating spec pipe: %w", err)}
 	}
 	defer specR.Close()
-	spec, err := json.Marshal(pl.Spec)
+	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		specW.Close()
 		return nil, &SetupError{fmt.Errorf("encoding helper spec: %w", err)}
 	}
 	go func() {
-		_, _ = specW.Write(spec)
+		_, _ = specW.Write(specJSON)
 		specW.Close()
 	}()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -264,7 +280,13 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	}
 	setupTimer := time.NewTimer(readyTimeout)
 	defer setupTimer.Stop()
-	killAll := func() { _ = cmd.Process.Signal(syscall.SIGKILL) }
+	var groupErr error
+	killAll := func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		if group != nil {
+			_ = group.Kill()
+		}
+	}
 	onStatus := func(st status, ok bool) {
 		if !ok {
 			stc = nil
@@ -274,6 +296,16 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 			ready = true
 			cmdPid = st.pid
 			setupTimer.Stop()
+			if group != nil {
+				// The helper waits for this before exec.
+				if err := enterGroup(group, cmd.Process.Pid, cmdPid); err != nil {
+					groupErr = err
+					killAll()
+				} else if _, err := statusHost.Write([]byte{helper.MsgGo}); err != nil {
+					groupErr = fmt.Errorf("releasing the helper: %w", err)
+					killAll()
+				}
+			}
 			for _, d := range st.degraded {
 				res.Degraded = append(res.Degraded, d)
 				if stdio.Stderr != nil {
@@ -343,6 +375,10 @@ loop:
 	<-stderrDone
 	term.wait()
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
+	groupUsage(group, &res.Usage)
+	if groupErr != nil {
+		return nil, &SetupError{groupErr}
+	}
 	if !ready && execErr == nil {
 		return nil, &SetupError{setupFailure(bwErr.String(), waitErr)}
 	}

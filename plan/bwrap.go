@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
 )
@@ -127,7 +128,8 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	if p.Timeout > 0 {
 		b.plan.Timeout = p.Timeout.String()
 	}
-	b.plan.Degraded = append(b.plan.Degraded, rlimitCaveats(p)...)
+	b.plan.Limits = limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds}
+	b.plan.Strict = p.Mode == policy.ModeStrict
 	return b.plan, nil
 }
 

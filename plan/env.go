@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -70,13 +69,4 @@ func buildSpec(p *policy.Policy) Spec {
 		add("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, uint64(r.MaxFileSizeMB)<<20)
 	}
 	return s
-}
-
-// rlimitCaveats says which limits are weaker than the policy asks.
-func rlimitCaveats(p *policy.Policy) []string {
-	var out []string
-	if p.Resources.MaxProcesses > 0 && os.Geteuid() == 0 {
-		out = append(out, fmt.Sprintf("max_processes %d is not enforced: the kernel exempts root from RLIMIT_NPROC and cgroup v2 limits are not built yet; run cordon as a normal user", p.Resources.MaxProcesses))
-	}
-	return out
 }

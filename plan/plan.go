@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -68,6 +69,12 @@ type Plan struct {
 	// Interactive is set when the launcher gives the command a private
 	// pseudo-terminal (Options.Interactive).
 	Interactive bool `json:"interactive,omitempty"`
+	// Limits are the resource limits the launcher enforces with a cgroup
+	// when it can (the helper's rlimits apply in any case).
+	Limits limits.Limits `json:"limits"`
+	// Strict refuses to run when anything would be degraded, including
+	// what the launcher finds out only at run time.
+	Strict bool `json:"strict,omitempty"`
 	// Timeout, copied from the policy, is enforced by the launcher.
 	Timeout string `json:"timeout,omitempty"`
 	// StateDir is where the launcher keeps locks and placeholder records.
@@ -83,6 +90,11 @@ type Spec struct {
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 	// Landlock are the Landlock rules the helper applies, or nil.
 	Landlock *landlock.Rules `json:"landlock,omitempty"`
+	// WaitGo makes the helper wait, after reporting readiness, for a go
+	// byte from the host before it execs the command: the host first moves
+	// the sandbox into its cgroup, so nothing the command starts escapes
+	// the limits.
+	WaitGo bool `json:"wait_go,omitempty"`
 	// Seccomp is the seccomp filter to install last: "standard", "strict",
 	// or "" for none.
 	Seccomp string `json:"seccomp,omitempty"`

@@ -57,4 +57,16 @@ type Usage struct {
 	System time.Duration `json:"system_cpu_ns"`
 	// MaxRSSKB is the largest resident set size of any process, in KiB.
 	MaxRSSKB int64 `json:"max_rss_kb"`
+	// PeakMemoryKB is the whole sandbox's peak memory, in KiB, when it ran
+	// in a cgroup.
+	PeakMemoryKB int64 `json:"peak_memory_kb,omitempty"`
+	// PeakProcesses is the most tasks the sandbox had at once (cgroup).
+	PeakProcesses int `json:"peak_processes,omitempty"`
+	// ForkFailures counts forks refused by the process limit (cgroup).
+	ForkFailures int `json:"fork_failures,omitempty"`
+	// OOMKills counts processes killed for exceeding the memory limit.
+	OOMKills int `json:"oom_kills,omitempty"`
+	// Cgroup names the cgroup kind that enforced the limits ("cgroup2",
+	// "cgroup1"), or is empty when only rlimits applied.
+	Cgroup string `json:"cgroup,omitempty"`
 }

@@ -109,16 +109,17 @@ func (a *asm) assemble() ([]unix.SockFilter, error) {
 }
 
 const (
-	ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-	jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-	jsetK  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
-	retK   = unix.BPF_RET | unix.BPF_K
-	labAll = "allow"
-	labDen = "deny"
-	labNos = "enosys"
-	labNU  = "newuser"
-	labIoc = "ioctl"
-	labPer = "personality"
+	ldAbs   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	jeqK    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	jsetK   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	retK    = unix.BPF_RET | unix.BPF_K
+	labAll  = "allow"
+	labDen  = "deny"
+	labNos  = "enosys"
+	labNU   = "newuser"
+	labIoc  = "ioctl"
+	labPer  = "personality"
+	labSock = "socket"
 )
 
 func denied(strict bool) []sysEntry {
@@ -137,6 +138,22 @@ func unsupported() error {
 // (see the package documentation for what it denies). It fails on
 // architectures other than amd64 and arm64.
 func Filter(strict bool) ([]unix.SockFilter, error) {
+	return FilterWith(Options{Strict: strict})
+}
+
+// Options select the filter's extra rules.
+type Options struct {
+	// Strict adds the strict-mode list.
+	Strict bool
+	// DenyNetwork refuses socket(2) for AF_INET, AF_INET6 and AF_PACKET
+	// with EPERM: the Landlock-only backend has no network namespace, and
+	// Landlock's TCP rules do not cover UDP, raw sockets or MPTCP.
+	DenyNetwork bool
+}
+
+// FilterWith builds the program for o (see Filter).
+func FilterWith(o Options) ([]unix.SockFilter, error) {
+	strict := o.Strict
 	if !archSupported {
 		return nil, unsupported()
 	}
@@ -157,7 +174,19 @@ func Filter(strict bool) ([]unix.SockFilter, error) {
 	a.jmp(jeqK, sysUnshare, labNU, "")
 	a.jmp(jeqK, sysIoctl, labIoc, "")
 	a.jmp(jeqK, sysPersonality, labPer, "")
+	if o.DenyNetwork {
+		a.jmp(jeqK, unix.SYS_SOCKET, labSock, "")
+	}
 	a.stmt(retK, retAllow)
+
+	if o.DenyNetwork {
+		// socket: args[0] is the address family.
+		a.label(labSock)
+		a.stmt(ldAbs, offArgLow(0))
+		a.jmp(jeqK, unix.AF_INET, labDen, "")
+		a.jmp(jeqK, unix.AF_INET6, labDen, "")
+		a.jmp(jeqK, unix.AF_PACKET, labDen, labAll)
+	}
 
 	// clone and unshare: args[0] are the flags.
 	a.label(labNU)
@@ -200,7 +229,12 @@ func Filter(strict bool) ([]unix.SockFilter, error) {
 // error wrapping ErrNoTSYNC (see there). Any other failure returns an error
 // and leaves no filter installed.
 func Install(strict bool) error {
-	prog, err := Filter(strict)
+	return InstallWith(Options{Strict: strict})
+}
+
+// InstallWith installs the filter for o, as Install does.
+func InstallWith(o Options) error {
+	prog, err := FilterWith(o)
 	if err != nil {
 		return err
 	}
@@ -241,6 +275,12 @@ func Install(strict bool) error {
 // syscall or rule, in filter order (for `cordon policy --explain`). It
 // returns nil on unsupported architectures.
 func Describe(strict bool) []string {
+	return DescribeWith(Options{Strict: strict})
+}
+
+// DescribeWith lists what the filter for o denies.
+func DescribeWith(o Options) []string {
+	strict := o.Strict
 	if !archSupported {
 		return nil
 	}
@@ -251,11 +291,15 @@ func Describe(strict bool) []string {
 	for _, s := range denied(strict) {
 		out = append(out, s.name)
 	}
-	return append(out,
+	out = append(out,
 		"clone3 (ENOSYS, so libc falls back to clone)",
 		"clone with CLONE_NEWUSER",
 		"unshare with CLONE_NEWUSER",
 		"ioctl TIOCSTI and TIOCLINUX",
 		"personality other than PER_LINUX, PER_LINUX32, UNAME26 and the 0xffffffff query",
 	)
+	if o.DenyNetwork {
+		out = append(out, "socket for AF_INET, AF_INET6 and AF_PACKET")
+	}
+	return out
 }

@@ -16,3 +16,17 @@ func Install(strict bool) error {
 func Describe(strict bool) []string {
 	return nil
 }
+
+// Options select the filter's extra rules (see the Linux build).
+type Options struct {
+	// Strict adds the strict-mode list.
+	Strict bool
+	// DenyNetwork refuses internet and packet sockets.
+	DenyNetwork bool
+}
+
+// InstallWith always fails: seccomp exists only on Linux.
+func InstallWith(o Options) error { return Install(o.Strict) }
+
+// DescribeWith returns nil: seccomp exists only on Linux.
+func DescribeWith(o Options) []string { return nil }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/launch"
+	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
@@ -64,12 +65,11 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s; see 'cordon %s --help'", err, c.Name())
 	})
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCP())
 	for _, nb := range []struct{ name, short, what string }{
 		{"test", "run CMD confined and report what was denied", "needs the violation monitor"},
 		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
 		{"violations", "recent denials from the audit log", "needs the violation monitor"},
-		{"mcp", "MCP server on stdio exposing confined tools", "comes with the workspace file API"},
 		{"shell", "interactive confined shell", "needs /sandbox commands; use cordon run -- bash meanwhile"},
 	} {
 		root.AddCommand(&cobra.Command{
@@ -292,22 +292,36 @@ func enforced(r *probe.Report) []enforcement {
 		}
 		return "not built yet"
 	}
-	nproc := "RLIMIT_NPROC per user"
-	if r.Root {
-		nproc = "RLIMIT_NPROC is not enforced for root (run as a normal user)"
-	}
+	limitState, limitDetail := limitsState(r)
 	return []enforcement{
 		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths read-only (bubblewrap mounts)"},
 		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies"},
 		{"network", st(true), "deny (empty network namespace) or open"},
 		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125"},
 		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal"},
-		{"resource limits", "partial", "rlimits: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, " + nproc + "; cgroup v2 limits are not built yet"},
+		{"resource limits", limitState, limitDetail},
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more"},
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)"},
 		{"landlock-only backend", st(false), "hosts without user namespaces cannot run cordon yet"},
 		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)"},
 	}
+}
+
+// limitsState says how process and memory limits are enforced here: it
+// creates (and removes) a cgroup the way cordon run would.
+func limitsState(r *probe.Report) (string, string) {
+	g, err := limits.New("status", limits.Limits{MaxProcesses: 1 << 20, MaxMemoryMB: 1 << 20})
+	if g != nil {
+		defer g.Close()
+	}
+	if err == nil && g.Kind() != limits.KindNone {
+		return "enforced", fmt.Sprintf("%s: pids and memory limits for the whole sandbox tree; RLIMIT_CPU and RLIMIT_FSIZE per process", g.Kind())
+	}
+	detail := fmt.Sprintf("no usable cgroup (%v): rlimits only: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, RLIMIT_NPROC per user", err)
+	if r.Root {
+		return "degraded", detail + "; root is exempt from RLIMIT_NPROC, so the process limit is not enforced"
+	}
+	return "partial", detail
 }
 
 // landlockState says whether the helper's Landlock rules take effect here.

@@ -102,7 +102,7 @@ func TestMainErrors(t *testing.T) {
 		{[]string{"run"}, "no command given"},
 		{[]string{"run", "--bogus", "--", "true"}, "unknown flag: --bogus"},
 		{[]string{"test", "--", "true"}, "cordon test is not built yet"},
-		{[]string{"mcp"}, "cordon mcp is not built yet"},
+		{[]string{"shell"}, "cordon shell is not built yet"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

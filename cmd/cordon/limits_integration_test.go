@@ -1,0 +1,80 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestResourceBombs runs a fork bomb, a memory bomb and a disk-filling write
+// under small limits: each must end within its limit and quickly, leaving
+// the host responsive. As root on a host with writable cgroups the limits
+// are a cgroup's; as a normal user they are rlimits.
+func TestResourceBombs(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name   string
+		flags  []string
+		script string
+		check  func(t *testing.T, r runResult)
+	}{
+		{"fork bomb", []string{"--max-procs", "30", "--timeout", "20s"},
+			// Bounded: 300 sleepers if nothing stopped it.
+			`i=0; while [ $i -lt 300 ]; do sleep 3 & i=$((i+1)); done; wait`,
+			func(t *testing.T, r runResult) {
+				if !strings.Contains(r.stderr, "fork") {
+					t.Errorf("expected refused forks: %s", r)
+				}
+			}},
+		{"memory bomb", []string{"--max-memory", "64", "--timeout", "20s"},
+			// tail keeps the one endless line in memory.
+			`head -c 400000000 /dev/zero | tail -c 400000000 > /dev/null; echo "rc=$?"`,
+			func(t *testing.T, r runResult) {
+				if strings.Contains(r.stdout, "rc=0") {
+					t.Errorf("400 MB held under a 64 MB limit: %s", r)
+				}
+			}},
+		{"disk fill", []string{"--max-file-size", "1", "--timeout", "20s"},
+			`head -c 5000000 /dev/zero > big; echo "rc=$?"`,
+			func(t *testing.T, r runResult) {
+				if strings.Contains(r.stdout, "rc=0") {
+					t.Errorf("5 MB written under a 1 MB limit: %s", r)
+				}
+				fi, err := os.Stat(filepath.Join(e.ws, "big"))
+				if err != nil || fi.Size() > 1<<20 {
+					t.Errorf("file size %v (%v), want <= 1 MiB", fi, err)
+				}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := e.sh(tc.script, tc.flags...)
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("took %s", d)
+			}
+			if r.code == 124 {
+				t.Fatalf("the limit did not stop it; the timeout did: %s", r)
+			}
+			tc.check(t, r)
+			// The host is still responsive.
+			probe := time.Now()
+			if q := e.sh("true"); q.code != 0 || time.Since(probe) > 5*time.Second {
+				t.Fatalf("host not responsive after the bomb: %s", q)
+			}
+		})
+	}
+}
+
+// TestRunJSONUsage checks that --json reports the run's resource usage.
+func TestRunJSONUsage(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("run", "--json", "--", "sh", "-c", "exit 4")
+	if r.code != 4 || !strings.Contains(r.stderr, `"exit_code":4`) || !strings.Contains(r.stderr, `"wall_ns"`) || !strings.Contains(r.stderr, `"max_rss_kb"`) {
+		t.Fatalf("--json: %s", r)
+	}
+}

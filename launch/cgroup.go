@@ -1,0 +1,94 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/limits"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// newGroup creates the cgroup that holds the sandbox, when the plan has
+// process or memory limits and the host lets cordon create one. It returns
+// the run-time degradations (what the rlimits fallback cannot enforce),
+// and refuses in strict mode when there are any.
+func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
+	l := pl.Limits
+	if l.MaxProcesses == 0 && l.MaxMemoryMB == 0 {
+		return nil, nil, nil
+	}
+	g, err := limits.New(fmt.Sprintf("run-%d", os.Getpid()), l)
+	var notes []string
+	switch {
+	case errors.Is(err, limits.ErrUnavailable):
+		if l.MaxProcesses > 0 && os.Geteuid() == 0 {
+			notes = append(notes, fmt.Sprintf("max_processes %d is not enforced: no usable cgroup (%v) and the kernel exempts root from RLIMIT_NPROC; run cordon as a normal user or in a delegated cgroup", l.MaxProcesses, err))
+		}
+	case err != nil:
+		return nil, nil, fmt.Errorf("creating the resource-limit cgroup: %w", err)
+	}
+	if pl.Strict && len(notes) > 0 {
+		g.Close()
+		return nil, nil, fmt.Errorf("strict mode refuses to run degraded: %s", notes[0])
+	}
+	if g != nil && g.Kind() == limits.KindNone {
+		g.Close()
+		g = nil
+	}
+	return g, notes, nil
+}
+
+// enterGroup moves the sandbox into g: bwrap (outer), bwrap's init inside
+// the pid namespace, and the helper, which has not exec'd the command yet.
+// Everything the command starts is born inside.
+func enterGroup(g *limits.Group, outer, helper int) error {
+	pids := []int{outer}
+	if pp, err := parentPid(helper); err == nil && pp != outer {
+		pids = append(pids, pp)
+	}
+	pids = append(pids, helper)
+	for _, pid := range pids {
+		if err := g.Add(pid); err != nil {
+			return fmt.Errorf("moving the sandbox into its cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// parentPid reads the parent of pid from /proc/PID/stat.
+func parentPid(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, errors.New("malformed stat")
+	}
+	return strconv.Atoi(f[1])
+}
+
+// groupUsage folds the cgroup's accounting into the run's usage.
+func groupUsage(g *limits.Group, u *result.Usage) {
+	if g == nil {
+		return
+	}
+	gu, err := g.Usage()
+	if err != nil {
+		return
+	}
+	u.PeakMemoryKB = int64(gu.PeakMemoryBytes / 1024)
+	u.PeakProcesses = gu.PeakProcesses
+	u.ForkFailures = gu.ForkFailures
+	u.OOMKills = gu.OOMKills
+	u.Cgroup = string(g.Kind())
+}

@@ -1,0 +1,649 @@
+package limits
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// v1Controllers are the v1 hierarchies a cgroup1 Group uses, in order.
+// pids and memory are required (when their limit is set); cpuacct is used
+// for CPU accounting when writable.
+var v1Controllers = []string{"pids", "memory", "cpuacct"}
+
+// Timing of Kill and Close: retries with short sleeps, bounded well under
+// the 2 s the launcher can afford.
+const (
+	retrySleep  = 10 * time.Millisecond
+	killBudget  = 1500 * time.Millisecond
+	rmdirBudget = 1500 * time.Millisecond
+)
+
+// host is what New reads from /proc; tests may substitute it.
+type host struct {
+	mountinfo []byte
+	cgroup    []byte
+}
+
+func readHost() (host, error) {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return host{}, err
+	}
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return host{}, err
+	}
+	return host{mountinfo: mi, cgroup: cg}, nil
+}
+
+// cgMount is one cgroup or cgroup2 mount.
+type cgMount struct {
+	root, point, fstype string
+	opts                []string // super options (v1: the controllers)
+}
+
+func parseMounts(data []byte) []cgMount {
+	var out []cgMount
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		i := slices.Index(f, "-")
+		if i < 5 || len(f) < i+4 {
+			continue
+		}
+		fstype := f[i+1]
+		if fstype != "cgroup" && fstype != "cgroup2" {
+			continue
+		}
+		out = append(out, cgMount{
+			root:   unescape(f[3]),
+			point:  unescape(f[4]),
+			fstype: fstype,
+			opts:   strings.Split(f[i+3], ","),
+		})
+	}
+	return out
+}
+
+// unescape undoes mountinfo's octal escapes (\040 for a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// selfPaths parses /proc/self/cgroup: "0::/path" for v2 (key ""), and
+// "N:ctrl1,ctrl2:/path" for v1 (one key per controller).
+func selfPaths(data []byte) map[string]string {
+	out := map[string]string{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			out[""] = parts[2]
+			continue
+		}
+		for c := range strings.SplitSeq(parts[1], ",") {
+			out[c] = parts[2]
+		}
+	}
+	return out
+}
+
+// dirFor maps a cgroup path of /proc/self/cgroup to a directory under m.
+func dirFor(m cgMount, cg string) (string, bool) {
+	rel, err := filepath.Rel(m.root, cg)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.Join(m.point, rel), true
+}
+
+// New creates the cgroup of one sandbox run. name identifies the run (it
+// is sanitised and made unique with our pid and a random suffix, so two
+// runs never share a group). When no cgroup can be used New returns a
+// Group of KindNone and an *UnavailableError; other errors mean the
+// arguments were invalid.
+func New(name string, l Limits) (*Group, error) {
+	if l.MaxProcesses < 0 || l.MaxMemoryMB < 0 || l.MaxCPUSeconds < 0 {
+		return nil, fmt.Errorf("limits: negative limit in %+v", l)
+	}
+	h, err := readHost()
+	if err != nil {
+		g := &Group{kind: KindNone, limits: l, fd: -1, reasons: []string{fmt.Sprintf("cannot read /proc: %v", err)}}
+		return g, &UnavailableError{Reasons: g.reasons}
+	}
+	return newFrom(h, name, l)
+}
+
+func newFrom(h host, name string, l Limits) (*Group, error) {
+	base, err := uniqueName(name)
+	if err != nil {
+		return nil, err
+	}
+	mounts := parseMounts(h.mountinfo)
+	self := selfPaths(h.cgroup)
+	var reasons []string
+	g, err := tryV2(mounts, self, base, l)
+	if err == nil {
+		return g, nil
+	}
+	reasons = append(reasons, "cgroup2: "+err.Error())
+	g, err = tryV1(mounts, self, base, l)
+	if err == nil {
+		return g, nil
+	}
+	reasons = append(reasons, "cgroup1: "+err.Error())
+	g = &Group{kind: KindNone, name: base, limits: l, fd: -1, reasons: reasons}
+	return g, &UnavailableError{Reasons: reasons}
+}
+
+// uniqueName is cordon-<name>-<pid>-<8 hex>.
+func uniqueName(name string) (string, error) {
+	var b strings.Builder
+	for _, r := range name {
+		if b.Len() >= 32 {
+			break
+		}
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", fmt.Errorf("limits: random name: %w", err)
+	}
+	s := "cordon-"
+	if n := strings.Trim(b.String(), "."); n != "" {
+		s += n + "-"
+	}
+	return s + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:]), nil
+}
+
+// needed lists the controllers a group requires: memory and pids, for
+// their limits and for the accounting Usage reports, even when the limit
+// itself is zero.
+func needed(Limits) []string { return []string{"memory", "pids"} }
+
+func tryV2(mounts []cgMount, self map[string]string, base string, l Limits) (*Group, error) {
+	var m *cgMount
+	for i := range mounts {
+		if mounts[i].fstype == "cgroup2" {
+			m = &mounts[i]
+			break
+		}
+	}
+	if m == nil {
+		return nil, errors.New("no cgroup2 mount")
+	}
+	cg, ok := self[""]
+	if !ok {
+		return nil, errors.New("no 0:: entry in /proc/self/cgroup")
+	}
+	parent, ok := dirFor(*m, cg)
+	if !ok {
+		return nil, fmt.Errorf("our cgroup %s is outside the cgroup2 mount at %s", cg, m.point)
+	}
+	avail := readFields(filepath.Join(parent, "cgroup.controllers"))
+	var missing []string
+	for _, c := range needed(l) {
+		if !slices.Contains(avail, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("controllers %s not available in %s", strings.Join(missing, ", "), parent)
+	}
+	if err := unix.Access(parent, unix.W_OK); err != nil {
+		return nil, fmt.Errorf("%s is not writable: %v", parent, err)
+	}
+	// Enable what the leaf needs (and what is merely useful) in the
+	// parent's subtree_control. This fails with EBUSY when the parent
+	// holds processes (the "no internal processes" rule): then we cannot
+	// use it without moving processes we do not own.
+	enabled := readFields(filepath.Join(parent, "cgroup.subtree_control"))
+	// cpu.stat exists without the cpu controller, so only these two are
+	// enabled.
+	for _, c := range needed(l) {
+		if slices.Contains(enabled, c) {
+			continue
+		}
+		if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), "+"+c); err != nil {
+			hint := ""
+			if errors.Is(err, unix.EBUSY) {
+				hint = " (our cgroup has processes in it; run cordon in a delegated scope, e.g. systemd-run --user --scope -p Delegate=yes)"
+			}
+			return nil, fmt.Errorf("cannot enable %s in %s/cgroup.subtree_control: %v%s", c, parent, err, hint)
+		}
+	}
+	dir := filepath.Join(parent, base)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create %s: %v", dir, err)
+	}
+	g := &Group{kind: KindCgroup2, name: base, limits: l, dir: dir, fd: -1}
+	fail := func(err error) (*Group, error) {
+		_ = unix.Rmdir(dir)
+		return nil, err
+	}
+	if l.MaxProcesses > 0 {
+		if err := writeFile(filepath.Join(dir, "pids.max"), strconv.Itoa(l.MaxProcesses)); err != nil {
+			return fail(fmt.Errorf("pids.max: %v", err))
+		}
+	}
+	if l.MaxMemoryMB > 0 {
+		if err := writeFile(filepath.Join(dir, "memory.max"), strconv.FormatUint(uint64(l.MaxMemoryMB)<<20, 10)); err != nil {
+			return fail(fmt.Errorf("memory.max: %v", err))
+		}
+		if exists(filepath.Join(dir, "memory.swap.max")) {
+			if err := writeFile(filepath.Join(dir, "memory.swap.max"), "0"); err == nil {
+				g.noSwap = true
+			}
+		}
+	}
+	if err := unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK); err != nil {
+		return fail(fmt.Errorf("%s/cgroup.procs is not writable: %v", dir, err))
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		g.fd = fd
+	}
+	return g, nil
+}
+
+func tryV1(mounts []cgMount, self map[string]string, base string, l Limits) (*Group, error) {
+	g := &Group{kind: KindCgroup1, name: base, limits: l, dirs: map[string]string{}, fd: -1}
+	var created []string
+	fail := func(err error) (*Group, error) {
+		for _, d := range created {
+			_ = unix.Rmdir(d)
+		}
+		return nil, err
+	}
+	for _, c := range v1Controllers {
+		required := c != "cpuacct"
+		dir, err := v1Dir(mounts, self, c, base)
+		if err == nil {
+			err = os.Mkdir(dir, 0o755)
+			if err != nil {
+				err = fmt.Errorf("cannot create %s: %v", dir, err)
+			}
+		}
+		if err != nil {
+			if required {
+				return fail(err)
+			}
+			continue
+		}
+		created = append(created, dir)
+		g.dirs[c] = dir
+	}
+	if d, ok := g.dirs["pids"]; ok && l.MaxProcesses > 0 {
+		if err := writeFile(filepath.Join(d, "pids.max"), strconv.Itoa(l.MaxProcesses)); err != nil {
+			return fail(fmt.Errorf("pids.max: %v", err))
+		}
+	}
+	if d, ok := g.dirs["memory"]; ok && l.MaxMemoryMB > 0 {
+		v := strconv.FormatUint(uint64(l.MaxMemoryMB)<<20, 10)
+		if err := writeFile(filepath.Join(d, "memory.limit_in_bytes"), v); err != nil {
+			return fail(fmt.Errorf("memory.limit_in_bytes: %v", err))
+		}
+		// memsw must be >= limit_in_bytes, so it is written second.
+		if exists(filepath.Join(d, "memory.memsw.limit_in_bytes")) {
+			if err := writeFile(filepath.Join(d, "memory.memsw.limit_in_bytes"), v); err != nil {
+				return fail(fmt.Errorf("memory.memsw.limit_in_bytes: %v", err))
+			}
+			g.memsw = true
+		}
+	}
+	return g, nil
+}
+
+// v1Dir is the directory for a new group base under our current cgroup in
+// the v1 hierarchy of controller c.
+func v1Dir(mounts []cgMount, self map[string]string, c, base string) (string, error) {
+	for _, m := range mounts {
+		if m.fstype != "cgroup" || !slices.Contains(m.opts, c) {
+			continue
+		}
+		cg, ok := self[c]
+		if !ok {
+			return "", fmt.Errorf("no %s entry in /proc/self/cgroup", c)
+		}
+		parent, ok := dirFor(m, cg)
+		if !ok {
+			return "", fmt.Errorf("our %s cgroup %s is outside the mount at %s", c, cg, m.point)
+		}
+		if err := unix.Access(parent, unix.W_OK); err != nil {
+			return "", fmt.Errorf("%s is not writable: %v", parent, err)
+		}
+		return filepath.Join(parent, base), nil
+	}
+	return "", fmt.Errorf("no cgroup v1 %s hierarchy mounted", c)
+}
+
+// FD returns an open descriptor of the group's directory for
+// SysProcAttr.UseCgroupFD/CgroupFD (clone3 with CLONE_INTO_CGROUP), so the
+// child starts inside the group with no window. Only cgroup v2 has one; it
+// stays valid until Close.
+func (g *Group) FD() (int, bool) {
+	if g.kind != KindCgroup2 || g.fd < 0 || g.closed {
+		return -1, false
+	}
+	return g.fd, true
+}
+
+// Add moves process pid (all its threads) into the group. Processes it
+// forks afterwards are born inside the group; processes it forked before
+// stay where they are, so call Add before the sandboxed command starts.
+func (g *Group) Add(pid int) error {
+	if pid <= 0 {
+		return fmt.Errorf("limits: invalid pid %d", pid)
+	}
+	s := strconv.Itoa(pid)
+	for _, d := range g.Paths() {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), s); err != nil {
+			return fmt.Errorf("limits: move pid %d into %s: %w", pid, d, err)
+		}
+	}
+	return nil
+}
+
+// Pids lists the processes currently in the group.
+func (g *Group) Pids() ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	var firstErr error
+	for _, d := range g.Paths() {
+		data, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) && firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		for f := range strings.FieldsSeq(string(data)) {
+			if p, err := strconv.Atoi(f); err == nil && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, firstErr
+}
+
+// Kill sends SIGKILL to every process in the group and waits (at most
+// about 1.5 s) until none is left. On cgroup v2 it uses cgroup.kill when
+// the kernel has it, which also catches processes forked meanwhile; else
+// it kills the listed pids repeatedly until the list stays empty (pids.max
+// bounds how many a fork bomb can add).
+func (g *Group) Kill() error {
+	if g.kind == KindNone || g.closed {
+		return nil
+	}
+	if g.kind == KindCgroup2 && exists(filepath.Join(g.dir, "cgroup.kill")) {
+		_ = writeFile(filepath.Join(g.dir, "cgroup.kill"), "1")
+	}
+	deadline := time.Now().Add(killBudget)
+	for {
+		pids, err := g.Pids()
+		if err != nil {
+			return fmt.Errorf("limits: kill: %w", err)
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, p := range pids {
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("limits: kill: %d processes still in the group after %v", len(pids), killBudget)
+		}
+		time.Sleep(retrySleep)
+	}
+}
+
+// Close kills what is left in the group (see Kill) and removes its
+// directories, retrying with short sleeps while the kernel still holds
+// them (total well under 2 s). It is safe to call more than once.
+func (g *Group) Close() error {
+	if g.kind == KindNone || g.closed {
+		return nil
+	}
+	killErr := g.Kill()
+	if g.fd >= 0 {
+		_ = unix.Close(g.fd)
+		g.fd = -1
+	}
+	var errs []error
+	deadline := time.Now().Add(rmdirBudget)
+	for _, d := range g.Paths() {
+		for {
+			err := unix.Rmdir(d)
+			if err == nil || errors.Is(err, unix.ENOENT) {
+				break
+			}
+			if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+				errs = append(errs, fmt.Errorf("limits: remove %s: %w", d, err))
+				break
+			}
+			time.Sleep(retrySleep)
+		}
+	}
+	g.closed = len(errs) == 0
+	if len(errs) > 0 && killErr != nil {
+		errs = append(errs, killErr)
+	}
+	return errors.Join(errs...)
+}
+
+// Usage reads what the group used so far. Values a kind cannot provide are
+// left zero and named in Usage.Missing; the error is only for a group that
+// is gone.
+func (g *Group) Usage() (Usage, error) {
+	var u Usage
+	switch g.kind {
+	case KindNone:
+		u.Missing = []string{"all (no cgroup)"}
+		return u, nil
+	case KindCgroup2:
+		if !exists(g.dir) {
+			return u, fmt.Errorf("limits: usage: %s is gone", g.dir)
+		}
+		d := g.dir
+		u.PeakMemoryBytes = readUint(&u, d, "memory.peak")
+		st := readKV(filepath.Join(d, "cpu.stat"))
+		if v, ok := st["usage_usec"]; ok {
+			u.CPUTotal = time.Duration(v) * time.Microsecond
+			u.CPUUser = time.Duration(st["user_usec"]) * time.Microsecond
+			u.CPUSystem = time.Duration(st["system_usec"]) * time.Microsecond
+		} else {
+			u.Missing = append(u.Missing, "cpu.stat")
+		}
+		u.Processes = int(readUint(&u, d, "pids.current"))
+		u.PeakProcesses = int(readUintOpt(d, "pids.peak"))
+		u.ForkFailures = int(readKV(filepath.Join(d, "pids.events"))["max"])
+		ev := readKV(filepath.Join(d, "memory.events"))
+		u.OOMKills = int(ev["oom_kill"])
+		u.MemoryLimitHits = int(ev["max"])
+	case KindCgroup1:
+		if d, ok := g.dirs["memory"]; ok {
+			u.PeakMemoryBytes = readUint(&u, d, "memory.max_usage_in_bytes")
+			oc := readKV(filepath.Join(d, "memory.oom_control"))
+			u.OOMKills = int(oc["oom_kill"])
+			u.MemoryLimitHits = int(max(readUintOpt(d, "memory.failcnt"), readUintOpt(d, "memory.memsw.failcnt")))
+		} else {
+			u.Missing = append(u.Missing, "memory")
+		}
+		if d, ok := g.dirs["pids"]; ok {
+			u.Processes = int(readUint(&u, d, "pids.current"))
+			u.PeakProcesses = int(readUintOpt(d, "pids.peak"))
+			u.ForkFailures = int(readKV(filepath.Join(d, "pids.events"))["max"])
+		} else {
+			u.Missing = append(u.Missing, "pids")
+		}
+		if d, ok := g.dirs["cpuacct"]; ok {
+			u.CPUTotal = time.Duration(readUint(&u, d, "cpuacct.usage")) // ns
+			st := readKV(filepath.Join(d, "cpuacct.stat"))               // USER_HZ ticks
+			u.CPUUser = ticks(st["user"])
+			u.CPUSystem = ticks(st["system"])
+		} else {
+			u.Missing = append(u.Missing, "cpuacct")
+		}
+		for _, d := range g.dirs {
+			if !exists(d) {
+				return u, fmt.Errorf("limits: usage: %s is gone", d)
+			}
+		}
+	}
+	return u, nil
+}
+
+// ticks converts USER_HZ clock ticks (100 per second on Linux) to a
+// duration.
+func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / 100) }
+
+// Cleanup removes leftover cordon-* groups of crashed runs under our own
+// cgroups: directories older than olderThan with no process in them. It
+// returns how many it removed. It is cheap (one directory listing per
+// hierarchy) and never touches a group that still holds processes.
+func Cleanup(olderThan time.Duration) (int, error) {
+	h, err := readHost()
+	if err != nil {
+		return 0, err
+	}
+	self := selfPaths(h.cgroup)
+	var parents []string
+	for _, m := range parseMounts(h.mountinfo) {
+		keys := []string{""}
+		if m.fstype == "cgroup" {
+			keys = m.opts
+		}
+		for _, k := range keys {
+			if cg, ok := self[k]; ok && (k == "" && m.fstype == "cgroup2" || k != "" && slices.Contains(v1Controllers, k)) {
+				if p, ok := dirFor(m, cg); ok && !slices.Contains(parents, p) {
+					parents = append(parents, p)
+				}
+			}
+		}
+	}
+	n := 0
+	cutoff := time.Now().Add(-olderThan)
+	for _, p := range parents {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), "cordon-") {
+				continue
+			}
+			d := filepath.Join(p, e.Name())
+			fi, err := e.Info()
+			if err != nil || fi.ModTime().After(cutoff) {
+				continue
+			}
+			if procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err != nil || len(bytes.TrimSpace(procs)) > 0 {
+				continue
+			}
+			if unix.Rmdir(d) == nil {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// writeFile writes s to an existing cgroup file (no O_CREAT: a missing
+// file is a missing feature, not something to create).
+func writeFile(p, s string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func readFields(p string) []string {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(data))
+}
+
+// readUint reads a one-number file, noting it in u.Missing when absent.
+func readUint(u *Usage, dir, name string) uint64 {
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		u.Missing = append(u.Missing, name)
+		return 0
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		u.Missing = append(u.Missing, name)
+		return 0
+	}
+	return v
+}
+
+func readUintOpt(dir, name string) uint64 {
+	var u Usage
+	return readUint(&u, dir, name)
+}
+
+// readKV parses "key value" lines (cpu.stat, memory.events, ...).
+func readKV(p string) map[string]uint64 {
+	out := map[string]uint64{}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return out
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		if v, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+			out[f[0]] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/launch"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// truncMarker ends truncated command output.
+const truncMarker = "\n[... truncated by cordon: output limit reached]\n"
+
+// capBuffer keeps the first max bytes written to it and counts the rest.
+type capBuffer struct {
+	mu      sync.Mutex
+	b       []byte
+	max     int
+	dropped int64
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - len(c.b)
+	if room > len(p) {
+		room = len(p)
+	}
+	if room > 0 {
+		c.b = append(c.b, p[:room]...)
+	}
+	c.dropped += int64(len(p) - max(room, 0))
+	return len(p), nil
+}
+
+// timeout returns the timeout for one call: the requested one, never more
+// than the policy's (or MaxTimeout when the policy has none).
+func (s *Server) timeout(seconds int) time.Duration {
+	limit := s.p.Timeout
+	if limit <= 0 {
+		limit = MaxTimeout
+	}
+	d := s.p.Timeout
+	if d <= 0 {
+		d = s.opts.DefaultTimeout
+	}
+	if seconds > 0 {
+		d = time.Duration(seconds) * time.Second
+	}
+	return min(d, limit)
+}
+
+func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallToolResult, error) {
+	var argv []string
+	switch {
+	case len(in.Argv) > 0 && in.Command != "":
+		return nil, errors.New("run_command: give either argv or command, not both")
+	case len(in.Argv) > 0:
+		argv = in.Argv
+	case strings.TrimSpace(in.Command) != "":
+		// The command line is one argv element of sh -c; it is never
+		// concatenated with any other input.
+		argv = []string{"/bin/sh", "-c", in.Command}
+	default:
+		return nil, errors.New("run_command: give argv (the command and its arguments) or command (a shell command line)")
+	}
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, errors.New("run_command: an argument contains a NUL byte")
+		}
+	}
+	cwd := s.fs.Workspace()
+	if in.Dir != "" {
+		e, err := s.fs.Info(in.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type != "dir" {
+			return nil, fmt.Errorf("run_command: dir %q is not a directory", in.Dir)
+		}
+		cwd = e.Name
+	}
+	maxOut := DefaultMaxOutput
+	if in.MaxOutputBytes > 0 {
+		maxOut = min(in.MaxOutputBytes, MaxOutput)
+	}
+	p := *s.p
+	p.Timeout = s.timeout(in.TimeoutSeconds)
+	opts := s.opts.Plan
+	opts.Cwd, opts.Interactive = cwd, false
+	pl, err := plan.Build(&p, argv, opts)
+	if err != nil {
+		return nil, fmt.Errorf("run_command: %w", err)
+	}
+	if p.Mode == policy.ModeStrict && len(pl.Degraded) > 0 {
+		return nil, fmt.Errorf("run_command: strict mode refuses to run degraded: %s", pl.Degraded[0])
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("run_command: %w", err)
+	}
+	buf := &capBuffer{max: maxOut}
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(buf, r)
+		close(copied)
+	}()
+	res, runErr := launch.Run(ctx, pl, launch.Stdio{Stdout: w, Stderr: w})
+	w.Close()
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// A process that escaped the tree (mode off) still holds the pipe.
+	}
+	r.Close()
+	buf.mu.Lock()
+	output := string(buf.b)
+	dropped := buf.dropped
+	buf.mu.Unlock()
+	var xe *launch.ExecError
+	if errors.As(runErr, &xe) {
+		return text(fmt.Sprintf("exit code: %d\n%s\n", xe.Code, xe.Msg)), nil
+	}
+	if runErr != nil {
+		return nil, fmt.Errorf("run_command: the sandbox could not start the command: %w", runErr)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "exit code: %d", res.ExitCode)
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, " (timed out after %s: the command and everything it started were killed)", p.Timeout)
+	case res.Signal != 0:
+		fmt.Fprintf(&b, " (killed by signal %d)", res.Signal)
+	}
+	b.WriteString("\n")
+	for _, d := range pl.Degraded {
+		b.WriteString("degraded: " + d + "\n")
+	}
+	b.WriteString(output)
+	if dropped > 0 {
+		b.WriteString(fmt.Sprintf("%s[%d more bytes of output were dropped]\n", truncMarker, dropped))
+	}
+	return text(b.String()), nil
+}
+
+// Status is what sandbox_status reports.
+type Status struct {
+	// Mode is the sandbox mode.
+	Mode string `json:"mode"`
+	// Profile is the policy's profile.
+	Profile string `json:"profile"`
+	// Workspace is the working directory.
+	Workspace string `json:"workspace"`
+	// Backend is the OS sandbox run_command uses (or the error building it).
+	Backend string `json:"backend"`
+	// Network is the network mode of run_command.
+	Network string `json:"network"`
+	// Timeout is the default timeout of run_command.
+	Timeout string `json:"timeout"`
+	// Deny are the deny rules (file tools and commands).
+	Deny []string `json:"deny"`
+	// Protected are the paths kept read-only inside writable roots.
+	Protected []string `json:"protected"`
+	// Enforced says what is enforced, one sentence each.
+	Enforced []string `json:"enforced"`
+	// Degraded lists what run_command's backend cannot enforce.
+	Degraded []string `json:"degraded,omitempty"`
+	// AuditLog is the audit log file, or "" when violations are not logged.
+	AuditLog string `json:"audit_log"`
+	// SessionID identifies this server in the audit log.
+	SessionID string `json:"session_id"`
+}
+
+func (s *Server) status() Status {
+	st := Status{Mode: string(s.p.Mode), Profile: s.p.Profile, Workspace: s.fs.Workspace(), Network: string(s.p.Network.Mode),
+		Timeout: s.timeout(0).String(), Deny: s.p.Deny, Protected: s.p.Protected, AuditLog: s.opts.Audit.Path(), SessionID: s.opts.SessionID}
+	opts := s.opts.Plan
+	opts.Cwd = s.fs.Workspace()
+	pl, err := plan.Build(s.p, []string{"true"}, opts)
+	if err != nil {
+		st.Backend = "unavailable: " + err.Error()
+	} else {
+		st.Backend, st.Degraded = pl.Backend, pl.Degraded
+	}
+	if s.p.Mode == policy.ModeOff {
+		st.Enforced = []string{
+			"nothing: mode off (--no-sandbox); file tools reach any path and commands run unconfined",
+			"file tools still refuse FIFOs, devices and sockets, and bound what they read and return",
+		}
+		return st
+	}
+	st.Enforced = []string{
+		"file tools: every path resolves inside the workspace by descriptor (os.Root); '..', absolute paths elsewhere and symbolic links leaving it are refused",
+		"file tools: deny rules apply inside the workspace; protected paths and deny_write paths cannot be written; files with several hard links cannot be written",
+		"file tools: FIFOs, devices and sockets are refused; reads and results are size-bounded",
+		fmt.Sprintf("run_command: OS sandbox (backend %s) with the same policy; timeout %s; output capped at %d bytes", st.Backend, st.Timeout, DefaultMaxOutput),
+		"violations are tool errors starting 'sandbox violation:'",
+	}
+	if st.AuditLog != "" {
+		st.Enforced = append(st.Enforced, "file tool violations are written to the audit log "+st.AuditLog)
+	}
+	return st
+}

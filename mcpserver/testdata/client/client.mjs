@@ -1,0 +1,58 @@
+// client.mjs drives `cordon mcp` over stdio with the official MCP TypeScript
+// SDK client: it lists the tools, calls every one of them (including two
+// sandbox violations) and prints one JSON object with the results.
+//
+// usage: node client.mjs CORDON_BINARY WORKSPACE [EXTRA_CORDON_ARGS...]
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [cordon, workspace, ...extra] = process.argv.slice(2);
+if (!cordon || !workspace) {
+  console.error("usage: node client.mjs CORDON_BINARY WORKSPACE [ARGS...]");
+  process.exit(2);
+}
+
+const transport = new StdioClientTransport({
+  command: cordon,
+  args: ["mcp", "--workspace", workspace, ...extra],
+  env: { ...process.env },
+  stderr: "inherit",
+});
+const client = new Client({ name: "cordon-test-client", version: "1.0.0" });
+await client.connect(transport);
+
+const out = { server: client.getServerVersion(), tools: [], calls: [] };
+const listed = await client.listTools();
+out.tools = listed.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+
+async function call(label, name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  const text = (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("");
+  const r = { label, name, isError: res.isError === true, text };
+  out.calls.push(r);
+  return r;
+}
+
+await call("read", "read_file", { path: "a.txt" });
+await call("read-outside", "read_file", { path: "../outside" });
+await call("read-env", "read_file", { path: ".env" });
+await call("read-after-violations", "read_file", { path: "a.txt", start_line: 2, end_line: 2 });
+await call("write", "write_file", { path: "new/n.txt", content: "one\ntwo\n" });
+await call("edit", "edit_file", { path: "new/n.txt", old_string: "one", new_string: "ONE" });
+const read = await call("read-new", "read_file", { path: "new/n.txt" });
+const anchor = read.text.split("\n")[1].split("|")[0];
+await call("replace", "replace_lines", { path: "new/n.txt", start_anchor: anchor, new_text: "TWO" });
+await call("replace-stale", "replace_lines", { path: "new/n.txt", start_anchor: anchor, new_text: "again" });
+await call("list", "list_dir", { path: "." });
+await call("find", "find_files", { pattern: "**/*.txt" });
+await call("grep", "grep", { pattern: "ga+mma" });
+await call("info", "file_info", { path: "a.txt" });
+await call("mkdir", "create_dir", { path: "made/deep" });
+await call("run-argv", "run_command", { argv: ["echo", "hello; not a shell"] });
+await call("run-command", "run_command", { command: "echo from-sh; exit 7" });
+await call("status", "sandbox_status", {});
+await call("write-protected", "write_file", { path: ".git/hooks/pre-commit", content: "evil" });
+await call("still-serving", "file_info", { path: "new/n.txt" });
+
+await client.close();
+console.log(JSON.stringify(out));

@@ -1,0 +1,217 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/workspace"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ReadFileInput is the input of read_file.
+type ReadFileInput struct {
+	Path      string `json:"path" jsonschema:"the file to read, relative to the workspace or absolute"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"first line to return, 1-based (default 1)"`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"last line to return, inclusive (default: the last line)"`
+}
+
+// WriteFileInput is the input of write_file.
+type WriteFileInput struct {
+	Path    string `json:"path" jsonschema:"the file to create or replace"`
+	Content string `json:"content" jsonschema:"the complete new content of the file"`
+}
+
+// EditFileInput is the input of edit_file.
+type EditFileInput struct {
+	Path      string `json:"path" jsonschema:"the file to edit"`
+	OldString string `json:"old_string" jsonschema:"the exact text to replace; it must occur exactly once in the file"`
+	NewString string `json:"new_string" jsonschema:"the replacement text (may be empty to delete)"`
+}
+
+// ReplaceLinesInput is the input of replace_lines.
+type ReplaceLinesInput struct {
+	Path        string `json:"path" jsonschema:"the file to edit"`
+	StartAnchor string `json:"start_anchor" jsonschema:"anchor N:hash of the first line to replace, exactly as read_file returned it"`
+	EndAnchor   string `json:"end_anchor,omitempty" jsonschema:"anchor N:hash of the last line to replace (default: start_anchor)"`
+	NewText     string `json:"new_text" jsonschema:"the replacement lines; empty deletes the lines"`
+}
+
+// ListDirInput is the input of list_dir.
+type ListDirInput struct {
+	Path string `json:"path,omitempty" jsonschema:"the directory to list (default: the workspace)"`
+}
+
+// FindFilesInput is the input of find_files.
+type FindFilesInput struct {
+	Pattern string `json:"pattern" jsonschema:"glob relative to path; ** matches any number of directories, e.g. **/*.go"`
+	Path    string `json:"path,omitempty" jsonschema:"the directory to search (default: the workspace)"`
+}
+
+// GrepInput is the input of grep.
+type GrepInput struct {
+	Pattern    string `json:"pattern" jsonschema:"RE2 regular expression (or a plain string with literal)"`
+	Path       string `json:"path,omitempty" jsonschema:"directory or file to search (default: the workspace)"`
+	Literal    bool   `json:"literal,omitempty" jsonschema:"treat pattern as a plain string"`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
+	Include    string `json:"include,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"most matching lines to return"`
+}
+
+// PathInput is the input of file_info and create_dir.
+type PathInput struct {
+	Path string `json:"path" jsonschema:"the path"`
+}
+
+// RunCommandInput is the input of run_command.
+type RunCommandInput struct {
+	Argv           []string `json:"argv,omitempty" jsonschema:"the command and its arguments, executed directly without a shell, e.g. [\"go\", \"test\", \"./...\"]"`
+	Command        string   `json:"command,omitempty" jsonschema:"a shell command line, run as sh -c COMMAND; give either argv or command"`
+	Dir            string   `json:"dir,omitempty" jsonschema:"working directory inside the workspace (default: the workspace)"`
+	TimeoutSeconds int      `json:"timeout_seconds,omitempty" jsonschema:"kill the command and everything it started after this many seconds"`
+	MaxOutputBytes int      `json:"max_output_bytes,omitempty" jsonschema:"most bytes of combined stdout and stderr to return"`
+}
+
+// StatusInput is the (empty) input of sandbox_status.
+type StatusInput struct{}
+
+func (s *Server) register() {
+	add(s, &mcp.Tool{Name: ToolReadFile, Annotations: readOnly("Read file"),
+		Description: "Read a text file. Returns up to 2000 lines, each as N:hash|text, where N:hash is the line's anchor for replace_lines. Use start_line and end_line to read part of a large file; call grep or find_files first to locate what you need."},
+		func(_ context.Context, in ReadFileInput) (string, error) {
+			r, err := s.fs.ReadFile(in.Path, in.StartLine, in.EndLine)
+			if err != nil {
+				return "", err
+			}
+			out := r.Text()
+			if len(r.Lines) > 0 && (r.Lines[0].N > 1 || r.Lines[len(r.Lines)-1].N < r.TotalLines) {
+				out += fmt.Sprintf("[lines %d-%d of %d; use start_line to read more]\n", r.Lines[0].N, r.Lines[len(r.Lines)-1].N, r.TotalLines)
+			}
+			if len(r.Lines) == 0 {
+				out = fmt.Sprintf("[no lines: the file has %d lines]\n", r.TotalLines)
+			}
+			return out, nil
+		})
+	add(s, &mcp.Tool{Name: ToolWriteFile, Annotations: writes("Write file", true, true),
+		Description: "Create a file or replace its whole content, atomically (missing parent directories are created). Prefer edit_file or replace_lines for changes to an existing file."},
+		func(_ context.Context, in WriteFileInput) (string, error) {
+			r, err := s.fs.WriteFile(in.Path, in.Content)
+			if err != nil {
+				return "", err
+			}
+			return writeText("wrote", r), nil
+		})
+	add(s, &mcp.Tool{Name: ToolEditFile, Annotations: writes("Edit file", true, false),
+		Description: "Replace one exact occurrence of old_string with new_string in a file. Fails, changing nothing, when old_string is not found or occurs more than once (include more surrounding text to make it unique)."},
+		func(_ context.Context, in EditFileInput) (string, error) {
+			r, err := s.fs.EditFile(in.Path, in.OldString, in.NewString)
+			if err != nil {
+				return "", err
+			}
+			return writeText("edited", r), nil
+		})
+	add(s, &mcp.Tool{Name: ToolReplaceLines, Annotations: writes("Replace lines", true, false),
+		Description: "Replace the lines from start_anchor to end_anchor (inclusive) with new_text. Anchors are the N:hash prefixes read_file returns; if the file changed since it was read (a stale anchor), nothing is written and you must read it again."},
+		func(_ context.Context, in ReplaceLinesInput) (string, error) {
+			r, err := s.fs.ReplaceLines(in.Path, in.StartAnchor, in.EndAnchor, in.NewText)
+			if err != nil {
+				return "", err
+			}
+			return writeText("edited", r), nil
+		})
+	add(s, &mcp.Tool{Name: ToolListDir, Annotations: readOnly("List directory"),
+		Description: "List a directory: one entry per line as type, size, mode, modification time and name (directories end with /). Symbolic links are shown, not followed."},
+		func(_ context.Context, in ListDirInput) (string, error) {
+			r, err := s.fs.List(in.Path)
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s\n", r.Path)
+			for _, e := range r.Entries {
+				name := e.Name
+				if e.Type == "dir" {
+					name += "/"
+				}
+				fmt.Fprintf(&b, "%-7s %10d %s %s %s\n", e.Type, e.Size, e.Mode, e.ModTime.UTC().Format(time.RFC3339), name)
+			}
+			if r.Truncated {
+				b.WriteString("[... truncated by cordon: entry limit reached]\n")
+			}
+			return b.String(), nil
+		})
+	add(s, &mcp.Tool{Name: ToolFindFiles, Annotations: readOnly("Find files"),
+		Description: "Find files and directories whose path relative to path matches a glob: ** matches any number of directories (**/*.go finds Go files at any depth, *.go only at the top). .git and denied paths are skipped. One path per line."},
+		func(_ context.Context, in FindFilesInput) (string, error) {
+			r, err := s.fs.Find(in.Path, in.Pattern)
+			if err != nil {
+				return "", err
+			}
+			out := strings.Join(r.Paths, "\n")
+			if out != "" {
+				out += "\n"
+			}
+			if len(r.Paths) == 0 {
+				out = "[no matches]\n"
+			}
+			if r.Truncated {
+				out += "[... truncated by cordon: result limit reached]\n"
+			}
+			return out, nil
+		})
+	add(s, &mcp.Tool{Name: ToolGrep, Annotations: readOnly("Search file contents"),
+		Description: "Search file contents for an RE2 regular expression (or a plain string with literal). Skips binary files, .git, denied paths and files ignored by the workspace's .gitignore. One match per line as path:line:text."},
+		func(_ context.Context, in GrepInput) (string, error) {
+			r, err := s.fs.Grep(in.Pattern, in.Path, workspace.GrepOptions{IgnoreCase: in.IgnoreCase, Literal: in.Literal, Include: in.Include, MaxResults: in.MaxResults})
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			for _, m := range r.Matches {
+				fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+			}
+			if r.Truncated {
+				b.WriteString("[... truncated by cordon: result limit reached]\n")
+			}
+			fmt.Fprintf(&b, "[%d matches in %d files searched]\n", len(r.Matches), r.FilesSearched)
+			return b.String(), nil
+		})
+	add(s, &mcp.Tool{Name: ToolFileInfo, Annotations: readOnly("File info"),
+		Description: "Describe a file or directory as JSON: resolved path (symbolic links followed inside the workspace), type, size, mode and modification time."},
+		func(_ context.Context, in PathInput) (string, error) {
+			e, err := s.fs.Info(in.Path)
+			if err != nil {
+				return "", err
+			}
+			b, err := json.Marshal(e)
+			return string(b), err
+		})
+	add(s, &mcp.Tool{Name: ToolCreateDir, Annotations: writes("Create directory", false, true),
+		Description: "Create a directory, and its missing parents. Succeeds if it already exists."},
+		func(_ context.Context, in PathInput) (string, error) {
+			e, err := s.fs.Mkdir(in.Path)
+			if err != nil {
+				return "", err
+			}
+			return "created directory " + e.Name, nil
+		})
+	addResult(s, &mcp.Tool{Name: ToolRunCommand, Annotations: &mcp.ToolAnnotations{Title: "Run command", DestructiveHint: ptr(true)},
+		Description: "Run a command in cordon's OS sandbox with the same policy as the file tools (files outside the allowed paths invisible or read-only, secrets masked, network as the policy says, resource limits). Give argv (run directly) or command (run as sh -c COMMAND). Returns the exit code and the combined stdout and stderr (capped; a marker shows truncation). The command is killed, with everything it started, when the timeout fires (exit code 124)."},
+		s.runCommand)
+	add(s, &mcp.Tool{Name: ToolSandboxStatus, Annotations: readOnly("Sandbox status"),
+		Description: "Report cordon's sandbox as JSON: mode, profile, workspace, the backend run_command uses, and what is enforced for file tools and commands."},
+		func(context.Context, StatusInput) (string, error) {
+			b, err := json.MarshalIndent(s.status(), "", "  ")
+			return string(b), err
+		})
+}
+
+func writeText(verb string, r *workspace.WriteResult) string {
+	s := fmt.Sprintf("%s %s (%d bytes", verb, r.Path, r.Bytes)
+	if r.Created {
+		s += ", created"
+	}
+	return s + ")"
+}
