@@ -47,10 +47,12 @@ func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
 // Everything the command starts is born inside.
 func enterGroup(g *limits.Group, outer, helper int) error {
 	pids := []int{outer}
-	if pp, err := parentPid(helper); err == nil && pp != outer {
-		pids = append(pids, pp)
+	if outer != helper {
+		if pp, err := parentPid(helper); err == nil && pp != outer {
+			pids = append(pids, pp) // bwrap's init
+		}
+		pids = append(pids, helper)
 	}
-	pids = append(pids, helper)
 	for _, pid := range pids {
 		if err := g.Add(pid); err != nil {
 			return fmt.Errorf("moving the sandbox into its cgroup: %w", err)

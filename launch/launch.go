@@ -43,7 +43,12 @@ type Stdio struct {
 }
 
 // SetupError is a failure before the command ran (exit status 125).
-type SetupError struct{ Err error }
+type SetupError struct {
+	Err error
+	// UserNS reports that bwrap could not create a user namespace: with
+	// --backend auto the caller may fall back to the Landlock-only backend.
+	UserNS bool
+}
 
 func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
@@ -77,25 +82,38 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // exit status. Cancelling ctx kills the sandbox.
 func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
 	switch pl.Backend {
-	case plan.BackendBwrap:
-		return runBwrap(ctx, pl, stdio)
+	case plan.BackendBwrap, plan.BackendLandlock:
+		return runSandbox(ctx, pl, stdio)
 	case plan.BackendNone:
 		return runNone(ctx, pl, stdio)
 	}
-	return nil, &SetupError{fmt.Errorf("launch: unknown backend %q", pl.Backend)}
+	return nil, &SetupError{Err: fmt.Errorf("launch: unknown backend %q", pl.Backend)}
 }
 
-func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+// runSandbox runs a bwrap plan, or a Landlock-only plan, in which the
+// helper runs directly on the host: no mount points to lock, no pid
+// namespace (the command's process group, and the cgroup when there is
+// one, are what a timeout kills), and a private directory for /tmp.
+func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
 	res := &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}
-	lock, err := lockWorkspace(pl)
-	if err != nil {
-		return nil, &SetupError{err}
+	bwrap := pl.Backend == plan.BackendBwrap
+	if bwrap {
+		lock, err := lockWorkspace(pl)
+		if err != nil {
+			return nil, &SetupError{Err: err}
+		}
+		defer lock.release()
 	}
-	defer lock.release()
+	if pl.PrivateTmp != "" {
+		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
+			return nil, &SetupError{Err: fmt.Errorf("creating a private temporary directory: %w", err)}
+		}
+		defer os.RemoveAll(pl.PrivateTmp)
+	}
 
 	group, notes, err := newGroup(pl)
 	if err != nil {
-		return nil, &SetupError{err}
+		return nil, &SetupError{Err: err}
 	}
 	if group != nil {
 		defer group.Close()
@@ -109,20 +127,20 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	spec := pl.Spec
 	spec.WaitGo = group != nil
 
-	exe, err := os.Open("/proc/self/exe")
+	exe, err := os.Open(plan.HelperSelf)
 	if err != nil {
-		return nil, &SetupError{fmt.Errorf("opening cordon's own binary: %w", err)}
+		return nil, &SetupError{Err: fmt.Errorf("opening cordon's own binary: %w", err)}
 	}
 	defer exe.Close()
 	specR, specW, err := os.Pipe()
 	if err != nil {
-		return nil, &SetupError{fmt.Errorf("creating spec pipe: %w", err)}
+		return nil, &SetupError{Err: fmt.Errorf("creating spec pipe: %w", err)}
 	}
 	defer specR.Close()
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		specW.Close()
-		return nil, &SetupError{fmt.Errorf("encoding helper spec: %w", err)}
+		return nil, &SetupError{Err: fmt.Errorf("encoding helper spec: %w", err)}
 	}
 	go func() {
 		_, _ = specW.Write(specJSON)
@@ -130,12 +148,12 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	}()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, &SetupError{fmt.Errorf("creating status socket: %w", err)}
+		return nil, &SetupError{Err: fmt.Errorf("creating status socket: %w", err)}
 	}
 	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
-		return nil, &SetupError{fmt.Errorf("status socket: %w", err)}
+		return nil, &SetupError{Err: fmt.Errorf("status socket: %w", err)}
 	}
 	statusHost := os.NewFile(uintptr(fds[0]), "status")
 	statusChild := os.NewFile(uintptr(fds[1]), "status-child")
@@ -143,7 +161,7 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	bwErrR, bwErrW, err := os.Pipe()
 	if err != nil {
 		statusChild.Close()
-		return nil, &SetupError{fmt.Errorf("creating stderr pipe: %w", err)}
+		return nil, &SetupError{Err: fmt.Errorf("creating stderr pipe: %w", err)}
 	}
 
 	term, err := newTerminal(pl, &stdio)
@@ -151,7 +169,7 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 		statusChild.Close()
 		bwErrR.Close()
 		bwErrW.Close()
-		return nil, &SetupError{err}
+		return nil, &SetupError{Err: err}
 	}
 	defer term.close()
 
@@ -162,18 +180,21 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 		statusChild.Close()
 		bwErrR.Close()
 		bwErrW.Close()
-		return nil, &SetupError{err}
+		return nil, &SetupError{Err: err}
 	}
 	cmd := &exec.Cmd{
 		Path:       pl.Argv[0],
 		Args:       pl.Argv,
 		Env:        pl.Env,
-		Dir:        "/",
+		Dir:        "/", // bwrap changes directory itself (--chdir)
 		Stderr:     bwErrW,
 		ExtraFiles: []*os.File{exe, specR, statusChild, realStderr},
 		SysProcAttr: &syscall.SysProcAttr{
 			Pdeathsig: syscall.SIGKILL,
 		},
+	}
+	if !bwrap {
+		cmd.Dir = pl.Dir
 	}
 	if stdio.Stdin != nil {
 		cmd.Stdin = stdio.Stdin
@@ -201,7 +222,7 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 		statusChild.Close()
 		bwErrR.Close()
 		bwErrW.Close()
-		return nil, &SetupError{fmt.Errorf("starting %s: %w", pl.Argv[0], err)}
+		return nil, &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Argv[0], err)}
 	}
 	statusChild.Close()
 	bwErrW.Close()
@@ -283,6 +304,10 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 	var groupErr error
 	killAll := func() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
+		if !bwrap {
+			// No pid namespace: the command's process group.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		if group != nil {
 			_ = group.Kill()
 		}
@@ -298,7 +323,11 @@ func runBwrap(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, 
 			setupTimer.Stop()
 			if group != nil {
 				// The helper waits for this before exec.
-				if err := enterGroup(group, cmd.Process.Pid, cmdPid); err != nil {
+				outer := cmd.Process.Pid
+				if !bwrap {
+					outer = cmdPid // the helper itself; its parent is cordon
+				}
+				if err := enterGroup(group, outer, cmdPid); err != nil {
 					groupErr = err
 					killAll()
 				} else if _, err := statusHost.Write([]byte{helper.MsgGo}); err != nil {
@@ -377,10 +406,11 @@ loop:
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	groupUsage(group, &res.Usage)
 	if groupErr != nil {
-		return nil, &SetupError{groupErr}
+		return nil, &SetupError{Err: groupErr}
 	}
 	if !ready && execErr == nil {
-		return nil, &SetupError{setupFailure(bwErr.String(), waitErr)}
+		msg := bwErr.String()
+		return nil, &SetupError{Err: setupFailure(msg, waitErr), UserNS: userNSFailure(msg)}
 	}
 	// Anything bwrap said after the helper was ready belongs to the user.
 	if msg := bwErr.String(); msg != "" && stdio.Stderr != nil {
@@ -441,11 +471,21 @@ func setupFailure(bwrapErr string, waitErr error) error {
 		}
 	}
 	hint := ""
-	switch {
-	case strings.Contains(msg, "No permissions to create new namespace"), strings.Contains(msg, "setting up uid map"), strings.Contains(msg, "Operation not permitted"):
+	if userNSFailure(msg) || strings.Contains(msg, "Operation not permitted") {
 		hint = "; user namespaces look unavailable here: see cordon status"
 	}
 	return fmt.Errorf("sandbox setup failed: %s%s", msg, hint)
+}
+
+// userNSFailure recognises bwrap's messages for a user namespace it could
+// not create (disabled, limited to zero, or forbidden by AppArmor).
+func userNSFailure(bwrapErr string) bool {
+	for _, m := range []string{"No permissions to create new namespace", "Creating new namespace failed", "setting up uid map", "creating new namespace"} {
+		if strings.Contains(bwrapErr, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // signalTree delivers sig to the command's process group, or to the

@@ -45,7 +45,7 @@ func runNone(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, e
 		if errors.Is(err, os.ErrPermission) {
 			return nil, &ExecError{Code: result.ExitCannotExec, Msg: fmt.Sprintf("%s: permission denied", pl.Command[0])}
 		}
-		return nil, &SetupError{fmt.Errorf("starting %s: %w", pl.Command[0], err)}
+		return nil, &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Command[0], err)}
 	}
 	pid := cmd.Process.Pid
 	waitc := make(chan error, 1)

@@ -59,6 +59,9 @@ type Plan struct {
 	Dir string `json:"dir"`
 	// Spec is what the in-sandbox helper applies before exec.
 	Spec Spec `json:"spec"`
+	// PrivateTmp is a directory the launcher creates before and removes
+	// after the run, standing in for /tmp (Landlock-only backend).
+	PrivateTmp string `json:"private_tmp,omitempty"`
 	// Placeholders are missing protected paths that bwrap creates as mount
 	// points on the host; the launcher removes them after the run.
 	Placeholders []string `json:"placeholders,omitempty"`
@@ -95,6 +98,9 @@ type Spec struct {
 	// the sandbox into its cgroup, so nothing the command starts escapes
 	// the limits.
 	WaitGo bool `json:"wait_go,omitempty"`
+	// DenySockets makes the seccomp filter refuse internet and packet
+	// sockets (the Landlock-only backend has no network namespace).
+	DenySockets bool `json:"deny_sockets,omitempty"`
 	// Seccomp is the seccomp filter to install last: "standard", "strict",
 	// or "" for none.
 	Seccomp string `json:"seccomp,omitempty"`
@@ -142,11 +148,23 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if p.Mode == policy.ModeOff {
 		return buildNone(p, command, opts)
 	}
-	switch p.Backend {
-	case "", "auto", BackendBwrap:
+	backend := p.Backend
+	if backend == "" || backend == "auto" {
+		b, err := autoBackend(p)
+		if err != nil {
+			return nil, err
+		}
+		backend = b
+	}
+	switch backend {
+	case BackendBwrap:
 		return buildBwrap(p, command, opts)
-	case "landlock":
-		return nil, fmt.Errorf("--backend landlock: the Landlock-only backend is %w; use --backend bwrap or auto", ErrNotBuilt)
+	case BackendLandlock:
+		pl, err := buildLandlock(p, command, opts)
+		if err == nil && pl.Strict {
+			return nil, fmt.Errorf("strict mode refuses to run degraded on the Landlock-only backend: %s", pl.Degraded[0])
+		}
+		return pl, err
 	case "seatbelt":
 		return nil, fmt.Errorf("--backend seatbelt: the macOS backend is %w and cannot run on Linux; use --backend bwrap or auto", ErrNotBuilt)
 	case "none":
@@ -154,6 +172,19 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("--backend %q: unknown backend; use auto, bwrap, landlock, seatbelt or none", p.Backend)
 	}
+}
+
+// Fallback rebuilds the plan on the Landlock-only backend after bwrap
+// failed to create a user namespace, when the policy's backend is auto;
+// ok is false when no fallback applies.
+func Fallback(p *policy.Policy, command []string, opts Options) (pl *Plan, ok bool, err error) {
+	if p.Backend != "" && p.Backend != "auto" {
+		return nil, false, nil
+	}
+	q := *p
+	q.Backend = BackendLandlock
+	pl, err = Build(&q, command, opts)
+	return pl, true, err
 }
 
 // checkBuilt refuses, with a clear message, policy features that exist in

@@ -208,7 +208,7 @@ func backendDetail(b string) string {
 	case BackendBwrap:
 		return "namespaces (bubblewrap): user, mount, pid, ipc, uts, cgroup, net"
 	case BackendLandlock:
-		return "Landlock-only backend, which is not built yet: cordon run refuses (exit 125) until it is"
+		return "Landlock + seccomp only (no user namespaces): some rules are degraded, see below"
 	case BackendSeatbelt:
 		return "macOS sandbox-exec"
 	default:

@@ -196,26 +196,29 @@ func stateDir(h policy.Host) string {
 // Policy returns the effective policy (do not modify it).
 func (s *Sandbox) Policy() *policy.Policy { return s.pol }
 
-// Backend names the backend that enforces the policy: "bwrap", or "none"
-// in mode off.
+// Backend names the backend that enforces the policy: "bwrap",
+// "landlock" (no user namespaces here), or "none" in mode off.
 func (s *Sandbox) Backend() string {
-	if s.pol.Mode == policy.ModeOff {
-		return plan.BackendNone
+	if pl, err := s.plan([]string{"true"}, ""); err == nil {
+		return pl.Backend
 	}
-	return plan.BackendBwrap
+	return plan.BackendNone
 }
 
 // plan builds the plan for argv run from dir.
 func (s *Sandbox) plan(argv []string, dir string) (*plan.Plan, error) {
+	return plan.Build(s.pol, argv, s.planOptions(dir))
+}
+
+// planOptions are the launch facts for a command run from dir.
+func (s *Sandbox) planOptions(dir string) plan.Options {
 	cwd := dir
 	if cwd == "" {
 		cwd = s.host.Cwd
 	} else if !filepath.IsAbs(cwd) {
 		cwd = filepath.Join(s.host.Cwd, cwd)
 	}
-	return plan.Build(s.pol, argv, plan.Options{
-		Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir,
-	})
+	return plan.Options{Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir}
 }
 
 // argv is the command line of cmd, with cmd.Path as the program when it
@@ -256,7 +259,20 @@ func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error
 	if cmd.Env != nil && pl.Backend == plan.BackendBwrap {
 		pl.Env = cmd.Env
 	}
-	return launch.Run(ctx, pl, launch.Stdio{Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr})
+	stdio := launch.Stdio{Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+	res, err := launch.Run(ctx, pl, stdio)
+	var se *launch.SetupError
+	if errors.As(err, &se) && se.UserNS {
+		// bwrap could not create a user namespace: with the auto backend,
+		// fall back to Landlock only.
+		if fb, ok, ferr := plan.Fallback(s.pol, a, s.planOptions(cmd.Dir)); ok && ferr == nil {
+			if cmd.Env != nil {
+				fb.Env = cmd.Env
+			}
+			return launch.Run(ctx, fb, stdio)
+		}
+	}
+	return res, err
 }
 
 // Wrap rewrites cmd so that Start runs it in the sandbox: cmd.Path and

@@ -8,7 +8,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -179,57 +182,71 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	}
 	res := &GrepResult{}
 	out := 0
-	grepFile := func(rel string) error {
-		ft := &target{m: t.m, rel: rel, abs: filepath.Join(t.m.Path, rel), user: rel}
-		data, _, _, err := f.readAll("file-read", ft)
-		if err != nil {
-			return nil // unreadable or special: skipped
+	// emit adds one file's matches in walk order, applying the result and
+	// output limits; it reports false when a limit was reached.
+	emit := func(rel string, fr grepFileResult) bool {
+		if fr.searched {
+			res.FilesSearched++
 		}
-		res.FilesSearched++
-		head := data
-		if len(head) > 8192 {
-			head = head[:8192]
-		}
-		if bytes.IndexByte(head, 0) >= 0 {
-			return nil
-		}
-		if !re.Match(data) {
-			return nil
-		}
-		n := 0
-		for len(data) > 0 {
-			n++
-			line := data
-			if i := bytes.IndexByte(data, '\n'); i >= 0 {
-				line, data = data[:i], data[i+1:]
-			} else {
-				data = nil
-			}
-			if !re.Match(line) {
-				continue
-			}
-			text := strings.TrimSuffix(string(line), "\r")
-			if len(text) > f.Limits.MaxLineBytes {
-				text = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
-			}
-			out += len(text) + len(rel) + 16
+		for _, m := range fr.matches {
+			out += len(m.Text) + len(rel) + 16
 			if len(res.Matches) >= max || out > f.Limits.MaxOutputBytes {
 				res.Truncated = true
-				return errStop
+				return false
 			}
-			res.Matches = append(res.Matches, GrepMatch{Path: f.display(t.m, rel), Line: n, Text: text})
+			m.Path = f.display(t.m, rel)
+			res.Matches = append(res.Matches, m)
 		}
-		return nil
+		return true
 	}
 	if !fi.IsDir() {
-		if err := grepFile(t.rel); err != nil && err != errStop {
-			return nil, err
-		}
+		emit(t.rel, f.grepFile(re, t.m, t.rel, max))
 		return res, nil
 	}
 	ign := f.loadGitignore(t.m)
+
+	// Files are read and matched by a bounded pool of workers (the work is
+	// mostly system calls), while the walk goes on in this goroutine; an
+	// emitter takes the results in walk order, so the output is the same as
+	// a sequential search.
+	type job struct {
+		rel  string
+		done chan grepFileResult
+	}
+	var stop atomic.Bool
+	jobs := make(chan job, grepQueue)
+	order := make(chan job, grepQueue)
+	var workers sync.WaitGroup
+	for i := 0; i < grepWorkers(); i++ {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for j := range jobs {
+				if stop.Load() {
+					j.done <- grepFileResult{}
+					continue
+				}
+				j.done <- f.grepFile(re, t.m, j.rel, max)
+			}
+		}()
+	}
+	emitted := make(chan struct{})
+	go func() {
+		defer close(emitted)
+		for j := range order {
+			if stop.Load() {
+				continue // drain, so that the walk never blocks
+			}
+			if !emit(j.rel, <-j.done) {
+				stop.Store(true)
+			}
+		}
+	}()
 	visited := 0
 	err = fs.WalkDir(t.m.root.FS(), t.rel, func(rel string, d fs.DirEntry, err error) error {
+		if stop.Load() {
+			return errStop
+		}
 		if err != nil {
 			if rel == t.rel {
 				return err
@@ -238,8 +255,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		}
 		visited++
 		if visited > f.Limits.MaxVisit {
-			res.Truncated = true
-			return errStop
+			return errVisit
 		}
 		if rel == t.rel {
 			return nil
@@ -268,12 +284,113 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 				return nil
 			}
 		}
-		return grepFile(rel)
+		j := job{rel: rel, done: make(chan grepFileResult, 1)}
+		jobs <- j
+		order <- j
+		return nil
 	})
+	close(jobs)
+	close(order)
+	<-emitted
+	workers.Wait()
+	if err == errVisit {
+		res.Truncated = true
+		err = nil
+	}
 	if err != nil && err != errStop {
 		return nil, f.wrapErr("file-read", p, t.m, err)
 	}
 	return res, nil
+}
+
+// errVisit ends a walk that reached Limits.MaxVisit.
+var errVisit = errors.New("visit limit")
+
+// grepQueue is how many files may wait for a Grep worker or the emitter.
+const grepQueue = 256
+
+// grepWorkers is the size of Grep's worker pool: reading files is mostly
+// waiting for system calls, so a few workers per CPU, bounded.
+func grepWorkers() int {
+	return min(max(4*runtime.GOMAXPROCS(0), 4), 32)
+}
+
+// grepBufs recycles Grep's read buffers.
+var grepBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// grepFileResult is what grepFile found in one file.
+type grepFileResult struct {
+	searched bool
+	matches  []GrepMatch // Path is left empty
+}
+
+// grepFile reads the regular file rel of m (up to Limits.MaxReadBytes) and
+// returns its matching lines; it stops collecting after max+1 matches or
+// MaxOutputBytes of text, enough for the caller to see the limit. Unreadable
+// and special files are skipped, binary ones (a NUL byte in the first 8 KiB)
+// are searched but never match.
+func (f *FS) grepFile(re *regexp.Regexp, m *mount, rel string, max int) grepFileResult {
+	ft := &target{m: m, rel: rel, abs: filepath.Join(m.Path, rel), user: rel}
+	file, fi, err := f.openRegular("file-read", ft)
+	if err != nil {
+		return grepFileResult{}
+	}
+	bp := grepBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) > 1<<20 {
+			*bp = nil // do not keep big buffers alive
+		}
+		grepBufs.Put(bp)
+	}()
+	size := min(fi.Size(), f.Limits.MaxReadBytes) + 1
+	if int64(cap(*bp)) < size {
+		*bp = make([]byte, 0, size)
+	}
+	buf := (*bp)[:0]
+	for int64(len(buf)) < f.Limits.MaxReadBytes {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, rerr := file.Read(buf[len(buf):min(int64(cap(buf)), f.Limits.MaxReadBytes)])
+		buf = buf[:len(buf)+n]
+		if rerr != nil {
+			break
+		}
+	}
+	file.Close()
+	*bp = buf[:0]
+	data := buf
+	fr := grepFileResult{searched: true}
+	head := data
+	if len(head) > 8192 {
+		head = head[:8192]
+	}
+	if bytes.IndexByte(head, 0) >= 0 || !re.Match(data) {
+		return fr
+	}
+	n, out := 0, 0
+	for len(data) > 0 {
+		n++
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if !re.Match(line) {
+			continue
+		}
+		text := strings.TrimSuffix(string(line), "\r")
+		if len(text) > f.Limits.MaxLineBytes {
+			text = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
+		}
+		fr.matches = append(fr.matches, GrepMatch{Line: n, Text: text})
+		out += len(text) + len(rel) + 16
+		if len(fr.matches) > max || out > f.Limits.MaxOutputBytes {
+			break
+		}
+	}
+	return fr
 }
 
 // ignoreRule is one line of a .gitignore.

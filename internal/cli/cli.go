@@ -112,7 +112,24 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			for _, d := range pl.Degraded {
 				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 			}
-			res, err := launch.Run(context.Background(), pl, launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true})
+			stdio := launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true}
+			res, err := launch.Run(context.Background(), pl, stdio)
+			var se *launch.SetupError
+			if errors.As(err, &se) && se.UserNS {
+				// auto: bwrap could not create a user namespace after all.
+				fb, ok, ferr := plan.Fallback(p, args, planOptions(h))
+				if ok {
+					if ferr != nil {
+						return fmt.Errorf("%v; and the Landlock-only fallback failed: %w", err, ferr)
+					}
+					fmt.Fprintf(os.Stderr, "cordon: %v; falling back to the Landlock-only backend\n", err)
+					for _, d := range fb.Degraded {
+						fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
+					}
+					pl = fb
+					res, err = launch.Run(context.Background(), pl, stdio)
+				}
+			}
 			var xe *launch.ExecError
 			if errors.As(err, &xe) {
 				fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
@@ -302,7 +319,7 @@ func enforced(r *probe.Report) []enforcement {
 		{"resource limits", limitState, limitDetail},
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more"},
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)"},
-		{"landlock-only backend", st(false), "hosts without user namespaces cannot run cordon yet"},
+		{"landlock-only backend", landlockOnlyState(r), "where no user namespace can be created: Landlock read allowlist and write paths, seccomp network deny, rlimits or cgroup; no pid or mount namespace and no carve-outs inside writable roots (printed as degraded at run time; strict mode refuses)"},
 		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)"},
 	}
 }
@@ -322,6 +339,15 @@ func limitsState(r *probe.Report) (string, string) {
 		return "degraded", detail + "; root is exempt from RLIMIT_NPROC, so the process limit is not enforced"
 	}
 	return "partial", detail
+}
+
+// landlockOnlyState says whether --backend landlock (and auto's fallback)
+// can run here.
+func landlockOnlyState(r *probe.Report) string {
+	if r.Landlock.ABI >= 1 {
+		return "available"
+	}
+	return "unavailable"
 }
 
 // landlockState says whether the helper's Landlock rules take effect here.

@@ -1,0 +1,92 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// requireLandlock skips (or fails under CI) when the kernel lacks Landlock.
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/sys/kernel/security/landlock"); err == nil {
+		return
+	}
+	// securityfs may not be mounted: ask the kernel through cordon.
+	out, _ := exec.Command(cordonBin, "status", "--json").Output()
+	if !strings.Contains(string(out), `"available": true`) {
+		skipOrFail(t, "the kernel has no Landlock")
+	}
+}
+
+// TestLandlockBackend runs the Landlock-only backend directly: no
+// namespaces, but secrets, writes and the network are still confined, what
+// it cannot enforce is printed, and strict mode refuses it.
+func TestLandlockBackend(t *testing.T) {
+	e := newEnv(t)
+	requireLandlock(t)
+	writeFile(t, filepath.Join(e.home, ".ssh", "id_rsa"), "LL-SECRET-5c1")
+	outside := filepath.Join(e.root, "outside")
+	mkdir(t, outside)
+	r := e.sh(`cat "$HOME/.ssh/id_rsa"; cat ../other/notes.txt; echo ok > made && cat made; touch `+outside+`/x; touch /etc/cordon-ll; echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"; bash -c 'exec 3<>/dev/tcp/127.0.0.1/9' ; echo end`,
+		"--backend", "landlock", "--net", "deny")
+	all := r.all()
+	for _, bad := range []string{"LL-SECRET-5c1", "SIBLING-SECRET-7f3a"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("%s leaked: %s", bad, r)
+		}
+	}
+	for _, want := range []string{"ok\n", "tmp\n", "end\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, r)
+		}
+	}
+	for _, want := range []string{"cordon: degraded: no pid namespace", "Permission denied", "socket: Operation not permitted"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, r)
+		}
+	}
+	if exists(filepath.Join(outside, "x")) || exists("/etc/cordon-ll") {
+		t.Error("the Landlock backend let a write outside through")
+	}
+	if s := e.sh("true", "--backend", "landlock", "--mode", "strict"); s.code != 125 || !strings.Contains(s.stderr, "strict mode refuses") {
+		t.Errorf("strict on landlock: %s", s)
+	}
+}
+
+// TestAutoFallsBackToLandlock simulates a host without user namespaces by
+// running cordon inside bwrap --disable-userns: --backend auto must pick
+// the Landlock-only backend, say what is degraded, and still confine.
+func TestAutoFallsBackToLandlock(t *testing.T) {
+	e := newEnv(t)
+	requireLandlock(t)
+	writeFile(t, filepath.Join(e.home, ".ssh", "id_rsa"), "AUTO-SECRET-9d2")
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	args := []string{"--unshare-user", "--disable-userns", "--die-with-parent",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+		"--bind", e.root, e.root, "--ro-bind", cordonBin, cordonBin,
+		"--chdir", e.ws, "--",
+		cordonBin, "run", "--", "sh", "-c", `cat "$HOME/.ssh/id_rsa"; echo auto > made; touch /etc/cordon-auto; echo done`}
+	cmd := exec.CommandContext(ctx, "/usr/bin/bwrap", args...)
+	cmd.Env = e.environ()
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if err != nil && !strings.Contains(s, "done") {
+		t.Fatalf("cordon inside bwrap --disable-userns: %v\n%s", err, s)
+	}
+	if !strings.Contains(s, "cordon: degraded: no pid namespace") {
+		t.Fatalf("auto did not fall back to the Landlock backend (or did not say so):\n%s", s)
+	}
+	if strings.Contains(s, "AUTO-SECRET-9d2") || !strings.Contains(s, "done") {
+		t.Fatalf("output:\n%s", s)
+	}
+	if readFile(t, filepath.Join(e.ws, "made")) != "auto\n" || exists("/etc/cordon-auto") {
+		t.Fatal("writes were not confined as expected")
+	}
+}

@@ -1,0 +1,233 @@
+package plan
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/limits"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/probe"
+)
+
+// BackendLandlock confines with Landlock and seccomp only, for hosts where
+// no user namespace can be created.
+const BackendLandlock = "landlock"
+
+// HelperSelf is how the Landlock-only backend starts the helper: cordon's
+// own binary, without bubblewrap.
+const HelperSelf = "/proc/self/exe"
+
+// landlockDegraded is what the Landlock-only backend cannot enforce, in
+// every run. It is printed at run time and refused by strict mode.
+var landlockDegraded = []string{
+	"no pid namespace: the command can see host processes (it cannot signal them: Landlock scoping), and processes that leave its process group (setsid) survive a timeout or cordon's death unless a cgroup holds the sandbox",
+	"no read-only carve-outs inside writable roots: protected paths (.git/hooks, .git/config, .envrc, ...) there are writable",
+	"no mount namespace: the host's /tmp is hidden, not replaced (TMPDIR points to a private directory)",
+}
+
+// buildLandlock plans a run of the helper directly on the host: Landlock
+// limits reads to an allowlist (denied paths carved out of it) and writes to
+// the write paths; seccomp refuses internet sockets when the network is
+// denied.
+func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, error) {
+	if p.Network.Mode == policy.NetOpen && len(p.Network.Deny) > 0 {
+		return nil, fmt.Errorf("network deny rules need the filtering proxy, which is %w", ErrNotBuilt)
+	}
+	pl := &Plan{
+		Backend:   BackendLandlock,
+		Command:   command,
+		StateDir:  opts.StateDir,
+		Workspace: p.Workspace,
+		Strict:    p.Mode == policy.ModeStrict,
+		Limits:    limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds},
+	}
+	if p.Timeout > 0 {
+		pl.Timeout = p.Timeout.String()
+	}
+	pl.Degraded = append(pl.Degraded, landlockDegraded...)
+	if p.Network.Mode == policy.NetOpen {
+		pl.Degraded = append(pl.Degraded, "no network namespace: with the network open the command shares the host's (abstract unix sockets are scoped by Landlock)")
+	}
+	tmp, err := privateTmpDir(opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	pl.PrivateTmp = tmp
+
+	denied := expandDenied(p)
+	var writes []string
+	for _, w := range p.Write {
+		if w == privateTmp || deniedBy(p.Deny, w) != "" {
+			continue
+		}
+		writes = append(writes, w)
+	}
+	// A denied file inside a writable root cannot be carved out without
+	// also taking away the right to create files there.
+	var exposed []string
+	for _, d := range denied {
+		if coveredBy(d, writes) {
+			exposed = append(exposed, d)
+		}
+	}
+	if len(exposed) > 0 {
+		pl.Degraded = append(pl.Degraded, fmt.Sprintf("denied paths inside writable roots stay readable and writable without bubblewrap: %s", strings.Join(limitList(exposed, 5), ", ")))
+	}
+	reads := []string{"/proc"}
+	for _, r := range p.Read {
+		if r != privateTmp && !coveredBy(r, writes) {
+			reads = append(reads, r)
+		}
+	}
+	// The state directory holds the masks and locks of bwrap runs.
+	readOK, err := landlock.CarveOut(reads, append(denied, opts.StateDir), landlock.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("building the Landlock read allowlist: %w", err)
+	}
+	rules := &landlock.Rules{
+		ReadOnly:          readOK,
+		ReadWrite:         append(append(writes, tmp), p.UnixSockets...),
+		StdDevices:        true,
+		DenyNetwork:       p.Network.Mode != policy.NetOpen,
+		ScopeSignals:      true,
+		ScopeAbstractUnix: true,
+	}
+	pl.Spec = buildSpec(p)
+	pl.Spec.Landlock = rules
+	pl.Spec.DenySockets = rules.DenyNetwork
+	pl.Env = buildEnv(p, opts)
+	for i, e := range pl.Env {
+		if strings.HasPrefix(e, "TMPDIR=") {
+			pl.Env[i] = "TMPDIR=" + tmp
+		}
+	}
+	pl.Dir = p.Workspace
+	if c := opts.Cwd; c != "" && (coveredBy(c, writes) || coveredBy(c, readOK)) && deniedBy(p.Deny, c) == "" {
+		pl.Dir = c
+	}
+	pl.Argv = append([]string{HelperSelf, HelperCommand, "--"}, command...)
+	return pl, nil
+}
+
+// expandDenied lists the existing paths the deny rules name: absolute
+// entries, absolute globs, and relative globs matched in the workspace and
+// the writable roots.
+func expandDenied(p *policy.Policy) []string {
+	var out, globs []string
+	for _, d := range p.Deny {
+		switch {
+		case !filepath.IsAbs(d):
+			globs = append(globs, d)
+		case globscan.IsGlob(d):
+			m, _ := filepath.Glob(d)
+			out = append(out, m...)
+		default:
+			if _, err := os.Lstat(d); err == nil {
+				out = append(out, d)
+			}
+		}
+	}
+	if len(globs) == 0 {
+		return out
+	}
+	roots := []string{p.Workspace}
+	for _, w := range p.Write {
+		if w != privateTmp && w != p.Workspace {
+			roots = append(roots, w)
+		}
+	}
+	for _, r := range roots {
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			continue
+		}
+		ms, _, err := globscan.Scan(r, globs, globscan.Limits{})
+		if err != nil {
+			// Fail closed: deny the whole root rather than miss a secret.
+			out = append(out, r)
+			continue
+		}
+		for _, m := range ms {
+			out = append(out, m.Path)
+		}
+	}
+	return out
+}
+
+// privateTmpDir names a fresh directory, created by the launcher and removed
+// after the run, that stands in for /tmp.
+func privateTmpDir(stateDir string) (string, error) {
+	if stateDir == "" {
+		return "", errors.New("plan: no state directory given")
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("naming a private temporary directory: %w", err)
+	}
+	return filepath.Join(stateDir, "tmp", strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:])), nil
+}
+
+func limitList(ss []string, n int) []string {
+	if len(ss) <= n {
+		return ss
+	}
+	return append(ss[:n:n], fmt.Sprintf("and %d more", len(ss)-n))
+}
+
+// userNSLikely is a cheap check that a user namespace can be created,
+// from the knobs that usually forbid it; when it says no, the full probe
+// decides.
+func userNSLikely() bool {
+	read := func(p string) (int, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n, err == nil
+	}
+	if n, ok := read("/proc/sys/user/max_user_namespaces"); ok && n == 0 {
+		return false
+	}
+	if os.Geteuid() != 0 {
+		if n, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && n != 0 {
+			return false
+		}
+		if n, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && n == 0 {
+			return false
+		}
+	}
+	// A seccomp filter on cordon itself usually means a container whose
+	// profile blocks user namespaces.
+	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:\t2") {
+		return false
+	}
+	return true
+}
+
+// autoBackend picks bwrap when a user namespace can really be created,
+// else landlock, else refuses.
+func autoBackend(p *policy.Policy) (string, error) {
+	if _, err := probe.FindBwrap(p.BwrapPath); err == nil && userNSLikely() {
+		return BackendBwrap, nil
+	}
+	r := probe.Detect(probe.Options{BwrapPath: p.BwrapPath})
+	switch r.AutoBackend {
+	case probe.BackendBwrap:
+		return BackendBwrap, nil
+	case probe.BackendLandlock:
+		return BackendLandlock, nil
+	}
+	reason := r.UserNS.Reason
+	if !r.Bwrap.Found {
+		reason = r.Bwrap.Reason
+	}
+	return "", fmt.Errorf("no sandbox backend works here (%s; and Landlock is unavailable: %s); see cordon status, or run unconfined with --mode off", reason, r.Landlock.Reason)
+}
