@@ -164,9 +164,9 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 			p.Network = policy.Network{Mode: policy.NetOpen, Deny: []string{"169.254.169.254:*"}}
 		}, "--deny-net"},
 		{"forward port", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port"},
-		{"landlock", func(p *policy.Policy) { p.Backend = "landlock" }, "--backend landlock"},
+		{"seatbelt", func(p *policy.Policy) { p.Backend = "seatbelt" }, "--backend seatbelt"},
 		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation"},
-		{"bad bwrap", func(p *policy.Policy) { p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap"},
+		{"bad bwrap", func(p *policy.Policy) { p.Backend = "bwrap"; p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,5 +211,39 @@ func TestModeOff(t *testing.T) {
 	}
 	if pl.Backend != BackendNone || len(pl.Degraded) == 0 {
 		t.Errorf("mode off: backend %q degraded %q", pl.Backend, pl.Degraded)
+	}
+}
+
+func TestBuildLandlock(t *testing.T) {
+	p, opts := testPolicy(t)
+	p.Backend = BackendLandlock
+	pl, err := Build(p, []string{"make"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Backend != BackendLandlock || !slices.Equal(pl.Argv, []string{HelperSelf, HelperCommand, "--", "make"}) {
+		t.Fatalf("plan %s %q", pl.Backend, pl.Argv)
+	}
+	r := pl.Spec.Landlock
+	if r == nil || !r.DenyNetwork || !pl.Spec.DenySockets || !slices.Contains(r.ReadWrite, p.Workspace) || !slices.Contains(r.ReadWrite, pl.PrivateTmp) {
+		t.Fatalf("rules %+v", r)
+	}
+	for _, ro := range r.ReadOnly {
+		if strings.HasPrefix(ro, opts.Home+"/.ssh") {
+			t.Errorf("denied ~/.ssh is readable: %s", ro)
+		}
+	}
+	joined := strings.Join(pl.Degraded, "\n")
+	for _, want := range []string{"no pid namespace", "protected paths", filepath.Join(p.Workspace, ".env")} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("degraded lacks %q:\n%s", want, joined)
+		}
+	}
+	if !slices.Contains(pl.Env, "TMPDIR="+pl.PrivateTmp) {
+		t.Errorf("TMPDIR not private: %q", pl.Env)
+	}
+	p.Mode = policy.ModeStrict
+	if _, err := Build(p, []string{"make"}, opts); err == nil || !strings.Contains(err.Error(), "strict mode refuses") {
+		t.Errorf("strict on landlock: %v", err)
 	}
 }

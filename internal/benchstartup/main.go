@@ -1,8 +1,9 @@
 // Command benchstartup measures the start-up cost of cordon: the median
-// wall time of `cordon run -- /bin/true` (default profile) against bare
-// /bin/true and against plain `bwrap --unshare-all --ro-bind / / --dev /dev
-// --proc /proc -- /bin/true`, all in one run with the three interleaved, and
-// prints the ratios. Run it with:
+// wall time of `cordon run -- /bin/true` (default profile, bwrap backend
+// with the helper) against bare /bin/true and against plain `bwrap
+// --unshare-all --ro-bind / / --dev /dev --proc /proc -- /bin/true`, and of
+// `cordon run --backend landlock -- /bin/true` against bare /bin/true, all
+// in one run with the four interleaved, and prints the ratios. Run it with:
 //
 //	go run ./internal/benchstartup [-n 200]
 package main
@@ -59,6 +60,7 @@ func run(n int, cordon, bwrap string) error {
 		{"/bin/true", []string{"/bin/true"}},
 		{"bwrap", []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"}},
 		{"cordon run", []string{cordon, "run", "--", "/bin/true"}},
+		{"cordon landlock", []string{cordon, "run", "--backend", "landlock", "--", "/bin/true"}},
 	}
 	times := make([][]time.Duration, len(cases))
 	for i := 0; i < n+5; i++ {
@@ -87,6 +89,7 @@ func run(n int, cordon, bwrap string) error {
 	fmt.Printf("ratio cordon/bwrap: %.2fx (target <= 1.5x)\n", float64(med[2])/float64(med[1]))
 	fmt.Printf("ratio cordon/true:  %.2fx\n", float64(med[2])/float64(med[0]))
 	fmt.Printf("cordon overhead over plain bwrap: %.2f ms\n", ms(med[2]-med[1]))
+	fmt.Printf("landlock backend over bare /bin/true: +%.2f ms (target <= +3 ms)\n", ms(med[3]-med[0]))
 	return nil
 }
 

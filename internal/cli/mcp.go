@@ -16,7 +16,7 @@ import (
 
 // newMCP is "cordon mcp": the MCP server on stdio.
 func newMCP() *cobra.Command {
-	var pf policyFlags
+	pf := policyFlags{auditLogUsed: true}
 	c := &cobra.Command{
 		Use:   "mcp [flags]",
 		Short: "MCP server on stdio exposing confined tools",
