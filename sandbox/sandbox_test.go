@@ -163,20 +163,31 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestExampleProgram(t *testing.T) {
+	// The build uses the real module and build caches, found before HOME
+	// is faked (a module cache under the test's temp dir is read-only and
+	// could not be cleaned up).
+	goenv, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		if os.Getenv("CI") != "true" {
+			t.Skip("no go toolchain on PATH to build the example")
+		}
+		t.Fatalf("go env: %v", err)
+	}
+	caches := strings.Fields(string(goenv))
+	if len(caches) != 2 {
+		t.Fatalf("go env printed %q", goenv)
+	}
 	_, ws := fakeHost(t)
 	bin := filepath.Join(t.TempDir(), "agenthost")
 	build := exec.Command("go", "build", "-o", bin, "../examples/agenthost")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "HOME="+os.Getenv("HOME"))
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOMODCACHE="+caches[0], "GOCACHE="+caches[1], "GOFLAGS=-mod=mod")
 	if out, err := build.CombinedOutput(); err != nil {
-		if _, lerr := exec.LookPath("go"); lerr != nil && os.Getenv("CI") != "true" {
-			t.Skip("no go toolchain on PATH to build the example")
-		}
 		t.Fatalf("building the example: %v\n%s", err, out)
 	}
 	var out, errb bytes.Buffer
 	cmd := exec.Command(bin, "-workspace", ws, "--", "sh", "-c", `cat "$HOME/.ssh/id_rsa"; echo fine > result.txt; exit 5`)
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err = cmd.Run()
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 5 {
 		t.Fatalf("exit: %v\n%s", err, errb.String())
