@@ -95,6 +95,8 @@ func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error
 // namespace (the command's process group, and the cgroup when there is
 // one, are what a timeout kills), and a private directory for /tmp.
 func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	plan.TT("runSandbox")
+	defer plan.TT("runSandbox done")
 	res := &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}
 	bwrap := pl.Backend == plan.BackendBwrap
 	if bwrap {
@@ -111,7 +113,9 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		defer os.RemoveAll(pl.PrivateTmp)
 	}
 
+	plan.TT("locked")
 	group, notes, err := newGroup(pl)
+	plan.TT("group")
 	if err != nil {
 		return nil, &SetupError{Err: err}
 	}
@@ -215,6 +219,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		defer signal.Stop(sigs)
 	}
 
+	plan.TT("start")
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		closeStderr()
@@ -224,6 +229,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		bwErrW.Close()
 		return nil, &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Argv[0], err)}
 	}
+	plan.TT("started")
 	statusChild.Close()
 	bwErrW.Close()
 	closeStderr()
@@ -318,6 +324,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 			return
 		}
 		if st.ready && !ready {
+			plan.TT("ready")
 			ready = true
 			cmdPid = st.pid
 			setupTimer.Stop()
@@ -335,6 +342,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 					killAll()
 				}
 			}
+			plan.TT("released")
 			for _, d := range st.degraded {
 				res.Degraded = append(res.Degraded, d)
 				if stdio.Stderr != nil {
@@ -387,6 +395,7 @@ loop:
 		case <-ctx.Done():
 			killAll()
 		case waitErr = <-waitc:
+			plan.TT("waited")
 			break loop
 		}
 	}
@@ -403,8 +412,10 @@ loop:
 	<-bwErrDone
 	<-stderrDone
 	term.wait()
+	plan.TT("drained")
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	groupUsage(group, &res.Usage)
+	plan.TT("usage")
 	if groupErr != nil {
 		return nil, &SetupError{Err: groupErr}
 	}

@@ -180,7 +180,7 @@ func TestExampleProgram(t *testing.T) {
 	_, ws := fakeHost(t)
 	bin := filepath.Join(t.TempDir(), "agenthost")
 	build := exec.Command("go", "build", "-o", bin, "../examples/agenthost")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOMODCACHE="+caches[0], "GOCACHE="+caches[1], "GOFLAGS=-mod=mod")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOMODCACHE="+caches[0], "GOCACHE="+caches[1])
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the example: %v\n%s", err, out)
 	}

@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"io"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"strings"
 	"sync"
@@ -60,13 +62,7 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 	}
 	res := &FindResult{}
 	visited := 0
-	err = fs.WalkDir(t.m.root.FS(), t.rel, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == t.rel {
-				return err
-			}
-			return nil
-		}
+	err = f.walk(t.m, t.rel, func(p string, typ fs.FileMode, _ *dirRef, name string) error {
 		visited++
 		if visited > f.Limits.MaxVisit {
 			res.Truncated = true
@@ -75,11 +71,12 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 		if p == t.rel {
 			return nil
 		}
-		if d.IsDir() && d.Name() == ".git" {
+		isDir := typ.IsDir()
+		if isDir && name == ".git" {
 			return fs.SkipDir
 		}
-		if f.deniedPath(t.m, p) != "" {
-			if d.IsDir() {
+		if f.deniedLeaf(t.m, p) != "" {
+			if isDir {
 				return fs.SkipDir
 			}
 			return nil
@@ -165,6 +162,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grep: invalid pattern: %w", err)
 	}
+	mt := newMatcher(re, expr, pattern, opts)
 	if opts.Include != "" && !doublestar.ValidatePattern(opts.Include) {
 		return nil, fmt.Errorf("grep: %s is not a valid glob pattern", quote(opts.Include))
 	}
@@ -200,7 +198,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		return true
 	}
 	if !fi.IsDir() {
-		emit(t.rel, f.grepFile(re, t.m, t.rel, max))
+		emit(t.rel, f.grepFile(mt, t.m, t.rel, max))
 		return res, nil
 	}
 	ign := f.loadGitignore(t.m)
@@ -211,6 +209,8 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	// a sequential search.
 	type job struct {
 		rel  string
+		dir  *dirRef
+		name string
 		done chan grepFileResult
 	}
 	var stop atomic.Bool
@@ -223,10 +223,11 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 			defer workers.Done()
 			for j := range jobs {
 				if stop.Load() {
+					j.dir.release()
 					j.done <- grepFileResult{}
 					continue
 				}
-				j.done <- f.grepFile(re, t.m, j.rel, max)
+				j.done <- f.grepFileAt(mt, j.dir, j.name, j.rel, max)
 			}
 		}()
 	}
@@ -243,15 +244,10 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		}
 	}()
 	visited := 0
-	err = fs.WalkDir(t.m.root.FS(), t.rel, func(rel string, d fs.DirEntry, err error) error {
+	incSlash := strings.Contains(opts.Include, "/")
+	err = f.walk(t.m, t.rel, func(rel string, typ fs.FileMode, dir *dirRef, name string) error {
 		if stop.Load() {
 			return errStop
-		}
-		if err != nil {
-			if rel == t.rel {
-				return err
-			}
-			return nil
 		}
 		visited++
 		if visited > f.Limits.MaxVisit {
@@ -260,16 +256,17 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		if rel == t.rel {
 			return nil
 		}
-		if d.IsDir() && d.Name() == ".git" {
+		isDir := typ.IsDir()
+		if isDir && name == ".git" {
 			return fs.SkipDir
 		}
-		if f.deniedPath(t.m, rel) != "" || ign.ignored(rel, d.IsDir()) {
-			if d.IsDir() {
+		if f.deniedLeaf(t.m, rel) != "" || (ign != nil && ign.ignored(rel, isDir)) {
+			if isDir {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if !typ.IsRegular() {
 			return nil
 		}
 		if opts.Include != "" {
@@ -277,14 +274,15 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 			if t.rel != "." {
 				sub = strings.TrimPrefix(rel, t.rel+"/")
 			}
-			if !strings.Contains(opts.Include, "/") {
-				sub = path.Base(sub)
+			if !incSlash {
+				sub = name
 			}
 			if ok, _ := doublestar.Match(opts.Include, sub); !ok {
 				return nil
 			}
 		}
-		j := job{rel: rel, done: make(chan grepFileResult, 1)}
+		dir.acquire()
+		j := job{rel: rel, dir: dir, name: name, done: make(chan grepFileResult, 1)}
 		jobs <- j
 		order <- j
 		return nil
@@ -324,17 +322,26 @@ type grepFileResult struct {
 	matches  []GrepMatch // Path is left empty
 }
 
-// grepFile reads the regular file rel of m (up to Limits.MaxReadBytes) and
-// returns its matching lines; it stops collecting after max+1 matches or
-// MaxOutputBytes of text, enough for the caller to see the limit. Unreadable
-// and special files are skipped, binary ones (a NUL byte in the first 8 KiB)
-// are searched but never match.
-func (f *FS) grepFile(re *regexp.Regexp, m *mount, rel string, max int) grepFileResult {
+// grepFile reads the regular file rel of m through the root (up to
+// Limits.MaxReadBytes) and returns its matching lines (see grepData).
+// Unreadable and special files are skipped.
+func (f *FS) grepFile(mt *matcher, m *mount, rel string, max int) grepFileResult {
 	ft := &target{m: m, rel: rel, abs: filepath.Join(m.Path, rel), user: rel}
-	file, fi, err := f.openRegular("file-read", ft)
+	file, _, err := f.openRegular("file-read", ft)
 	if err != nil {
 		return grepFileResult{}
 	}
+	data, err := io.ReadAll(io.LimitReader(file, f.Limits.MaxReadBytes))
+	file.Close()
+	if err != nil {
+		return grepFileResult{}
+	}
+	return f.grepData(mt, data, rel, max)
+}
+
+// grepFileAt is grepFile for the file name in the walked directory dir (by
+// descriptor, see readRegularAt); it releases dir.
+func (f *FS) grepFileAt(mt *matcher, dir *dirRef, name, rel string, max int) grepFileResult {
 	bp := grepBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) > 1<<20 {
@@ -342,33 +349,134 @@ func (f *FS) grepFile(re *regexp.Regexp, m *mount, rel string, max int) grepFile
 		}
 		grepBufs.Put(bp)
 	}()
-	size := min(fi.Size(), f.Limits.MaxReadBytes) + 1
-	if int64(cap(*bp)) < size {
-		*bp = make([]byte, 0, size)
+	data, err := readRegularAt(dir, name, *bp, f.Limits.MaxReadBytes)
+	dir.release()
+	*bp = data[:0]
+	if err != nil {
+		return grepFileResult{}
 	}
-	buf := (*bp)[:0]
-	for int64(len(buf)) < f.Limits.MaxReadBytes {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+	return f.grepData(mt, data, rel, max)
+}
+
+// matcher matches lines for Grep. lit, when set, is a string every matching
+// line contains (the pattern itself for a case-sensitive literal search,
+// else the longest literal run the regular expression requires), found with
+// bytes.Index before the regular expression runs; litOnly means containing
+// lit is matching.
+type matcher struct {
+	re      *regexp.Regexp
+	lit     []byte
+	litOnly bool
+}
+
+func newMatcher(re *regexp.Regexp, expr, pattern string, opts GrepOptions) *matcher {
+	mt := &matcher{re: re}
+	if opts.Literal && !opts.IgnoreCase {
+		if pattern != "" && !strings.Contains(pattern, "\n") {
+			mt.lit, mt.litOnly = []byte(pattern), !strings.Contains(pattern, "\n")
 		}
-		n, rerr := file.Read(buf[len(buf):min(int64(cap(buf)), f.Limits.MaxReadBytes)])
-		buf = buf[:len(buf)+n]
-		if rerr != nil {
-			break
+		return mt
+	}
+	if l := requiredLiteral(expr); len(l) >= 3 && !strings.ContainsAny(l, "\n\r") {
+		mt.lit = []byte(l)
+	}
+	return mt
+}
+
+// requiredLiteral returns the longest case-sensitive literal run that any
+// match of expr must contain, or "".
+func requiredLiteral(expr string) string {
+	rx, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	rx = rx.Simplify()
+	for rx.Op == syntax.OpCapture {
+		rx = rx.Sub[0]
+	}
+	lit := func(r *syntax.Regexp) string {
+		if r.Op == syntax.OpLiteral && r.Flags&syntax.FoldCase == 0 {
+			return string(r.Rune)
+		}
+		return ""
+	}
+	if rx.Op != syntax.OpConcat {
+		return lit(rx)
+	}
+	best, cur := "", ""
+	for _, sub := range rx.Sub {
+		for sub.Op == syntax.OpCapture {
+			sub = sub.Sub[0]
+		}
+		if l := lit(sub); l != "" {
+			cur += l
+		} else {
+			cur = ""
+		}
+		if len(cur) > len(best) {
+			best = cur
 		}
 	}
-	file.Close()
-	*bp = buf[:0]
-	data := buf
+	return best
+}
+
+// grepData returns the matching lines of one file's data; it stops
+// collecting after max+1 matches or MaxOutputBytes of text, enough for the
+// caller to see the limit. Binary data (a NUL byte in the first 8 KiB) is
+// searched but never matches.
+func (f *FS) grepData(mt *matcher, data []byte, rel string, max int) grepFileResult {
 	fr := grepFileResult{searched: true}
 	head := data
 	if len(head) > 8192 {
 		head = head[:8192]
 	}
-	if bytes.IndexByte(head, 0) >= 0 || !re.Match(data) {
+	if bytes.IndexByte(head, 0) >= 0 {
 		return fr
 	}
-	n, out := 0, 0
+	out := 0
+	add := func(n int, line []byte) bool {
+		text := strings.TrimSuffix(string(line), "\r")
+		if len(text) > f.Limits.MaxLineBytes {
+			text = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
+		}
+		fr.matches = append(fr.matches, GrepMatch{Line: n, Text: text})
+		out += len(text) + len(rel) + 16
+		return len(fr.matches) <= max && out <= f.Limits.MaxOutputBytes
+	}
+	if mt.lit != nil {
+		// Jump from one occurrence of the literal to the next; only the
+		// lines holding one are matched, and lines are counted in bulk.
+		n, counted, pos := 1, 0, 0
+		for pos < len(data) {
+			i := bytes.Index(data[pos:], mt.lit)
+			if i < 0 {
+				break
+			}
+			i += pos
+			start := bytes.LastIndexByte(data[pos:i], '\n') + 1 + pos
+			if start == pos && pos > 0 && data[pos-1] != '\n' {
+				start = pos // pos is always a line start; see below
+			}
+			end := len(data)
+			if e := bytes.IndexByte(data[i:], '\n'); e >= 0 {
+				end = i + e
+			}
+			line := data[start:end]
+			if mt.litOnly || mt.re.Match(line) {
+				n += bytes.Count(data[counted:start], []byte{'\n'})
+				counted = start
+				if !add(n, line) {
+					break
+				}
+			}
+			pos = end + 1
+		}
+		return fr
+	}
+	if !mt.re.Match(data) {
+		return fr
+	}
+	n := 0
 	for len(data) > 0 {
 		n++
 		line := data
@@ -377,16 +485,10 @@ func (f *FS) grepFile(re *regexp.Regexp, m *mount, rel string, max int) grepFile
 		} else {
 			data = nil
 		}
-		if !re.Match(line) {
+		if !mt.re.Match(line) {
 			continue
 		}
-		text := strings.TrimSuffix(string(line), "\r")
-		if len(text) > f.Limits.MaxLineBytes {
-			text = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
-		}
-		fr.matches = append(fr.matches, GrepMatch{Line: n, Text: text})
-		out += len(text) + len(rel) + 16
-		if len(fr.matches) > max || out > f.Limits.MaxOutputBytes {
+		if !add(n, line) {
 			break
 		}
 	}
