@@ -81,18 +81,17 @@ func (s *Server) register() {
 	add(s, &mcp.Tool{Name: ToolReadFile, Annotations: readOnly("Read file"),
 		Description: "Read a text file. Returns up to 2000 lines, each as N:hash|text, where N:hash is the line's anchor for replace_lines. Use start_line and end_line to read part of a large file; call grep or find_files first to locate what you need."},
 		func(_ context.Context, in ReadFileInput) (string, error) {
-			r, err := s.fs.ReadFile(in.Path, in.StartLine, in.EndLine)
+			r, err := s.fs.ReadText(in.Path, in.StartLine, in.EndLine)
 			if err != nil {
 				return "", err
 			}
-			out := r.Text()
-			if len(r.Lines) > 0 && (r.Lines[0].N > 1 || r.Lines[len(r.Lines)-1].N < r.TotalLines) {
-				out += fmt.Sprintf("[lines %d-%d of %d; use start_line to read more]\n", r.Lines[0].N, r.Lines[len(r.Lines)-1].N, r.TotalLines)
+			if r.First == 0 {
+				return fmt.Sprintf("[no lines: the file has %d lines]\n", r.TotalLines), nil
 			}
-			if len(r.Lines) == 0 {
-				out = fmt.Sprintf("[no lines: the file has %d lines]\n", r.TotalLines)
+			if r.First > 1 || r.Last < r.TotalLines {
+				return r.Text + fmt.Sprintf("[lines %d-%d of %d; use start_line to read more]\n", r.First, r.Last, r.TotalLines), nil
 			}
-			return out, nil
+			return r.Text, nil
 		})
 	add(s, &mcp.Tool{Name: ToolWriteFile, Annotations: writes("Write file", true, true),
 		Description: "Create a file or replace its whole content, atomically (missing parent directories are created). Prefer edit_file or replace_lines for changes to an existing file."},

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,16 +42,28 @@ const HashHexDigits = 6
 // too unless the line now at N happens to hash the same (same bound), or is
 // identical text, in which case the edit is still correct for that text.
 func LineHash(text string) string {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	const hexdig = "0123456789abcdef"
-	v := h.Sum64()
 	var b [HashHexDigits]byte
+	return string(appendLineHash(b[:0], text))
+}
+
+// appendLineHash appends LineHash(text) to b without allocating.
+func appendLineHash(b []byte, text string) []byte {
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+		hexdig   = "0123456789abcdef"
+	)
+	v := uint64(offset64)
+	for i := 0; i < len(text); i++ {
+		v ^= uint64(text[i])
+		v *= prime64
+	}
+	var h [HashHexDigits]byte
 	for i := HashHexDigits - 1; i >= 0; i-- {
-		b[i] = hexdig[v&0xf]
+		h[i] = hexdig[v&0xf]
 		v >>= 4
 	}
-	return string(b[:])
+	return append(b, h[:]...)
 }
 
 // parseAnchor parses "N:hash" (a trailing "|text" is ignored). "0" and "0:"

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -177,34 +179,111 @@ func (f *FS) ReadFile(p string, startLine, endLine int) (*ReadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines, _ := splitLines(string(data))
-	res := &ReadResult{Path: t.abs, TotalLines: len(lines), Truncated: trunc}
+	res := &ReadResult{Path: t.abs, Truncated: trunc}
+	res.TotalLines, res.Truncated = f.eachLine(string(data), startLine, endLine, trunc, func(n int, full, text string) {
+		res.Lines = append(res.Lines, Line{N: n, Hash: LineHash(full), Text: text})
+	})
+	return res, nil
+}
+
+// ReadTextResult is a read rendered as text.
+type ReadTextResult struct {
+	// Path is the resolved absolute path.
+	Path string
+	// Text is what ReadResult.Text returns for the same read.
+	Text string
+	// First and Last are the numbers of the first and last line returned
+	// (0 when none).
+	First, Last int
+	// TotalLines and Truncated are as in ReadResult.
+	TotalLines int
+	Truncated  bool
+}
+
+// ReadText is ReadFile rendered at once as ReadResult.Text renders it, without
+// a Line per line: the fast path of the read_file tool.
+func (f *FS) ReadText(p string, startLine, endLine int) (*ReadTextResult, error) {
+	t, err := f.resolve("file-read", p)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.checkRead("file-read", t); err != nil {
+		return nil, err
+	}
+	data, _, trunc, err := f.readAll("file-read", t)
+	if err != nil {
+		return nil, err
+	}
+	res := &ReadTextResult{Path: t.abs}
+	var b strings.Builder
+	b.Grow(len(data) + 16*(bytes.Count(data, []byte{'\n'})+1) + len(truncMarker))
+	var num [20]byte
+	res.TotalLines, res.Truncated = f.eachLine(string(data), startLine, endLine, trunc, func(n int, full, text string) {
+		if res.First == 0 {
+			res.First = n
+		}
+		res.Last = n
+		b.Write(strconv.AppendInt(num[:0], int64(n), 10))
+		b.WriteByte(':')
+		b.Write(appendLineHash(num[:0], full))
+		b.WriteByte('|')
+		b.WriteString(text)
+		b.WriteByte('\n')
+	})
+	if res.Truncated {
+		b.WriteString(strings.TrimPrefix(truncMarker, "\n"))
+		b.WriteByte('\n')
+	}
+	res.Text = b.String()
+	return res, nil
+}
+
+// eachLine calls emit for lines startLine..endLine (1-based, inclusive;
+// startLine < 1 means 1, endLine < 1 or past the end means the last line)
+// of s (full is the line, shown the line as returned: long lines are cut), until Limits.MaxReadLines lines or
+// MaxOutputBytes bytes were emitted. It returns the number of lines in s and
+// whether anything was left out or cut (or trunc, the file was cut).
+func (f *FS) eachLine(s string, startLine, endLine int, trunc bool, emit func(n int, full, shown string)) (total int, truncated bool) {
+	truncated = trunc
+	if s != "" {
+		total = strings.Count(strings.TrimSuffix(s, "\n"), "\n") + 1
+	}
 	if startLine < 1 {
 		startLine = 1
 	}
-	if endLine < 1 || endLine > len(lines) {
-		endLine = len(lines)
+	if endLine < 1 || endLine > total {
+		endLine = total
 	}
-	out := 0
-	for n := startLine; n <= endLine; n++ {
-		if len(res.Lines) >= f.Limits.MaxReadLines {
-			res.Truncated = true
+	out, emitted := 0, 0
+	rest := s
+	for n := 1; n <= endLine; n++ {
+		text := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			text, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if n < startLine {
+			continue
+		}
+		if emitted >= f.Limits.MaxReadLines {
+			truncated = true
 			break
 		}
-		text := lines[n-1]
-		l := Line{N: n, Hash: LineHash(text), Text: text}
+		shown := text
 		if len(text) > f.Limits.MaxLineBytes {
-			l.Text = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
-			res.Truncated = true
+			shown = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
+			truncated = true
 		}
-		out += len(l.Text) + 12
-		if out > f.Limits.MaxOutputBytes && len(res.Lines) > 0 {
-			res.Truncated = true
+		out += len(shown) + 12
+		if out > f.Limits.MaxOutputBytes && emitted > 0 {
+			truncated = true
 			break
 		}
-		res.Lines = append(res.Lines, l)
+		emit(n, text, shown)
+		emitted++
 	}
-	return res, nil
+	return total, truncated
 }
 
 // splitLines splits text into lines without their "\n"; final reports

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
-	"io"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -372,8 +372,8 @@ type matcher struct {
 func newMatcher(re *regexp.Regexp, expr, pattern string, opts GrepOptions) *matcher {
 	mt := &matcher{re: re}
 	if opts.Literal && !opts.IgnoreCase {
-		if pattern != "" && !strings.Contains(pattern, "\n") {
-			mt.lit, mt.litOnly = []byte(pattern), !strings.Contains(pattern, "\n")
+		if pattern != "" && !strings.ContainsAny(pattern, "\n") {
+			mt.lit, mt.litOnly = []byte(pattern), true
 		}
 		return mt
 	}
@@ -454,9 +454,6 @@ func (f *FS) grepData(mt *matcher, data []byte, rel string, max int) grepFileRes
 			}
 			i += pos
 			start := bytes.LastIndexByte(data[pos:i], '\n') + 1 + pos
-			if start == pos && pos > 0 && data[pos-1] != '\n' {
-				start = pos // pos is always a line start; see below
-			}
 			end := len(data)
 			if e := bytes.IndexByte(data[i:], '\n'); e >= 0 {
 				end = i + e

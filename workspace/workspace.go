@@ -399,6 +399,41 @@ func (f *FS) deniedPath(m *mount, rel string) string {
 	return ""
 }
 
+// deniedLeaf is deniedPath for an entry met while walking from a checked
+// directory: its parents were all checked already (a denied directory is not
+// entered), so only the entry's own path is matched.
+func (f *FS) deniedLeaf(m *mount, rel string) string {
+	if len(f.deny) == 0 {
+		return ""
+	}
+	var abs string
+	for _, d := range f.deny {
+		if filepath.IsAbs(d) {
+			if abs == "" {
+				abs = m.Path + "/" + rel
+				if m.Path == "/" {
+					abs = "/" + rel
+				}
+			}
+			if !strings.ContainsAny(d, "*?[{") {
+				if abs == filepath.Clean(d) {
+					return d
+				}
+				continue
+			}
+			if ok, _ := doublestar.Match(strings.TrimSuffix(d, "/"), abs); ok {
+				return d
+			}
+			continue
+		}
+		pat := strings.TrimSuffix(strings.TrimPrefix(d, "./"), "/")
+		if ok, _ := doublestar.Match(pat, rel); ok {
+			return d
+		}
+	}
+	return ""
+}
+
 // matchAbs reports whether abs is rule (an absolute path or glob) or below it.
 func matchAbs(rule, abs string) bool {
 	if !strings.ContainsAny(rule, "*?[{") {

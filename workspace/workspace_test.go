@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -616,5 +618,70 @@ func TestNewErrors(t *testing.T) {
 	}
 	if _, err := New(&policy.Policy{Workspace: d}, Root{Path: "rel"}); err == nil {
 		t.Fatal("relative root")
+	}
+}
+
+func TestReadTextMatchesReadFile(t *testing.T) {
+	ws := t.TempDir()
+	fsys := newFS(t, ws, policy.ModeStandard)
+	long := strings.Repeat("é", 3000)
+	for i, content := range []string{"", "\n", "a", "a\n", "a\n\nb", "x\r\ny\n", long + "\nz\n", strings.Repeat("line\n", 2500)} {
+		name := fmt.Sprintf("f%d", i)
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range [][2]int{{0, 0}, {1, 1}, {2, 3}, {5, 2}, {2400, 0}, {0, 99999}} {
+			want, err := fsys.ReadFile(name, r[0], r[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fsys.ReadText(name, r[0], r[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Text != want.Text() || got.TotalLines != want.TotalLines || got.Truncated != want.Truncated {
+				t.Fatalf("%s %v: ReadText differs from ReadFile", name, r)
+			}
+			if len(want.Lines) > 0 && (got.First != want.Lines[0].N || got.Last != want.Lines[len(want.Lines)-1].N) {
+				t.Fatalf("%s %v: first/last %d/%d", name, r, got.First, got.Last)
+			}
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte("hello"))
+	if want := fmt.Sprintf("%06x", h.Sum64()&0xffffff); LineHash("hello") != want {
+		t.Fatalf("LineHash = %s, want %s", LineHash("hello"), want)
+	}
+}
+
+func TestGrepLiteralFastPath(t *testing.T) {
+	ws := t.TempDir()
+	fsys := newFS(t, ws, policy.ModeStandard)
+	content := "alpha\nfunc (r *T) Close() error {\nbeta func (\n\nfunc (x *Y) Close() error\r\nend"
+	if err := os.WriteFile(filepath.Join(ws, "a.go"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		pat  string
+		opts GrepOptions
+		want []int
+	}{
+		{"func (", GrepOptions{Literal: true}, []int{2, 3, 5}},
+		{`func \(\w+ \*\w+\) Close\(\) error`, GrepOptions{}, []int{2, 5}},
+		{`Close\(\) error$`, GrepOptions{}, nil},
+		{"end", GrepOptions{Literal: true}, []int{6}},
+		{"FUNC (", GrepOptions{Literal: true, IgnoreCase: true}, []int{2, 3, 5}},
+	} {
+		r, err := fsys.Grep(q.pat, "", q.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, m := range r.Matches {
+			got = append(got, m.Line)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(q.want) {
+			t.Errorf("%q: lines %v, want %v", q.pat, got, q.want)
+		}
 	}
 }

@@ -1,0 +1,182 @@
+//go:build unix
+
+package workspace
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirRef is an open directory of a walk, shared by the walk and the Grep
+// workers that open files in it; it is closed when the last user releases
+// it. Its descriptor was opened through the root (the start of the walk) or
+// with openat relative to a dirRef and O_NOFOLLOW, so everything reached
+// through it is inside the root by descriptor: a path string is never
+// resolved again.
+type dirRef struct {
+	f    *os.File
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *dirRef) acquire() { d.refs.Add(1) }
+
+func (d *dirRef) release() {
+	if d.refs.Add(-1) == 0 {
+		d.f.Close()
+	}
+}
+
+// walkFunc is called for each entry of a walk in lexical order (the start
+// first, with parent nil): rel is the path relative to the mount, typ the
+// entry's type bits (a hint from the directory listing: openers verify it by
+// fstat), parent the directory holding it and name its base name. It returns
+// nil, fs.SkipDir (for a directory: do not enter it) or an error that ends
+// the walk.
+type walkFunc func(rel string, typ fs.FileMode, parent *dirRef, name string) error
+
+// walk visits the tree under start (a resolved, checked path of m) like
+// fs.WalkDir, but by descriptor: the start directory is opened once through
+// the root, and each directory below it with openat(parent, name,
+// O_DIRECTORY|O_NOFOLLOW), so a symbolic link swapped in for a directory is
+// refused by the kernel instead of being followed. Unreadable directories are
+// skipped. An error from the start itself is returned.
+func (f *FS) walk(m *mount, start string, fn walkFunc) error {
+	file, err := m.root.Open(start)
+	if err != nil {
+		return err
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return err
+	}
+	if !st.IsDir() {
+		file.Close()
+		err := fn(start, st.Mode().Type(), nil, filepath.Base(start))
+		if err == fs.SkipDir {
+			err = nil
+		}
+		return err
+	}
+	fd, err := unix.Openat(int(file.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	file.Close()
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: start, Err: err}
+	}
+	d := newDirRef(fd, filepath.Join(m.Path, start))
+	defer d.release()
+	if err := fn(start, fs.ModeDir, nil, filepath.Base(start)); err != nil {
+		if err == fs.SkipDir {
+			return nil
+		}
+		return err
+	}
+	err = f.walkDir(m, d, start, fn)
+	if err == fs.SkipDir {
+		err = nil
+	}
+	return err
+}
+
+func newDirRef(fd int, name string) *dirRef {
+	d := &dirRef{f: os.NewFile(uintptr(fd), name), fd: fd}
+	d.refs.Store(1)
+	return d
+}
+
+func (f *FS) walkDir(m *mount, d *dirRef, rel string, fn walkFunc) error {
+	ents, err := d.f.ReadDir(-1)
+	if err != nil && len(ents) == 0 {
+		return nil
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		name := e.Name()
+		child := name
+		if rel != "." {
+			child = rel + "/" + name
+		}
+		typ := e.Type()
+		if err := fn(child, typ, d, name); err != nil {
+			if err == fs.SkipDir {
+				if typ.IsDir() {
+					continue
+				}
+				return nil
+			}
+			return err
+		}
+		if !typ.IsDir() {
+			continue
+		}
+		cfd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		if err != nil {
+			continue // gone, replaced by a link or a file, or unreadable
+		}
+		c := newDirRef(cfd, filepath.Join(m.Path, child))
+		err = f.walkDir(m, c, child, fn)
+		c.release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func openat(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readRegularAt reads the regular file name of dir into buf (reusing its
+// capacity), up to limit bytes. The file is opened with
+// openat(O_NOFOLLOW|O_NONBLOCK), so a symbolic link is refused and a FIFO
+// cannot block, and its type is verified by fstat on the open descriptor:
+// anything but a regular file is refused.
+func readRegularAt(dir *dirRef, name string, buf []byte, limit int64) ([]byte, error) {
+	fd, err := openat(dir.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	if err != nil {
+		return buf, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return buf, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return buf, errNotRegular
+	}
+	size := min(st.Size, limit) + 1
+	if int64(cap(buf)) < size {
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[:0]
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):min(int64(cap(buf)), limit)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
+}
+
+var errNotRegular = errors.New("not a regular file")
