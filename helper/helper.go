@@ -40,7 +40,6 @@ const (
 // subcommand ("--" then the command) and returns an exit status if it
 // could not exec. It never returns after a successful exec.
 func Main(args []string) int {
-	plan.TT("helper main")
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
@@ -66,7 +65,6 @@ func Main(args []string) int {
 	if err != nil {
 		return fail(125, "helper: %v", err)
 	}
-	plan.TT("spec")
 	for _, r := range spec.Rlimits {
 		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
 		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
@@ -86,7 +84,6 @@ func Main(args []string) int {
 	if err := closeStray(); err != nil {
 		return fail(125, "helper: %v", err)
 	}
-	plan.TT("closestray")
 	takeForeground()
 	var notes []string
 	if spec.Landlock != nil {
@@ -96,7 +93,6 @@ func Main(args []string) int {
 		}
 		notes = rep.Degraded
 	}
-	plan.TT("landlock")
 	if spec.Seccomp != "" {
 		// Last before exec: the filter also forbids what the helper did
 		// above (no mount, no new user namespace after this).
@@ -104,7 +100,6 @@ func Main(args []string) int {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}
-	plan.TT("seccomp")
 	if status == nil {
 		for _, n := range notes {
 			fmt.Fprintln(os.Stderr, "cordon: degraded: "+n)
@@ -123,7 +118,6 @@ func Main(args []string) int {
 			}
 		}
 	}
-	plan.TT("exec")
 	err = unix.Exec(path, args, os.Environ())
 	code := 126
 	if errors.Is(err, syscall.ENOENT) {

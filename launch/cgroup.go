@@ -44,9 +44,14 @@ func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
 
 // enterGroup moves the sandbox into g: bwrap (outer), bwrap's init inside
 // the pid namespace, and the helper, which has not exec'd the command yet.
-// Everything the command starts is born inside.
-func enterGroup(g *limits.Group, outer, helper int) error {
-	pids := []int{outer}
+// Everything the command starts is born inside. outerIn says that outer
+// was already moved: then init and the helper are moved only if they were
+// forked before that move (Add on cgroup v1 costs an RCU grace period).
+func enterGroup(g *limits.Group, outer, helper int, outerIn bool) error {
+	var pids []int
+	if !outerIn {
+		pids = append(pids, outer)
+	}
 	if outer != helper {
 		if pp, err := parentPid(helper); err == nil && pp != outer {
 			pids = append(pids, pp) // bwrap's init
@@ -54,6 +59,11 @@ func enterGroup(g *limits.Group, outer, helper int) error {
 		pids = append(pids, helper)
 	}
 	for _, pid := range pids {
+		if outerIn {
+			if in, err := g.Contains(pid); err == nil && in {
+				continue
+			}
+		}
 		if err := g.Add(pid); err != nil {
 			return fmt.Errorf("moving the sandbox into its cgroup: %w", err)
 		}

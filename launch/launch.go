@@ -95,8 +95,6 @@ func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error
 // namespace (the command's process group, and the cgroup when there is
 // one, are what a timeout kills), and a private directory for /tmp.
 func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
-	plan.TT("runSandbox")
-	defer plan.TT("runSandbox done")
 	res := &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}
 	bwrap := pl.Backend == plan.BackendBwrap
 	if bwrap {
@@ -113,9 +111,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		defer os.RemoveAll(pl.PrivateTmp)
 	}
 
-	plan.TT("locked")
 	group, notes, err := newGroup(pl)
-	plan.TT("group")
 	if err != nil {
 		return nil, &SetupError{Err: err}
 	}
@@ -219,7 +215,6 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		defer signal.Stop(sigs)
 	}
 
-	plan.TT("start")
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		closeStderr()
@@ -229,11 +224,27 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		bwErrW.Close()
 		return nil, &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Argv[0], err)}
 	}
-	plan.TT("started")
 	statusChild.Close()
 	bwErrW.Close()
 	closeStderr()
 	term.start(cmd.Process.Pid)
+	// Move the outer process (bwrap, or the helper itself without bwrap)
+	// into the cgroup now, while the sandbox is being set up: on cgroup
+	// v1 the first move waits for an RCU grace period (about 10 ms), which
+	// would otherwise add to every run once the helper is ready.
+	// Processes it forks after the move are born inside; enterGroup
+	// checks, and moves what is not.
+	var outerAdded chan error
+	if group != nil {
+		outerAdded = make(chan error, 1)
+		outer := cmd.Process.Pid
+		go func() { outerAdded <- group.Add(outer) }()
+		defer func() {
+			if outerAdded != nil {
+				<-outerAdded // never leave a move racing with Close
+			}
+		}()
+	}
 
 	// bwrap's own stderr: collected until the helper is ready, so a setup
 	// failure becomes one clear line; passed through afterwards.
@@ -324,7 +335,6 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 			return
 		}
 		if st.ready && !ready {
-			plan.TT("ready")
 			ready = true
 			cmdPid = st.pid
 			setupTimer.Stop()
@@ -334,7 +344,9 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 				if !bwrap {
 					outer = cmdPid // the helper itself; its parent is cordon
 				}
-				if err := enterGroup(group, outer, cmdPid); err != nil {
+				outerErr := <-outerAdded
+				outerAdded = nil
+				if err := enterGroup(group, outer, cmdPid, outerErr == nil); err != nil {
 					groupErr = err
 					killAll()
 				} else if _, err := statusHost.Write([]byte{helper.MsgGo}); err != nil {
@@ -342,7 +354,6 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 					killAll()
 				}
 			}
-			plan.TT("released")
 			for _, d := range st.degraded {
 				res.Degraded = append(res.Degraded, d)
 				if stdio.Stderr != nil {
@@ -395,7 +406,6 @@ loop:
 		case <-ctx.Done():
 			killAll()
 		case waitErr = <-waitc:
-			plan.TT("waited")
 			break loop
 		}
 	}
@@ -412,10 +422,8 @@ loop:
 	<-bwErrDone
 	<-stderrDone
 	term.wait()
-	plan.TT("drained")
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	groupUsage(group, &res.Usage)
-	plan.TT("usage")
 	if groupErr != nil {
 		return nil, &SetupError{Err: groupErr}
 	}

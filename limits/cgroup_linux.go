@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -249,7 +250,7 @@ func tryV2(mounts []cgMount, self map[string]string, base string, l Limits) (*Gr
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %v", dir, err)
 	}
-	g := &Group{kind: KindCgroup2, name: base, limits: l, dir: dir, fd: -1}
+	g := &Group{kind: KindCgroup2, name: base, limits: l, dir: dir, fd: -1, cgPaths: map[string]string{"": path.Join(cg, base)}}
 	fail := func(err error) (*Group, error) {
 		_ = unix.Rmdir(dir)
 		return nil, err
@@ -280,7 +281,7 @@ func tryV2(mounts []cgMount, self map[string]string, base string, l Limits) (*Gr
 }
 
 func tryV1(mounts []cgMount, self map[string]string, base string, l Limits) (*Group, error) {
-	g := &Group{kind: KindCgroup1, name: base, limits: l, dirs: map[string]string{}, fd: -1}
+	g := &Group{kind: KindCgroup1, name: base, limits: l, dirs: map[string]string{}, fd: -1, cgPaths: map[string]string{}}
 	var created []string
 	fail := func(err error) (*Group, error) {
 		for _, d := range created {
@@ -305,6 +306,7 @@ func tryV1(mounts []cgMount, self map[string]string, base string, l Limits) (*Gr
 		}
 		created = append(created, dir)
 		g.dirs[c] = dir
+		g.cgPaths[c] = path.Join(self[c], base)
 	}
 	if d, ok := g.dirs["pids"]; ok && l.MaxProcesses > 0 {
 		if err := writeFile(filepath.Join(d, "pids.max"), strconv.Itoa(l.MaxProcesses)); err != nil {
@@ -375,6 +377,33 @@ func (g *Group) Add(pid int) error {
 		}
 	}
 	return nil
+}
+
+// Contains reports whether process pid is inside the group in every
+// hierarchy the group uses, by reading /proc/PID/cgroup. Unlike Add it
+// takes no kernel lock, so a caller that moved a parent early can check
+// cheaply whether the children it forked since were born inside.
+func (g *Group) Contains(pid int) (bool, error) {
+	if g.kind == KindNone {
+		return false, nil
+	}
+	if pid <= 0 {
+		return false, fmt.Errorf("limits: invalid pid %d", pid)
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false, fmt.Errorf("limits: reading the cgroups of pid %d: %w", pid, err)
+	}
+	cur := selfPaths(data)
+	if len(g.cgPaths) == 0 {
+		return false, nil
+	}
+	for c, p := range g.cgPaths {
+		if cur[c] != p {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Pids lists the processes currently in the group.

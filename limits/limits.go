@@ -132,12 +132,15 @@ type Group struct {
 
 	// v2: dir is the leaf; fd is an open descriptor of it (-1 if none).
 	// v1: dirs maps controller ("pids", "memory", "cpuacct") to its dir.
-	dir    string
-	dirs   map[string]string
-	fd     int
-	memsw  bool // v1 memory.memsw.limit_in_bytes was set
-	noSwap bool // v2 memory.swap.max was set to 0
-	closed bool
+	dir  string
+	dirs map[string]string
+	// cgPaths maps controller ("" for v2) to the group's path as
+	// /proc/PID/cgroup shows it, for Contains.
+	cgPaths map[string]string
+	fd      int
+	memsw   bool // v1 memory.memsw.limit_in_bytes was set
+	noSwap  bool // v2 memory.swap.max was set to 0
+	closed  bool
 }
 
 // Kind says which mechanism the group uses.

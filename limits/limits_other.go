@@ -26,6 +26,9 @@ func (g *Group) FD() (int, bool) { return -1, false }
 // Add does nothing: there is no cgroup.
 func (g *Group) Add(pid int) error { return nil }
 
+// Contains reports false: there is no cgroup.
+func (g *Group) Contains(pid int) (bool, error) { return false, nil }
+
 // Pids returns nothing: there is no cgroup.
 func (g *Group) Pids() ([]int, error) { return nil, nil }
 

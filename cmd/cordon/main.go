@@ -10,13 +10,10 @@ import (
 )
 
 func main() {
-	plan.TT("main")
 	// Inside the sandbox, the helper runs before anything else: it must be
 	// fast and must not parse flags meant for the user's command.
 	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
 	}
-	rc := cli.Main(os.Args[1:])
-	plan.TT("exit")
-	os.Exit(rc)
+	os.Exit(cli.Main(os.Args[1:]))
 }
