@@ -85,7 +85,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Policy == nil {
 		return nil, errors.New("mcpserver: nil policy")
 	}
-	fsys, err := workspace.New(opts.Policy)
+	fsys, err := workspace.New(opts.Policy, workspace.PolicyRoots(opts.Policy)...)
 	if err != nil {
 		return nil, err
 	}

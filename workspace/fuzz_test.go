@@ -41,7 +41,7 @@ func FuzzResolve(f *testing.F) {
 	for l, to := range links {
 		_ = os.Symlink(to, filepath.Join(ws, l))
 	}
-	fsys, err := New(&policy.Policy{Mode: policy.ModeStandard, Workspace: ws, Deny: []string{"**/.env"}, Protected: policy.Protected})
+	fsys, err := New(&policy.Policy{Mode: policy.ModeStandard, Workspace: ws, Write: []string{ws}, Deny: []string{"**/.env"}, Protected: policy.Protected})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -100,7 +101,9 @@ type mount struct {
 	parts []string
 }
 
-// New opens the workspace root (p.Workspace, writable) and the extra roots.
+// New opens the workspace root (p.Workspace, writable when a write path of
+// the policy covers it: read-only in the minimal and untrusted profiles) and
+// the extra roots.
 // Each root must be an existing directory; symbolic links in root paths are
 // resolved. In mode off the FS is unconfined (see the package comment).
 // Close releases the roots.
@@ -128,7 +131,7 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 	f.deny = p.Deny
 	f.denyWrite = p.DenyWrite
 	f.protected = p.Protected
-	for _, r := range append([]Root{{Path: ws, Writable: true}}, extra...) {
+	for _, r := range append([]Root{{Path: ws, Writable: writableBy(ws, p.Write)}}, extra...) {
 		m, err := openMount(r)
 		if err != nil {
 			f.Close()
@@ -137,6 +140,57 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 		f.mounts = append(f.mounts, m)
 	}
 	return f, nil
+}
+
+// writableBy reports whether dir is at or below one of the write paths
+// (both sides with symbolic links resolved). A write path of /tmp does not
+// count: it names the sandbox's private /tmp.
+func writableBy(dir string, write []string) bool {
+	for _, w := range write {
+		if w == "/tmp" {
+			continue // the sandbox's private /tmp, never the host's
+		}
+		if rw, err := filepath.EvalSymlinks(w); err == nil {
+			w = rw
+		}
+		if dir == w || strings.HasPrefix(dir, strings.TrimSuffix(w, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// PolicyRoots are the extra roots a policy allows beside the workspace:
+// each existing write path that is a directory (writable), and each read
+// path that is a directory outside the system directories (read-only),
+// such as a tool cache or a path given with --allow-read. /tmp is left
+// out: inside the OS sandbox it is private.
+func PolicyRoots(p *policy.Policy) []Root {
+	var out []Root
+	seen := map[string]bool{}
+	add := func(path string, writable bool) {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil || seen[real] || path == "/tmp" {
+			return
+		}
+		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && (real == ws || strings.HasPrefix(real, ws+"/")) {
+			return
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return
+		}
+		seen[real] = true
+		out = append(out, Root{Path: real, Writable: writable})
+	}
+	for _, w := range p.Write {
+		add(w, true)
+	}
+	for _, r := range p.Read {
+		if !slices.Contains(policy.SystemReads, r) {
+			add(r, false)
+		}
+	}
+	return out
 }
 
 func openMount(r Root) (*mount, error) {

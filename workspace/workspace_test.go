@@ -38,6 +38,7 @@ func newFS(t *testing.T, ws string, mode policy.Mode, extra ...Root) *FS {
 	p := &policy.Policy{
 		Mode:      mode,
 		Workspace: ws,
+		Write:     []string{ws},
 		Deny:      []string{"**/.env", "**/.env.*", "**/secrets.*", filepath.Join(ws, "private")},
 		DenyWrite: []string{filepath.Join(ws, "frozen")},
 		Protected: policy.Protected,
@@ -683,5 +684,49 @@ func TestGrepLiteralFastPath(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(q.want) {
 			t.Errorf("%q: lines %v, want %v", q.pat, got, q.want)
 		}
+	}
+}
+
+// TestWorkspaceWritableOnlyByPolicy checks that the workspace root is
+// read-only when no write path covers it (the minimal and untrusted
+// profiles), and that PolicyRoots exposes the policy's other trees.
+func TestWorkspaceWritableOnlyByPolicy(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	cache := filepath.Join(dir, "cache")
+	out := filepath.Join(dir, "out")
+	for _, d := range []string{ws, cache, out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cache, "c.txt"), []byte("cached\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &policy.Policy{Mode: policy.ModeStandard, Workspace: ws, Read: []string{"/usr", ws, cache}, Write: []string{out, "/tmp"}}
+	roots := PolicyRoots(p)
+	if len(roots) != 2 || roots[0] != (Root{Path: out, Writable: true}) || roots[1] != (Root{Path: cache, Writable: false}) {
+		t.Fatalf("PolicyRoots = %+v", roots)
+	}
+	fsys, err := New(p, roots...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	var v *Violation
+	if _, err := fsys.WriteFile("a.txt", "x"); !errors.As(err, &v) || v.Kind != "read-only-root" {
+		t.Errorf("write into a read-only workspace: %v", err)
+	}
+	if _, err := fsys.WriteFile(filepath.Join(out, "b.txt"), "y"); err != nil {
+		t.Errorf("write into a writable extra root: %v", err)
+	}
+	if r, err := fsys.ReadFile(filepath.Join(cache, "c.txt"), 0, 0); err != nil || len(r.Lines) != 1 {
+		t.Errorf("read from a read-only extra root: %v", err)
+	}
+	if _, err := fsys.WriteFile(filepath.Join(cache, "c.txt"), "z"); !errors.As(err, &v) {
+		t.Errorf("write into a read-only extra root: %v", err)
 	}
 }
