@@ -162,20 +162,26 @@ func (r *ReadResult) Text() string {
 	return b.String()
 }
 
+// readChecked resolves p inside its root, applies the read rules and reads
+// the file (size-bounded).
+func (f *FS) readChecked(p string) (t *target, data []byte, trunc bool, err error) {
+	if t, err = f.resolve("file-read", p); err != nil {
+		return nil, nil, false, err
+	}
+	if err = f.checkRead("file-read", t); err != nil {
+		return nil, nil, false, err
+	}
+	data, _, trunc, err = f.readAll("file-read", t)
+	return t, data, trunc, err
+}
+
 // ReadFile reads lines startLine..endLine (1-based, inclusive) of a file as
 // anchored lines. startLine < 1 means 1; endLine < 1 or past the end means
 // the last line. At most Limits.MaxReadLines lines and MaxOutputBytes bytes
 // are returned; lines longer than MaxLineBytes are cut on a UTF-8 boundary
 // (their anchors still hash the whole line).
 func (f *FS) ReadFile(p string, startLine, endLine int) (*ReadResult, error) {
-	t, err := f.resolve("file-read", p)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.checkRead("file-read", t); err != nil {
-		return nil, err
-	}
-	data, _, trunc, err := f.readAll("file-read", t)
+	t, data, trunc, err := f.readChecked(p)
 	if err != nil {
 		return nil, err
 	}
@@ -203,14 +209,7 @@ type ReadTextResult struct {
 // ReadText is ReadFile rendered at once as ReadResult.Text renders it, without
 // a Line per line: the fast path of the read_file tool.
 func (f *FS) ReadText(p string, startLine, endLine int) (*ReadTextResult, error) {
-	t, err := f.resolve("file-read", p)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.checkRead("file-read", t); err != nil {
-		return nil, err
-	}
-	data, _, trunc, err := f.readAll("file-read", t)
+	t, data, trunc, err := f.readChecked(p)
 	if err != nil {
 		return nil, err
 	}
