@@ -153,6 +153,7 @@ type Sandbox struct {
 	wrapped map[*exec.Cmd]bool
 	fds     []*os.File              // descriptors handed to wrapped commands
 	locks   []*launch.WorkspaceLock // held for wrapped commands
+	tmps    []string                // private temporary directories (Landlock-only backend)
 	closed  bool
 }
 
@@ -279,8 +280,9 @@ func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error
 // cmd.Args become bubblewrap's, with the original command inside. Stdin,
 // Stdout, Stderr, Env, Dir and SysProcAttr are kept. A command can be
 // wrapped once: a second Wrap is an error. Wrap does not forward signals
-// or enforce the timeout (Run does): the caller owns the process. Call
-// Close once wrapped commands have finished.
+// or enforce the timeout, and the process and memory limits are the
+// helper's rlimits only, never a cgroup (Run does all of that): the caller
+// owns the process. Call Close once wrapped commands have finished.
 func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if cmd.Process != nil {
 		return errors.New("sandbox: Wrap: the command was already started")
@@ -334,9 +336,20 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if cmd.Env == nil {
 		cmd.Env = pl.Env
 	}
+	if pl.PrivateTmp != "" {
+		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
+			lock.Release()
+			exe.Close()
+			specR.Close()
+			return fmt.Errorf("sandbox: creating a private temporary directory: %w", err)
+		}
+	}
 	cmd.Path = pl.Argv[0]
 	cmd.Args = pl.Argv
-	cmd.Dir = ""
+	cmd.Dir = "" // bwrap changes directory itself
+	if pl.Backend != plan.BackendBwrap {
+		cmd.Dir = pl.Dir
+	}
 	cmd.ExtraFiles = []*os.File{exe, specR, nil, stderr}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &unix.SysProcAttr{}
@@ -345,6 +358,9 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	s.mu.Lock()
 	s.fds = append(s.fds, exe, specR)
 	s.locks = append(s.locks, lock)
+	if pl.PrivateTmp != "" {
+		s.tmps = append(s.tmps, pl.PrivateTmp)
+	}
 	s.mu.Unlock()
 	return nil
 }
@@ -379,6 +395,9 @@ func (s *Sandbox) Close() error {
 	}
 	for _, l := range s.locks {
 		l.Release()
+	}
+	for _, d := range s.tmps {
+		os.RemoveAll(d)
 	}
 	return nil
 }
