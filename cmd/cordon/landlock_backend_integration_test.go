@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,18 @@ func TestLandlockBackend(t *testing.T) {
 	}
 	if exists(filepath.Join(outside, "x")) || exists("/etc/cordon-ll") {
 		t.Error("the Landlock backend let a write outside through")
+	}
+	// Without a pid namespace host processes are visible, but not their
+	// environments (Landlock's ptrace scoping).
+	host := exec.Command("sleep", "30")
+	host.Env = []string{"HOST_SECRET_ENV=LL-ENV-8e7"}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = host.Process.Kill(); _ = host.Wait() }()
+	env := e.sh(fmt.Sprintf("cat /proc/%d/environ; echo rc=$?", host.Process.Pid), "--backend", "landlock")
+	if strings.Contains(env.all(), "LL-ENV-8e7") || !strings.Contains(env.stderr, "Permission denied") {
+		t.Errorf("a host process's environment was readable: %s", env)
 	}
 	if s := e.sh("true", "--backend", "landlock", "--mode", "strict"); s.code != 125 || !strings.Contains(s.stderr, "strict mode refuses") {
 		t.Errorf("strict on landlock: %s", s)
