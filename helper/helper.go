@@ -65,6 +65,12 @@ func Main(args []string) int {
 	if err != nil {
 		return fail(125, "helper: %v", err)
 	}
+	// Capabilities are per thread: this goroutine stays on its thread until
+	// exec, so the exec happens from the thread that dropped them.
+	runtime.LockOSThread()
+	if err := dropCapabilities(); err != nil {
+		return fail(125, "helper: %v", err)
+	}
 	for _, r := range spec.Rlimits {
 		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
 		if err := unix.Setrlimit(r.Resource, &lim); err != nil {

@@ -67,6 +67,16 @@ func TestLandlockBackend(t *testing.T) {
 	if strings.Contains(env.all(), "LL-ENV-8e7") || !strings.Contains(env.stderr, "Permission denied") {
 		t.Errorf("a host process's environment was readable: %s", env)
 	}
+	// No capabilities, also when cordon runs as root (then the bounding set
+	// is emptied too; a normal user's cannot be, and no_new_privs keeps
+	// setuid and file capabilities from refilling it).
+	sets := "Eff|Prm|Amb"
+	if isRoot() {
+		sets += "|Bnd"
+	}
+	if c := e.sh("grep -E '^Cap("+sets+"):' /proc/self/status", "--backend", "landlock"); strings.Count(c.stdout, "0000000000000000") != strings.Count(sets, "|")+1 {
+		t.Errorf("capabilities left on the Landlock backend: %s", c)
+	}
 	if s := e.sh("true", "--backend", "landlock", "--mode", "strict"); s.code != 125 || !strings.Contains(s.stderr, "strict mode refuses") {
 		t.Errorf("strict on landlock: %s", s)
 	}
