@@ -114,6 +114,18 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		close(copied)
 	}()
 	res, runErr := launch.Run(ctx, pl, launch.Stdio{Stdout: w, Stderr: w})
+	var se *launch.SetupError
+	if errors.As(runErr, &se) && se.UserNS {
+		// bwrap could not create a user namespace after all: with the
+		// auto backend, run on Landlock only, and say so in the output.
+		if fb, ok, ferr := plan.Fallback(&p, argv, opts); ok && ferr == nil {
+			fmt.Fprintf(w, "cordon: %v; falling back to the Landlock-only backend\n", runErr)
+			for _, d := range fb.Degraded {
+				fmt.Fprintln(w, "cordon: degraded: "+d)
+			}
+			res, runErr = launch.Run(ctx, fb, launch.Stdio{Stdout: w, Stderr: w})
+		}
+	}
 	w.Close()
 	select {
 	case <-copied:

@@ -220,9 +220,21 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, e := range pl.Env {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
+	if r := pl.Spec.Landlock; r != nil {
+		fmt.Fprintln(w, "landlock (best effort for the kernel's ABI):")
+		fmt.Fprintf(w, "  read-only: %s\n", strings.Join(limitedList(r.ReadOnly, 12), " "))
+		fmt.Fprintf(w, "  read-write: %s\n", strings.Join(r.ReadWrite, " "))
+		fmt.Fprintf(w, "  standard devices: %v; no TCP: %v; signal scoping: %v; abstract unix scoping: %v\n", r.StdDevices, r.DenyNetwork, r.ScopeSignals, r.ScopeAbstractUnix)
+	}
+	if pl.PrivateTmp != "" {
+		fmt.Fprintf(w, "private temporary directory: %s (TMPDIR; removed after the run)\n", pl.PrivateTmp)
+	}
+	if l := pl.Limits; l.MaxProcesses > 0 || l.MaxMemoryMB > 0 {
+		fmt.Fprintf(w, "cgroup (when one can be created, see cordon status): pids.max=%d memory=%dMiB\n", l.MaxProcesses, l.MaxMemoryMB)
+	}
 	if pl.Spec.Seccomp != "" {
 		fmt.Fprintf(w, "seccomp (%s): EPERM for\n", pl.Spec.Seccomp)
-		for _, d := range seccomp.Describe(pl.Spec.Seccomp == "strict") {
+		for _, d := range seccomp.DescribeWith(seccomp.Options{Strict: pl.Spec.Seccomp == "strict", DenyNetwork: pl.Spec.DenySockets}) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
@@ -244,6 +256,14 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, d := range pl.Degraded {
 		fmt.Fprintf(w, "degraded: %s\n", d)
 	}
+}
+
+// limitedList shortens a long list for printing.
+func limitedList(ss []string, n int) []string {
+	if len(ss) <= n {
+		return ss
+	}
+	return append(ss[:n:n], fmt.Sprintf("... (%d more)", len(ss)-n))
 }
 
 func quoteAll(ss []string) []string {
