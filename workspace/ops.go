@@ -480,19 +480,29 @@ func (f *FS) Mkdir(p string) (*Entry, error) {
 	return &e, nil
 }
 
-// Info describes a file or directory; symbolic links are followed (inside
-// the root), and Name is the resolved absolute path.
-func (f *FS) Info(p string) (*Entry, error) {
+// statChecked resolves p inside its root, applies the read rules and
+// describes what it names (without following a final link).
+func (f *FS) statChecked(p string) (*target, fs.FileInfo, error) {
 	t, err := f.resolve("file-read", p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := f.checkRead("file-read", t); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := t.m.root.Lstat(t.rel)
 	if err != nil {
-		return nil, f.wrapErr("file-read", p, t.m, err)
+		return nil, nil, f.wrapErr("file-read", p, t.m, err)
+	}
+	return t, fi, nil
+}
+
+// Info describes a file or directory; symbolic links are followed (inside
+// the root), and Name is the resolved absolute path.
+func (f *FS) Info(p string) (*Entry, error) {
+	t, fi, err := f.statChecked(p)
+	if err != nil {
+		return nil, err
 	}
 	e := entryOf(t.abs, fi)
 	return &e, nil
@@ -510,16 +520,9 @@ type ListResult struct {
 
 // List lists a directory. Symbolic links are reported as links, not followed.
 func (f *FS) List(p string) (*ListResult, error) {
-	t, err := f.resolve("file-read", p)
+	t, fi, err := f.statChecked(p)
 	if err != nil {
 		return nil, err
-	}
-	if err := f.checkRead("file-read", t); err != nil {
-		return nil, err
-	}
-	fi, err := t.m.root.Lstat(t.rel)
-	if err != nil {
-		return nil, f.wrapErr("file-read", p, t.m, err)
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("list %s: not a directory", quote(p))
