@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/plan"
@@ -40,6 +41,22 @@ func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
 		g = nil
 	}
 	return g, notes, nil
+}
+
+// staleGroupAge is how old an empty group of a dead cordon must be before
+// sweepGroups removes it.
+const staleGroupAge = 10 * time.Second
+
+// sweepGroups removes, in the background, the groups that runs killed with
+// SIGKILL left behind (a killed cordon cannot remove its own). The
+// returned function waits for it; the sweep never delays the command.
+func sweepGroups() (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = limits.Cleanup(staleGroupAge)
+	}()
+	return func() { <-done }
 }
 
 // enterGroup moves the sandbox into g: bwrap (outer), bwrap's init inside

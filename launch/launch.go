@@ -117,6 +117,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 	}
 	if group != nil {
 		defer group.Close()
+		defer sweepGroups()()
 	}
 	for _, n := range notes {
 		res.Degraded = append(res.Degraded, n)

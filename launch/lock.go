@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,7 +67,10 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 	}
 	l := &workspaceLock{f: f, record: base + ".placeholders"}
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-		l.cleanup()
+		// Placeholders a killed run left behind. pl was built while they
+		// existed, so the ones it mounts stay (recorded again, removed
+		// when this run ends); removing them now would make bwrap fail.
+		l.cleanup(func(p string) bool { return mentions(pl.Argv, p) })
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
 		f.Close()
@@ -84,7 +89,47 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 			return nil, fmt.Errorf("recording placeholders: %w", err)
 		}
 	}
+	if err := createPlaceholders(pl); err != nil {
+		l.release()
+		return nil, err
+	}
 	return l, nil
+}
+
+// createPlaceholders creates the plan's missing protected paths as empty
+// directories or files, as the user running cordon, before bwrap mounts
+// over them. bwrap would create them too, but inside its user namespace
+// root cannot write to a directory that another user owns (sudo cordon in
+// a user's checkout), and creating them here never follows a symlink.
+func createPlaceholders(pl *plan.Plan) error {
+	for _, p := range pl.Placeholders {
+		dir := false
+		for i := 0; i+2 < len(pl.Argv); i++ {
+			if pl.Argv[i] == "--ro-bind" && pl.Argv[i+2] == p {
+				fi, err := os.Stat(pl.Argv[i+1])
+				dir = err == nil && fi.IsDir()
+				break
+			}
+		}
+		r, err := os.OpenRoot(filepath.Dir(p))
+		if err != nil {
+			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
+		}
+		name := filepath.Base(p)
+		if dir {
+			err = r.Mkdir(name, 0o755)
+		} else {
+			var f *os.File
+			if f, err = r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+			}
+		}
+		r.Close()
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // release removes placeholders if no other sandbox uses the workspace, and
@@ -94,15 +139,15 @@ func (l *workspaceLock) release() {
 		return
 	}
 	if unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-		l.cleanup()
+		l.cleanup(nil)
 	}
 	l.f.Close()
 	l.f = nil
 }
 
-// cleanup removes recorded placeholders that are still empty. It runs only
-// under the exclusive lock.
-func (l *workspaceLock) cleanup() {
+// cleanup removes recorded placeholders that are still empty, except those
+// keep reports (they stay recorded). It runs only under the exclusive lock.
+func (l *workspaceLock) cleanup(keep func(string) bool) {
 	f, err := os.Open(l.record)
 	if err != nil {
 		return
@@ -116,10 +161,29 @@ func (l *workspaceLock) cleanup() {
 	}
 	f.Close()
 	// Deepest first, so nested placeholders go before their parents.
+	var kept []string
 	for i := len(paths) - 1; i >= 0; i-- {
+		if keep != nil && keep(paths[i]) {
+			kept = append([]string{paths[i]}, kept...)
+			continue
+		}
 		removeIfEmpty(paths[i])
 	}
-	_ = os.Remove(l.record)
+	if len(kept) == 0 {
+		_ = os.Remove(l.record)
+		return
+	}
+	_ = os.WriteFile(l.record, []byte(strings.Join(kept, "\n")+"\n"), 0o600)
+}
+
+// mentions reports whether argv names p or a path below it.
+func mentions(argv []string, p string) bool {
+	for _, a := range argv {
+		if a == p || strings.HasPrefix(a, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // removeIfEmpty removes an empty directory or an empty regular file.

@@ -560,10 +560,12 @@ func (g *Group) Usage() (Usage, error) {
 // duration.
 func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / 100) }
 
-// Cleanup removes leftover cordon-* groups of crashed runs under our own
-// cgroups: directories older than olderThan with no process in them. It
-// returns how many it removed. It is cheap (one directory listing per
-// hierarchy) and never touches a group that still holds processes.
+// Cleanup removes leftover cordon-* groups of crashed runs (a cordon killed
+// with SIGKILL cannot remove its own) under our own cgroups: directories
+// older than olderThan with no process in them whose creator, named by the
+// pid in the group's name, is gone. It returns how many it removed. It is
+// cheap (one directory listing per hierarchy) and never touches a group
+// that still holds processes or whose creator still runs.
 func Cleanup(olderThan time.Duration) (int, error) {
 	h, err := readHost()
 	if err != nil {
@@ -597,7 +599,7 @@ func Cleanup(olderThan time.Duration) (int, error) {
 			}
 			d := filepath.Join(p, e.Name())
 			fi, err := e.Info()
-			if err != nil || fi.ModTime().After(cutoff) {
+			if err != nil || fi.ModTime().After(cutoff) || ownerAlive(e.Name()) {
 				continue
 			}
 			if procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err != nil || len(bytes.TrimSpace(procs)) > 0 {
@@ -609,6 +611,22 @@ func Cleanup(olderThan time.Duration) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// ownerAlive reports whether the process that created the group named
+// name (cordon-[NAME-]PID-HEX, see uniqueName) may still run. A name
+// without a pid counts as dead: the age check alone guards it.
+func ownerAlive(name string) bool {
+	f := strings.Split(name, "-")
+	if len(f) < 3 {
+		return false
+	}
+	pid, err := strconv.Atoi(f[len(f)-2])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	err = unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
 }
 
 // writeFile writes s to an existing cgroup file (no O_CREAT: a missing

@@ -24,9 +24,19 @@ const helperEnv = "LIMITS_TEST_HELPER"
 var sink [][]byte
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "membomb" {
+	switch os.Getenv(helperEnv) {
+	case "membomb":
 		memBomb()
 		return
+	case "leak":
+		// A crashed run: create a group, print its paths, exit without Close.
+		g, err := New("leak", Limits{MaxProcesses: 5})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println(strings.Join(g.Paths(), "\n"))
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -464,33 +474,47 @@ func TestParse(t *testing.T) {
 }
 
 func TestCleanupLeftover(t *testing.T) {
-	g := newGroup(t, Limits{MaxProcesses: 5})
-	old := time.Now().Add(-2 * time.Hour)
-	for _, p := range g.Paths() {
-		if err := os.Chtimes(p, old, old); err != nil {
-			t.Skipf("cannot age %s: %v", p, err)
-		}
-	}
-	n, err := Cleanup(time.Hour)
+	live := newGroup(t, Limits{MaxProcesses: 5}) // also skips without cgroups
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=leak")
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("leaking child: %v: %s", err, out)
 	}
-	if n < len(g.Paths()) {
-		t.Errorf("Cleanup removed %d directories, want at least %d", n, len(g.Paths()))
+	leaked := strings.Fields(string(out))
+	if len(leaked) == 0 {
+		t.Fatal("leaking child printed no paths")
 	}
-	for _, p := range g.Paths() {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s survived Cleanup", p)
+	t.Cleanup(func() {
+		for _, p := range leaked {
+			_ = unix.Rmdir(p)
 		}
-	}
-	// A fresh group is not touched.
-	h := newGroup(t, Limits{MaxProcesses: 5})
+	})
+	// Too young: kept.
 	if _, err := Cleanup(time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range h.Paths() {
+	for _, p := range leaked {
 		if _, err := os.Stat(p); err != nil {
-			t.Errorf("Cleanup removed fresh %s", p)
+			t.Errorf("Cleanup(1h) removed young %s", p)
+		}
+	}
+	n, err := Cleanup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < len(leaked) {
+		t.Errorf("Cleanup removed %d directories, want at least %d", n, len(leaked))
+	}
+	for _, p := range leaked {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("leftover %s survived Cleanup", p)
+		}
+	}
+	// The group of a live creator (this test) is never touched, empty or not.
+	for _, p := range live.Paths() {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("Cleanup removed the live group %s", p)
 		}
 	}
 }

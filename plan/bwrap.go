@@ -15,6 +15,7 @@ import (
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
+	"golang.org/x/sys/unix"
 )
 
 // Kinds of mount operation, in the order they are applied to one path: a
@@ -314,6 +315,13 @@ func (b *bwrapBuilder) protectOne(rootPath, rel, full string, isDir bool) error 
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
+			if unwritable(filepath.Dir(cur)) {
+				// Nobody in the sandbox can create it: it runs as this
+				// user, without capabilities, and cannot chmod a directory
+				// it does not own. (cordon as root creates placeholders
+				// itself before bwrap starts; see launch.)
+				return nil
+			}
 			last := i == len(parts)-1
 			src := filepath.Join(b.opts.StateDir, emptyDir)
 			if last && !isDir {
@@ -346,6 +354,17 @@ func (b *bwrapBuilder) protectOne(rootPath, rel, full string, isDir bool) error 
 	}
 	b.add(opReadOnly, full, full)
 	return nil
+}
+
+// unwritable reports that neither this user nor a sandbox running as it can
+// create entries in dir: the user is not root, may not write to dir and
+// does not own it (an owner could chmod it first).
+func unwritable(dir string) bool {
+	if os.Geteuid() == 0 || unix.Access(dir, unix.W_OK) == nil {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
 }
 
 // landlockRules is the second line of defence under bubblewrap: whatever

@@ -317,6 +317,26 @@ func TestProtectedPaths(t *testing.T) {
 		}
 	})
 
+	t.Run("root-in-a-foreign-workspace", func(t *testing.T) {
+		// sudo cordon in a checkout that another user owns: inside its
+		// user namespace root may not create the placeholders there, so
+		// cordon creates them before bwrap starts, and removes them after.
+		if !isRoot() {
+			t.Skip("only root can run cordon in a workspace another user owns")
+		}
+		e := newEnv(t)
+		if err := os.Chown(e.ws, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		before := listing(t, e.ws)
+		if r := e.sh(`test -d .vscode && test -f .envrc && ! echo evil > .envrc`); r.code != 0 {
+			t.Errorf("run in a workspace owned by uid 65534:\n%s", r)
+		}
+		if d := diffListing(before, listing(t, e.ws)); d != "" {
+			t.Errorf("the workspace changed on the host:\n%s", d)
+		}
+	})
+
 	t.Run("git-without-hooks", func(t *testing.T) {
 		// .git exists but .git/hooks and .git/config do not: the
 		// placeholders go inside .git and must be removed afterwards.

@@ -270,6 +270,63 @@ func TestKill9LeavesNothing(t *testing.T) {
 	if left := waitNoProcs(markers, 3*time.Second); len(left) > 0 {
 		t.Errorf("sandbox processes survived kill -9 of cordon: %v", left)
 	}
+	// The killed cordon could not remove its placeholders or its cgroup
+	// (when it had one: as root here, or in a delegated cgroup); the next
+	// run works and sweeps both away.
+	groups := cgroupsOf(t, cmd.Process.Pid)
+	old := time.Now().Add(-time.Minute)
+	for _, g := range groups {
+		if err := os.Chtimes(g, old, old); err != nil {
+			t.Fatalf("ageing %s: %v", g, err)
+		}
+	}
+	if r := e.run("run", "--", "true"); r.code != 0 {
+		t.Fatalf("next run after kill -9: %v", r)
+	}
+	if ents, err := os.ReadDir(e.ws); err != nil || len(ents) > 0 {
+		var names []string
+		for _, ent := range ents {
+			names = append(names, ent.Name())
+		}
+		t.Errorf("stray files in the workspace after the next run: %v %v", names, err)
+	}
+	if len(groups) == 0 {
+		t.Logf("the killed run had no cgroup (uid %d): nothing to sweep", os.Geteuid())
+	}
+	for _, g := range groups {
+		if _, err := os.Stat(g); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the killed run's cgroup %s survived the next run", g)
+		}
+	}
+}
+
+// cgroupsOf finds the cgroup directories that the cordon with this pid
+// created (cordon-run-PID-PID-HEX) under /sys/fs/cgroup, at most four
+// levels down.
+func cgroupsOf(t *testing.T, pid int) []string {
+	t.Helper()
+	prefix := fmt.Sprintf("cordon-run-%d-%d-", pid, pid)
+	var found []string
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, ent := range ents {
+			if !ent.IsDir() {
+				continue
+			}
+			p := filepath.Join(dir, ent.Name())
+			if strings.HasPrefix(ent.Name(), prefix) {
+				found = append(found, p)
+			} else if depth < 4 && !strings.HasPrefix(ent.Name(), "cordon-") {
+				walk(p, depth+1)
+			}
+		}
+	}
+	walk("/sys/fs/cgroup", 0)
+	return found
 }
 
 // TestStdio: stdin, stdout and stderr pass through unchanged, binary-safe
