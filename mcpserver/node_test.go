@@ -2,12 +2,15 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // needTool skips the test when a program is missing, unless CI=true, where
@@ -67,6 +70,16 @@ func TestNodeClient(t *testing.T) {
 		}
 	}
 	if err := os.WriteFile(filepath.Join(home, "outside"), []byte("home secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A large read goes out through StreamTransport's fast path.
+	var big, bigWant strings.Builder
+	for i := 1; i <= 2000; i++ {
+		line := fmt.Sprintf("line %d: <tag> & \"quotes\" \\ tab\t é \u2028 %d", i, i*i)
+		big.WriteString(line + "\n")
+		fmt.Fprintf(&bigWant, "%d:%s|%s\n", i, workspace.LineHash(line), line)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "big.dat"), []byte(big.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -162,6 +175,9 @@ func TestNodeClient(t *testing.T) {
 		if !strings.Contains(calls[label].text, want) {
 			t.Errorf("%s: %q lacks %q", label, calls[label].text, want)
 		}
+	}
+	if calls["read-big"].text != bigWant.String() {
+		t.Errorf("read-big: got %d bytes, want %d: %.200q", len(calls["read-big"].text), bigWant.Len(), calls["read-big"].text)
 	}
 	if !strings.Contains(calls["run-argv"].text, "hello; not a shell\n") || !strings.Contains(calls["run-command"].text, "from-sh\n") {
 		t.Errorf("run_command output: %q %q", calls["run-argv"].text, calls["run-command"].text)

@@ -36,6 +36,7 @@ async function call(label, name, args) {
 await call("read", "read_file", { path: "a.txt" });
 await call("read-outside", "read_file", { path: "../outside" });
 await call("read-env", "read_file", { path: ".env" });
+await call("read-big", "read_file", { path: "big.dat" });
 await call("read-after-violations", "read_file", { path: "a.txt", start_line: 2, end_line: 2 });
 await call("write", "write_file", { path: "new/n.txt", content: "one\ntwo\n" });
 await call("edit", "edit_file", { path: "new/n.txt", old_string: "one", new_string: "ONE" });

@@ -1,0 +1,169 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bigWorkspace is a workspace with big.txt, a 2,000-line file.
+func bigWorkspace(t testing.TB) string {
+	t.Helper()
+	ws := t.TempDir()
+	var sb strings.Builder
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(&sb, "line %d: <tag> & \"quotes\" \\ tab\t é %d\n", i, i*i)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// serveStream runs a server for ws over a StreamTransport on pipes and
+// returns the client's ends.
+func serveStream(t testing.TB, ws string) (toServer io.WriteCloser, fromServer *bufio.Reader) {
+	t.Helper()
+	srv, err := New(Options{Policy: &policy.Policy{Mode: policy.ModeStandard, Workspace: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Run(ctx, &StreamTransport{Reader: inR, Writer: outW})
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("server did not stop")
+		}
+	})
+	return inW, bufio.NewReaderSize(outR, 1<<20)
+}
+
+// TestStreamTransportSDKClient: every tool result through the fast path
+// decodes in the official SDK client exactly as the SDK's own transport
+// gives it.
+func TestStreamTransportSDKClient(t *testing.T) {
+	ws := bigWorkspace(t)
+	call := func(t *testing.T, tr mcp.Transport, args map[string]any) string {
+		ctx := context.Background()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolReadFile, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("read_file: %v %v", err, res)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	for _, args := range []map[string]any{{"path": "big.txt"}, {"path": "big.txt", "start_line": 5, "end_line": 6}} {
+		w, r := serveStream(t, ws)
+		fast := call(t, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: w}, args)
+		sdkSrv, err := New(Options{Policy: &policy.Policy{Mode: policy.ModeStandard, Workspace: ws}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ct := mcp.NewInMemoryTransports()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { _ = sdkSrv.Run(ctx, st) }()
+		slow := call(t, ct, args)
+		cancel()
+		sdkSrv.Close()
+		if fast != slow {
+			t.Errorf("%v: the fast path gave %d bytes, the SDK's transport %d; they differ", args, len(fast), len(slow))
+		}
+		if !strings.Contains(fast, `<tag> & "quotes" \ tab`+"\t é") {
+			t.Errorf("%v: text not preserved: %.200q", args, fast)
+		}
+	}
+}
+
+// TestStreamTransportBatch: once a client sends a JSON-RPC batch (allowed
+// before protocol 2025-06-18), the replies to it arrive together as one
+// array, large results included; a request after it still works.
+func TestStreamTransportBatch(t *testing.T) {
+	w, r := serveStream(t, bigWorkspace(t))
+	send := func(s string) {
+		if _, err := io.WriteString(w, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recv := func() []byte {
+		line := make(chan []byte, 1)
+		go func() { b, _ := r.ReadBytes('\n'); line <- b }()
+		select {
+		case b := <-line:
+			return b
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reply within 10s")
+			return nil
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	recv()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"big.txt"}}},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_info","arguments":{"path":"big.txt"}}}]`)
+	var batch []struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if b := recv(); json.Unmarshal(b, &batch) != nil || len(batch) != 2 {
+		t.Fatalf("want one array with 2 replies, got %.300q", b)
+	}
+	if ids := []int{batch[0].ID, batch[1].ID}; !(ids[0] == 2 && ids[1] == 3 || ids[0] == 3 && ids[1] == 2) {
+		t.Errorf("batch reply ids %v", ids)
+	}
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"big.txt"}}}`)
+	var one struct {
+		ID     int `json:"id"`
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if b := recv(); json.Unmarshal(b, &one) != nil || one.ID != 4 || len(one.Result.Content) != 1 || !strings.HasPrefix(one.Result.Content[0].Text, "1:") {
+		t.Errorf("reply after the batch: %.300q", b)
+	}
+}
+
+// TestBatchSpy: only a line that starts with '[' counts as a batch.
+func TestBatchSpy(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":[1]}` + "\n" + `{"b":"[x"}` + "\n", false},
+		{`{"a":1}` + "\n" + `  [{"a":1}]` + "\n", true},
+		{`[{"a":1}]`, true},
+		{`{"a":"\n["}`, false}, // an escaped newline is two bytes, not a line break
+	} {
+		s := &batchSpy{r: io.NopCloser(strings.NewReader(tc.in)), lineStart: true}
+		if _, err := io.Copy(io.Discard, s); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.batched.Load(); got != tc.want {
+			t.Errorf("%q: batched = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
