@@ -3,7 +3,10 @@
 // with the helper) against bare /bin/true and against plain `bwrap
 // --unshare-all --ro-bind / / --dev /dev --proc /proc -- /bin/true`, and of
 // `cordon run --backend landlock -- /bin/true` against bare /bin/true, all
-// in one run with the four interleaved, and prints the ratios. Run it with:
+// in one run with the four interleaved, and prints the ratios. It also
+// times the parts no cordon run can avoid in this design (the Go start-up
+// of the cordon binary, and bwrap with cordon's mounts running /bin/true)
+// and prints the floor they add up to. Run it with:
 //
 //	go run ./internal/benchstartup [-n 200]
 package main
@@ -15,7 +18,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func main() {
@@ -53,6 +60,10 @@ func run(n int, cordon, bwrap string) error {
 		}
 	}
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	mounts, err := cordonMounts(tmp, home, env)
+	if err != nil {
+		return err
+	}
 	cases := []struct {
 		name string
 		argv []string
@@ -61,6 +72,8 @@ func run(n int, cordon, bwrap string) error {
 		{"bwrap", []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"}},
 		{"cordon run", []string{cordon, "run", "--", "/bin/true"}},
 		{"cordon landlock", []string{cordon, "run", "--backend", "landlock", "--", "/bin/true"}},
+		{"cordon version", []string{cordon, "version"}},
+		{"bwrap+mounts", mounts},
 	}
 	times := make([][]time.Duration, len(cases))
 	for i := 0; i < n+5; i++ {
@@ -90,7 +103,71 @@ func run(n int, cordon, bwrap string) error {
 	fmt.Printf("ratio cordon/true:  %.2fx\n", float64(med[2])/float64(med[0]))
 	fmt.Printf("cordon overhead over plain bwrap: %.2f ms\n", ms(med[2]-med[1]))
 	fmt.Printf("landlock backend over bare /bin/true: +%.2f ms (target <= +3 ms)\n", ms(med[3]-med[0]))
+	// The floor: what cordon run costs with no work of its own, from the
+	// parts that cannot be avoided in this design.
+	floor := med[4] + med[5] + med[4]
+	fmt.Printf("floor of the bwrap backend with the helper: cordon's Go start-up %.2f ms + bwrap with cordon's mounts running /bin/true %.2f ms + the helper's Go start-up (the same binary) %.2f ms = %.2f ms = %.2fx plain bwrap\n",
+		ms(med[4]), ms(med[5]), ms(med[4]), ms(floor), float64(floor)/float64(med[1]))
+	fmt.Printf("floor of the Landlock-only backend (cordon and its helper, two Go start-ups): about +%.2f ms over bare /bin/true\n", ms(2*med[4]))
 	return nil
+}
+
+// cordonMounts is the bwrap argv that cordon run builds for the default
+// policy, with /bin/true in place of the helper, in a workspace of its own
+// whose placeholders already exist (cordon creates them before bwrap).
+func cordonMounts(tmp, home string, env []string) ([]string, error) {
+	ws := filepath.Join(tmp, "ws-mounts")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return nil, err
+	}
+	getenv := func(k string) (string, bool) {
+		for _, kv := range env {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	h := policy.Host{Home: home, Cwd: ws, Getenv: getenv}
+	p, err := policy.Load(policy.Options{Host: h, Workspace: ws, SkipUserConfig: true})
+	if err != nil {
+		return nil, err
+	}
+	pl, err := plan.Build(p, []string{"/bin/true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: filepath.Join(home, ".state", "cordon")})
+	if err != nil {
+		return nil, err
+	}
+	if pl.Backend != "bwrap" {
+		return nil, fmt.Errorf("the default policy plans the %s backend, not bwrap", pl.Backend)
+	}
+	var argv []string
+	for i := 0; i < len(pl.Argv); i++ {
+		switch a := pl.Argv[i]; {
+		case a == "--ro-bind-fd": // cordon's own binary, for the helper
+			i += 2
+		case a == "--":
+			argv = append(argv, "--", "/bin/true")
+			i = len(pl.Argv)
+		default:
+			argv = append(argv, a)
+		}
+	}
+	for i := 0; i+2 < len(pl.Argv); i++ {
+		if pl.Argv[i] != "--ro-bind" || !slices.Contains(pl.Placeholders, pl.Argv[i+2]) {
+			continue
+		}
+		dst := pl.Argv[i+2]
+		var err error
+		if fi, serr := os.Stat(pl.Argv[i+1]); serr == nil && fi.IsDir() {
+			err = os.MkdirAll(dst, 0o755)
+		} else {
+			err = os.WriteFile(dst, nil, 0o644)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return argv, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
