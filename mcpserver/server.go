@@ -103,6 +103,7 @@ func New(opts Options) (*Server, error) {
 		Instructions: "cordon's confined tools. " + s.note(),
 		Capabilities: &mcp.ServerCapabilities{},
 	})
+	s.srv.AddReceivingMiddleware(fastTextResults)
 	s.register()
 	return s, nil
 }

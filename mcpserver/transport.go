@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,8 @@ import (
 // which for a 2,000-line read_file is about a fifth of the server's time.
 //
 // Everything else (reading, requests, notifications, errors, small
-// results) goes through the SDK's own connection. So do all responses once
+// results) goes through the SDK's own connection. (Server also encodes a
+// large text result in one pass, with fastTextResults.) So do all responses once
 // the client has sent a JSON-RPC batch (protocol versions before
 // 2025-06-18), because the SDK must collect the replies to a batch.
 type StreamTransport struct {
@@ -119,3 +121,65 @@ func (s *batchSpy) Read(p []byte) (int, error) {
 }
 
 func (s *batchSpy) Close() error { return s.r.Close() }
+
+// fastText is a tools/call result made of one text item, in the same JSON
+// as the SDK's CallToolResult: as a plain struct, encoding/json writes it
+// in one pass over the text. The SDK's CallToolResult and TextContent
+// marshal themselves, and encoding/json validates and compacts what a
+// marshaler returns, so the SDK passes over the text three times.
+type fastText struct {
+	mcp.ResultBase
+	Content    []fastTextItem `json:"content"`
+	IsError    bool           `json:"isError,omitempty"`
+	ResultType string         `json:"resultType,omitempty"`
+}
+
+type fastTextItem struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// fastTextResults is receiving middleware that replaces a large text-only
+// tools/call result with the same result as a fastText.
+func fastTextResults(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil && method == "tools/call" {
+			if f := asFastText(res); f != nil {
+				return f, nil
+			}
+		}
+		return res, err
+	}
+}
+
+// asFastText returns r as a fastText, or nil when r is anything but one
+// large plain text item, or when the SDK would write a field that fastText
+// does not have (it checks by encoding r without its content both ways).
+func asFastText(r mcp.Result) *fastText {
+	res, ok := r.(*mcp.CallToolResult)
+	if !ok || res == nil || len(res.Content) != 1 || res.Meta != nil || res.StructuredContent != nil ||
+		res.InputRequests != nil || res.RequestState != "" {
+		return nil
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || tc.Meta != nil || tc.Annotations != nil || len(tc.Text) < fastResultMin {
+		return nil
+	}
+	bare := *res
+	bare.Content = nil
+	want, err := json.Marshal(&bare)
+	if err != nil {
+		return nil
+	}
+	var f fastText
+	if err := json.Unmarshal(want, &f); err != nil {
+		return nil
+	}
+	f.Content = nil
+	if got, err := json.Marshal(&f); err != nil || !bytes.Equal(got, want) {
+		return nil
+	}
+	f.Content = []fastTextItem{{Type: "text", Text: tc.Text}}
+	return &f
+}

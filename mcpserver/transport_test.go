@@ -2,12 +2,14 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -166,4 +168,84 @@ func TestBatchSpy(t *testing.T) {
 			t.Errorf("%q: batched = %v, want %v", tc.in, got, tc.want)
 		}
 	}
+}
+
+// sdkEncode encodes v as the SDK's JSON-RPC layer does (json.Encoder
+// without HTML escaping, trailing newline trimmed).
+func sdkEncode(t *testing.T, v any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// TestFastText: a large text-only result encodes, as a fastText, to the
+// same JSON as the SDK's CallToolResult (byte for byte unless the text has
+// characters the SDK escapes as \u003c and the like); any other result is
+// left to the SDK.
+func TestFastText(t *testing.T) {
+	big := strings.Repeat("line: \"quoted\" \\ tab\t é \u2028 end\n", 200)
+	withResultType := func(s string) *mcp.CallToolResult {
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(`{"content":[{"type":"text","text":`+strconvQuote(t, s)+`}],"resultType":"complete"}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+	for _, tc := range []struct {
+		name    string
+		res     *mcp.CallToolResult
+		fast    bool
+		sameRaw bool
+	}{
+		{"large text", &mcp.CallToolResult{Content: text(big)}, true, true},
+		{"large error", &mcp.CallToolResult{Content: text(big), IsError: true}, true, true},
+		{"result type set by the SDK", withResultType(big), true, true},
+		{"html characters", &mcp.CallToolResult{Content: text(big + "<a href='x'>&amp;</a>")}, true, false},
+		{"invalid utf-8", &mcp.CallToolResult{Content: text(big + "\xff\xfe")}, true, true},
+		{"small text", &mcp.CallToolResult{Content: text("short")}, false, false},
+		{"two items", &mcp.CallToolResult{Content: append(text(big), text(big)...)}, false, false},
+		{"meta", &mcp.CallToolResult{Content: text(big), Meta: mcp.Meta{"k": "v"}}, false, false},
+		{"structured", &mcp.CallToolResult{Content: text(big), StructuredContent: map[string]any{"a": 1}}, false, false},
+		{"annotated text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big, Annotations: &mcp.Annotations{Priority: 1}}}}, false, false},
+		{"image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte(big), MIMEType: "image/png"}}}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := asFastText(tc.res)
+			if (f != nil) != tc.fast {
+				t.Fatalf("asFastText = %v, want fast path %v", f != nil, tc.fast)
+			}
+			if f == nil {
+				return
+			}
+			want, got := sdkEncode(t, tc.res), sdkEncode(t, f)
+			if tc.sameRaw && !bytes.Equal(got, want) {
+				t.Errorf("encodings differ:\nfast %.300s\nsdk  %.300s", got, want)
+			}
+			var wv, gv any
+			if err := json.Unmarshal(want, &wv); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(got, &gv); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gv, wv) {
+				t.Errorf("decoded results differ:\nfast %.300s\nsdk  %.300s", got, want)
+			}
+		})
+	}
+}
+
+func strconvQuote(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
