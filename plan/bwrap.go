@@ -323,8 +323,12 @@ func (b *bwrapBuilder) protectOne(rootPath, rel, full string, isDir bool) error 
 				return nil
 			}
 			last := i == len(parts)-1
+			// An empty directory even for a file: git ignores it, where
+			// an empty .envrc or .mcp.json would show as untracked inside
+			// and invite a commit. A shell start-up file gets an empty
+			// file, since every shell inside reads it.
 			src := filepath.Join(b.opts.StateDir, emptyDir)
-			if last && !isDir {
+			if last && !isDir && shellStartup(rel) {
 				src = filepath.Join(b.opts.StateDir, emptyFile)
 			}
 			b.add(opReadOnly, src, cur)
@@ -390,11 +394,20 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 // workspace's .cordon.yaml (a new one can only add restrictions, but an
 // existing one must not be rewritten to drop them).
 func existingOnly(rel string, inHome bool) bool {
+	switch {
+	case shellStartup(rel) || rel == ".config/fish":
+		return !inHome
+	case rel == ".cordon.yaml":
+		return true
+	}
+	return false
+}
+
+// shellStartup reports whether rel is a shell start-up file.
+func shellStartup(rel string) bool {
 	switch rel {
 	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish":
-		return !inHome
-	case ".cordon.yaml":
+		".zshrc", ".zshenv", ".zprofile", ".zlogin":
 		return true
 	}
 	return false

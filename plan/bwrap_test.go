@@ -80,7 +80,7 @@ func TestBuildBwrap(t *testing.T) {
 		{"--ro-bind", filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "hooks")},
 		{"--ro-bind", filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "config")},
 		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".vscode")},
-		{"--ro-bind", filepath.Join(st, emptyFile), filepath.Join(ws, ".envrc")},
+		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".envrc")}, // a directory: git ignores it
 		{"--ro-bind-fd", "3", HelperPath},
 		{"--chdir", ws},
 		{"--", HelperPath, HelperCommand, "--", "make", "test"},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -329,11 +330,33 @@ func TestProtectedPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := listing(t, e.ws)
-		if r := e.sh(`test -d .vscode && test -f .envrc && ! echo evil > .envrc`); r.code != 0 {
+		if r := e.sh(`test -d .vscode && test -e .envrc && ! echo evil > .envrc`); r.code != 0 {
 			t.Errorf("run in a workspace owned by uid 65534:\n%s", r)
 		}
 		if d := diffListing(before, listing(t, e.ws)); d != "" {
 			t.Errorf("the workspace changed on the host:\n%s", d)
+		}
+	})
+
+	t.Run("git-status-clean", func(t *testing.T) {
+		// The placeholders for a missing .envrc, .mcp.json, .vscode, ...
+		// must not show in git status inside: an agent would commit them.
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("git not installed")
+		}
+		e := newEnv(t)
+		writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n")
+		for _, args := range [][]string{{"init", "-q"}, {"add", "main.go"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = e.ws
+			cmd.Env = e.environ()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v: %s", args, err, out)
+			}
+		}
+		r := e.sh(`git status --porcelain --untracked-files=all; test -d .envrc && test ! -f .envrc && ! echo x > .envrc`)
+		if r.code != 0 || r.stdout != "" {
+			t.Errorf("git status inside shows cordon's placeholders (or a placeholder is writable):\n%s", r)
 		}
 	})
 
