@@ -124,6 +124,13 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	args = append(args, "--chdir", b.plan.Dir, "--", HelperPath, HelperCommand, "--")
 	b.plan.Argv = append(args, command...)
 	b.plan.Env = buildEnv(p, opts)
+	if slices.Contains(b.plan.Placeholders, filepath.Join(p.Workspace, ".git")) && !hasEnv(b.plan.Env, "GOFLAGS") {
+		// The workspace is no git repository, but the placeholder makes
+		// it look like one to go build, whose version stamping then fails
+		// on "git status". There is nothing to stamp.
+		b.plan.Env = append(b.plan.Env, "GOFLAGS=-buildvcs=false")
+		sort.Strings(b.plan.Env)
+	}
 	b.plan.Spec = buildSpec(p)
 	b.plan.Spec.Landlock = b.landlockRules()
 	if p.Timeout > 0 {
@@ -621,4 +628,14 @@ func ensureMasks(dir string) error {
 		}
 	}
 	return nil
+}
+
+// hasEnv reports whether env sets name.
+func hasEnv(env []string, name string) bool {
+	for _, e := range env {
+		if k, _, _ := strings.Cut(e, "="); k == name {
+			return true
+		}
+	}
+	return false
 }

@@ -9,14 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// buildEnv applies the environment allowlist: host values of the names in
-// Env.Pass (a trailing "*" matches a prefix, as in LC_*), then Env.Set.
+// buildEnv applies the environment allowlist: the tool caches (cacheEnv),
+// then host values of the names in Env.Pass (a trailing "*" matches a
+// prefix, as in LC_*), then Env.Set.
 func buildEnv(p *policy.Policy, opts Options) []string {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
-	vals := map[string]string{}
+	vals := cacheEnv(p, opts, getenv)
+	if vals == nil {
+		vals = map[string]string{}
+	}
 	for _, name := range p.Env.Pass {
 		if prefix, ok := strings.CutSuffix(name, "*"); ok {
 			for _, kv := range os.Environ() {

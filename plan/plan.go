@@ -148,6 +148,9 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if p.Mode == policy.ModeOff {
 		return buildNone(p, command, opts)
 	}
+	if err := ensureSandboxCache(p); err != nil {
+		return nil, err
+	}
 	backend := p.Backend
 	if backend == "" || backend == "auto" {
 		b, err := autoBackend(p)

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +34,9 @@ type Host struct {
 	// XDGConfigHome is the base of the user config file; "" means
 	// $XDG_CONFIG_HOME from Getenv if absolute, else Home/.config.
 	XDGConfigHome string
+	// XDGCacheHome is the base of ${SANDBOX_CACHE}; "" means
+	// $XDG_CACHE_HOME from Getenv if absolute, else Home/.cache.
+	XDGCacheHome string
 	// XDGStateHome is the base of the default audit log; "" means
 	// $XDG_STATE_HOME from Getenv if absolute, else Home/.local/state.
 	XDGStateHome string
@@ -109,6 +114,17 @@ func (h Host) xdg(field, env, def string) string {
 }
 
 func (h Host) configHome() string { return h.xdg(h.XDGConfigHome, "XDG_CONFIG_HOME", ".config") }
+func (h Host) cacheHome() string  { return h.xdg(h.XDGCacheHome, "XDG_CACHE_HOME", ".cache") }
+
+// SandboxCache is what ${SANDBOX_CACHE} expands to for a workspace: a
+// directory of tool caches that only sandboxes of that workspace use,
+// $XDG_CACHE_HOME/cordon/sandbox/HASH. The host's own caches stay
+// read-only inside: a build cache that a sandbox could write would let it
+// plant compiled code in the user's next build outside.
+func SandboxCache(h Host, workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(h.cacheHome(), "cordon", "sandbox", hex.EncodeToString(sum[:12]))
+}
 func (h Host) stateHome() string {
 	return h.xdg(h.XDGStateHome, "XDG_STATE_HOME", filepath.Join(".local", "state"))
 }
@@ -383,14 +399,16 @@ func (b *builder) applyMode(l layer) error {
 // vars are the ${VAR} expansions.
 func (b *builder) vars() map[string]string {
 	return map[string]string{
-		"PROJECT_DIR": b.ws,
-		"HOME":        b.host.Home,
-		"TMPDIR":      SandboxTmpDir,
-		"CWD":         b.host.Cwd,
+		"PROJECT_DIR":   b.ws,
+		"HOME":          b.host.Home,
+		"TMPDIR":        SandboxTmpDir,
+		"CWD":           b.host.Cwd,
+		"SANDBOX_CACHE": SandboxCache(b.host, b.ws),
 	}
 }
 
-// expand replaces ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD} and a leading
+// expand replaces ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD},
+// ${SANDBOX_CACHE} and a leading
 // ~ or ~/ in s.
 func (b *builder) expand(s string) (string, error) {
 	if s == "~" || strings.HasPrefix(s, "~/") {
@@ -413,7 +431,7 @@ func (b *builder) expand(s string) (string, error) {
 		name := s[i+2 : i+j]
 		v, ok := vars[name]
 		if !ok {
-			return "", fmt.Errorf("unknown variable ${%s}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR} and ${CWD}", name)
+			return "", fmt.Errorf("unknown variable ${%s}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD} and ${SANDBOX_CACHE}", name)
 		}
 		out.WriteString(s[:i])
 		out.WriteString(v)
@@ -820,6 +838,12 @@ func (b *builder) finish() *Policy {
 	// own next run.
 	p.DenyWrite = append(p.DenyWrite, filepath.Join(b.host.configHome(), "cordon"))
 	p.Protected = slices.Clone(Protected)
+	p.SandboxCache = SandboxCache(b.host, b.ws)
+	if strict {
+		// Untrusted commands get no cache that outlives the run: what
+		// they left there would be used by the workspace's next runs.
+		p.Write = slices.DeleteFunc(p.Write, func(w string) bool { return w == p.SandboxCache })
+	}
 	p.Audit.LogFile = b.logFile
 	if p.Audit.LogFile == "" {
 		p.Audit.LogFile = DefaultAuditLog(b.host)

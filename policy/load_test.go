@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -96,7 +97,9 @@ func flags(fn func(l *config.Layer)) *config.Layer {
 // expandAll replaces ${HOME}, ${PROJECT_DIR} and ${TMPDIR} the way Load does.
 func (f *fixture) expandAll(in []string) []string {
 	out := []string{}
-	r := strings.NewReplacer("${HOME}", f.home, "${PROJECT_DIR}", f.ws, "${TMPDIR}", "/tmp")
+	sum := sha256.Sum256([]byte(f.ws))
+	cache := filepath.Join(f.home, ".cache", "cordon", "sandbox", fmt.Sprintf("%x", sum[:12]))
+	r := strings.NewReplacer("${HOME}", f.home, "${PROJECT_DIR}", f.ws, "${TMPDIR}", "/tmp", "${SANDBOX_CACHE}", cache)
 	for _, s := range in {
 		out = append(out, r.Replace(s))
 	}
@@ -116,8 +119,8 @@ func TestProfiles(t *testing.T) {
 	}
 	for name, w := range map[string]want{
 		"minimal":     {ModeStandard, false, []string{}, NetDeny, Resources{64, 1024, 60, 64}},
-		"development": {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp"}, NetOpen, Resources{1024, 8192, 0, 4096}},
-		"ci":          {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp"}, NetDeny, Resources{512, 4096, 3600, 1024}},
+		"development": {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp", "${SANDBOX_CACHE}"}, NetOpen, Resources{1024, 8192, 0, 4096}},
+		"ci":          {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp", "${SANDBOX_CACHE}"}, NetDeny, Resources{512, 4096, 3600, 1024}},
 		"untrusted":   {ModeStrict, false, []string{"/tmp"}, NetDeny, Resources{64, 1024, 300, 64}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -468,7 +471,7 @@ func TestPathErrors(t *testing.T) {
 		line int
 		msg  string
 	}{
-		{"sandbox:\n  filesystem:\n    read:\n      - /ok\n      - ${PROJET_DIR}/x\n", 5, `sandbox.filesystem.read entry "${PROJET_DIR}/x": unknown variable ${PROJET_DIR}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR} and ${CWD}`},
+		{"sandbox:\n  filesystem:\n    read:\n      - /ok\n      - ${PROJET_DIR}/x\n", 5, `sandbox.filesystem.read entry "${PROJET_DIR}/x": unknown variable ${PROJET_DIR}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD} and ${SANDBOX_CACHE}`},
 		{"sandbox:\n  filesystem:\n    write: [\"${HOME\"]\n", 3, `sandbox.filesystem.write entry "${HOME": unterminated ${ (write ${NAME})`},
 		{"sandbox:\n  filesystem:\n    read: [~root/x]\n", 3, `sandbox.filesystem.read entry "~root/x": only a leading ~ or ~/ is expanded (~user is not supported)`},
 		{"sandbox:\n  filesystem:\n    read:\n      - src\n", 4, `sandbox.filesystem.read entry "src" is a relative path; use an absolute path or ${PROJECT_DIR}/...`},
@@ -481,7 +484,7 @@ func TestPathErrors(t *testing.T) {
 		{"sandbox:\n  filesystem:\n    deny_write: [\"/x/{a,b\"]\n", 3, `sandbox.filesystem.deny_write entry "/x/{a,b": unbalanced { in pattern (a { must be closed by })`},
 		{"sandbox:\n  filesystem:\n    deny: [\"a}\"]\n", 3, `sandbox.filesystem.deny entry "a}": unbalanced } in pattern`},
 		{"sandbox:\n  filesystem:\n    deny: [../up]\n", 3, `sandbox.filesystem.deny entry "../up" is not a usable pattern; use an absolute path, ${PROJECT_DIR}/..., or a pattern such as **/.env`},
-		{"sandbox:\n  filesystem:\n    deny: [\"${NOPE}/x\"]\n", 3, `sandbox.filesystem.deny entry "${NOPE}/x": unknown variable ${NOPE}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR} and ${CWD}`},
+		{"sandbox:\n  filesystem:\n    deny: [\"${NOPE}/x\"]\n", 3, `sandbox.filesystem.deny entry "${NOPE}/x": unknown variable ${NOPE}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD} and ${SANDBOX_CACHE}`},
 		{"sandbox:\n  network:\n    allow: [\"https://x.com/\"]\n", 3, `sandbox.network.allow entry "https://x.com/" must be HOST or HOST:PORT, not a URL or path, like "*.example.com:443"`},
 		{"sandbox:\n  network:\n    deny: [\"a b\"]\n", 3, `sandbox.network.deny entry "a b" must be HOST or HOST:PORT without spaces, like "*.example.com:443"`},
 	} {
@@ -538,7 +541,7 @@ func TestFlagPathsRelativeToCwd(t *testing.T) {
 	}
 	// Flag errors name the flag and carry no file.
 	_, err := f.load(Options{SkipUserConfig: true, Flags: flags(func(l *config.Layer) { l.Filesystem.Read = []string{"${X}/a"} })})
-	if err == nil || err.Error() != `--allow-read "${X}/a": unknown variable ${X}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR} and ${CWD}` {
+	if err == nil || err.Error() != `--allow-read "${X}/a": unknown variable ${X}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD} and ${SANDBOX_CACHE}` {
 		t.Errorf("flag error = %v", err)
 	}
 }
@@ -900,6 +903,39 @@ func TestTildePath(t *testing.T) {
 	for in, want := range map[string]string{"/h/u/.config/x": "~/.config/x", "/other": "/other", "/h/u": "/h/u", "/h/uu/x": "/h/uu/x"} {
 		if got := tildePath(in, "/h/u"); got != want {
 			t.Errorf("tildePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSandboxCache: ${SANDBOX_CACHE} is a directory per workspace under
+// $XDG_CACHE_HOME/cordon/sandbox (or ~/.cache), writable in development
+// and ci, and never in strict mode.
+func TestSandboxCache(t *testing.T) {
+	f := newFixture(t)
+	other := filepath.Join(f.home, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := f.mustLoad(Options{SkipUserConfig: true})
+	q := f.mustLoad(Options{SkipUserConfig: true, Workspace: other})
+	base := filepath.Join(f.home, ".cache", "cordon", "sandbox")
+	if filepath.Dir(p.SandboxCache) != base || filepath.Dir(q.SandboxCache) != base || p.SandboxCache == q.SandboxCache {
+		t.Errorf("caches %q and %q: want two different directories in %s", p.SandboxCache, q.SandboxCache, base)
+	}
+	if !slices.Contains(p.Write, p.SandboxCache) {
+		t.Errorf("development Write %q lacks the sandbox cache", p.Write)
+	}
+	f.env["XDG_CACHE_HOME"] = filepath.Join(f.home, "xdg-cache")
+	if p := f.mustLoad(Options{SkipUserConfig: true}); filepath.Dir(p.SandboxCache) != filepath.Join(f.home, "xdg-cache", "cordon", "sandbox") {
+		t.Errorf("with XDG_CACHE_HOME: %q", p.SandboxCache)
+	}
+	for _, fl := range []func(*config.Layer){
+		func(l *config.Layer) { l.Mode = config.Ptr("strict") },
+		func(l *config.Layer) { l.Profile = config.Ptr("untrusted") },
+		func(l *config.Layer) { l.Profile = config.Ptr("minimal") },
+	} {
+		if p := f.mustLoad(Options{SkipUserConfig: true, Flags: flags(fl)}); slices.Contains(p.Write, p.SandboxCache) {
+			t.Errorf("%s/%s: Write %q has the sandbox cache", p.Profile, p.Mode, p.Write)
 		}
 	}
 }

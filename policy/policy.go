@@ -55,6 +55,10 @@ type Policy struct {
 	Read []string `yaml:"read" json:"read"`
 	// Write lists paths the command may write.
 	Write []string `yaml:"write" json:"write"`
+	// SandboxCache is the workspace's ${SANDBOX_CACHE} (see the function
+	// of that name). When it is in Write, the plan points the tools'
+	// caches (Go, npm, pip) there.
+	SandboxCache string `yaml:"-" json:"-"`
 	// Deny lists paths or globs that are neither readable nor writable, even
 	// inside Read or Write. Relative globs such as "**/.env" match inside
 	// every readable or writable root; absolute entries match themselves.

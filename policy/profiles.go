@@ -139,12 +139,12 @@ func Profile(name string) (*config.Layer, error) {
 		lim = limits{64, 1024, 60, 64}
 	case ProfileDevelopment:
 		homeReads = DevelopmentHomeReads
-		write = []string{"${PROJECT_DIR}", "${TMPDIR}"}
+		write = []string{"${PROJECT_DIR}", "${TMPDIR}", "${SANDBOX_CACHE}"}
 		netMode = "open"
 		lim = limits{1024, 8192, 0, 4096}
 	case ProfileCI:
 		homeReads = DevelopmentHomeReads
-		write = []string{"${PROJECT_DIR}", "${TMPDIR}"}
+		write = []string{"${PROJECT_DIR}", "${TMPDIR}", "${SANDBOX_CACHE}"}
 		lim = limits{512, 4096, 3600, 1024}
 	case ProfileUntrusted:
 		write = []string{"${TMPDIR}"}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGoBuildInside: in the default profile `go build` works inside, with
+// its build cache in the workspace's sandbox cache; the host's own Go
+// cache stays untouched, and the host's module cache serves as a
+// read-only module proxy.
+func TestGoBuildInside(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("go is required under CI=true: %v", err)
+		}
+		t.Skip("go not on PATH")
+	}
+	e := newEnv(t)
+	e.extra = append(e.extra, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin")
+	writeFile(t, filepath.Join(e.ws, "go.mod"), "module example.com/inside\n\ngo 1.22\n")
+	writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n\nfunc main() { println(\"built inside\") }\n")
+	hostCache := filepath.Join(e.home, ".cache", "go-build")
+	mkdir(t, hostCache) // read-only inside: a sandbox must not plant entries there
+	mkdir(t, filepath.Join(e.home, "go", "pkg", "mod", "cache", "download"))
+
+	r := e.sh(`go env GOCACHE GOMODCACHE GOPROXY && go build -o app . && ./app`)
+	if r.code != 0 {
+		t.Fatalf("go build inside: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("unexpected output: %s", r)
+	}
+	sandboxBase := filepath.Join(e.home, ".cache", "cordon", "sandbox")
+	if !strings.HasPrefix(lines[0], sandboxBase+"/") || !strings.HasSuffix(lines[0], "/go-build") {
+		t.Errorf("GOCACHE inside = %q, want a go-build directory under %s", lines[0], sandboxBase)
+	}
+	if !strings.HasPrefix(lines[1], sandboxBase+"/") {
+		t.Errorf("GOMODCACHE inside = %q, want it under %s", lines[1], sandboxBase)
+	}
+	if want := "file://" + filepath.Join(e.home, "go", "pkg", "mod", "cache", "download") + ","; !strings.HasPrefix(lines[2], want) {
+		t.Errorf("GOPROXY inside = %q, want it to start with %s", lines[2], want)
+	}
+	if !strings.Contains(r.all(), "built inside") {
+		t.Errorf("the built program did not run: %s", r)
+	}
+	if ents, err := os.ReadDir(lines[0]); err != nil || len(ents) == 0 {
+		t.Errorf("the sandbox's build cache %s is empty after a build: %v", lines[0], err)
+	}
+	if ents, err := os.ReadDir(hostCache); err != nil || len(ents) != 0 {
+		t.Errorf("the host's Go cache %s was written: %d entries, %v", hostCache, len(ents), err)
+	}
+	// Writing into the host's cache directly is refused.
+	if r := e.sh(`echo planted > ` + hostCache + `/x`); r.code == 0 {
+		t.Errorf("the host's Go cache is writable inside: %s", r)
+	}
+}

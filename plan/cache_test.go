@@ -1,0 +1,67 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSandboxCacheEnv: with the sandbox cache writable, the plan creates it,
+// binds it read-write and points Go's, npm's and pip's caches into it, with
+// the host's module cache as the first Go proxy; the policy's own settings
+// win, and without the cache in Write nothing is set.
+func TestSandboxCacheEnv(t *testing.T) {
+	p, opts := testPolicy(t)
+	cache := filepath.Join(opts.Home, ".cache", "cordon", "sandbox", "abc")
+	download := filepath.Join(opts.Home, "go", "pkg", "mod", "cache", "download")
+	if err := os.MkdirAll(download, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.SandboxCache = cache
+	p.Write = append(p.Write, cache)
+	pl, err := Build(p, []string{"go", "build"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("sandbox cache not created private: %v %v", fi, err)
+	}
+	if !hasSeq(pl.Argv, "--bind", cache, cache) {
+		t.Errorf("argv does not bind %s read-write:\n%s", cache, strings.Join(pl.Argv, " "))
+	}
+	for _, want := range []string{
+		"GOCACHE=" + filepath.Join(cache, "go-build"),
+		"GOMODCACHE=" + filepath.Join(cache, "go-mod"),
+		"GOPROXY=file://" + download + ",https://proxy.golang.org,direct",
+		"npm_config_cache=" + filepath.Join(cache, "npm"),
+		"PIP_CACHE_DIR=" + filepath.Join(cache, "pip"),
+	} {
+		if !slices.Contains(pl.Env, want) {
+			t.Errorf("env lacks %s: %q", want, pl.Env)
+		}
+	}
+
+	// The policy's own value wins.
+	p.Env.Set["GOCACHE"] = "/tmp/mine"
+	if pl, err = Build(p, []string{"go", "build"}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pl.Env, "GOCACHE=/tmp/mine") {
+		t.Errorf("a GOCACHE the policy sets was replaced: %q", pl.Env)
+	}
+
+	// Not writable (strict mode removes it, a config may leave it out):
+	// no cache variables.
+	p.Write = []string{p.Workspace, "/tmp"}
+	delete(p.Env.Set, "GOCACHE")
+	if pl, err = Build(p, []string{"go", "build"}, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range pl.Env {
+		if strings.HasPrefix(e, "GOCACHE=") || strings.HasPrefix(e, "GOPROXY=") {
+			t.Errorf("cache variable %s set without a writable sandbox cache", e)
+		}
+	}
+}
