@@ -269,7 +269,8 @@ func (b *bwrapBuilder) bindResolver() {
 func (b *bwrapBuilder) protect() error {
 	p := b.p
 	for _, r := range b.roots {
-		if !r.writable || r.path == privateTmp {
+		if !r.writable || r.path == privateTmp || r.path == p.SandboxCache {
+			// Nothing there is ever run or opened by the user's tools.
 			continue
 		}
 		fi, err := os.Stat(r.path)
@@ -462,11 +463,13 @@ func (b *bwrapBuilder) mask() error {
 }
 
 // scanRoots are the trees in which relative deny globs are matched: the
-// workspace and every writable directory except the private /tmp.
+// workspace and every writable directory except the private /tmp and the
+// sandbox cache (only sandboxes write there, so it holds no secret of the
+// user's, and a module cache can hold a great many files).
 func (b *bwrapBuilder) scanRoots() []string {
 	out := []string{b.p.Workspace}
 	for _, r := range b.roots {
-		if r.writable && r.path != privateTmp {
+		if r.writable && r.path != privateTmp && r.path != b.p.SandboxCache {
 			if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
 				out = append(out, r.path)
 			}

@@ -65,3 +65,46 @@ func TestSandboxCacheEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxCacheNotScanned: deny globs are not matched inside the
+// sandbox cache (sandboxes alone write there; a module cache is large), on
+// either backend, and it gets no protected-path placeholders.
+func TestSandboxCacheNotScanned(t *testing.T) {
+	p, opts := testPolicy(t)
+	cache := filepath.Join(opts.Home, ".cache", "cordon", "sandbox", "abc")
+	other := filepath.Join(opts.Home, "other-write")
+	for _, d := range []string{cache, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ".env"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.SandboxCache = cache
+	p.Write = append(p.Write, cache, other)
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pl.Argv, filepath.Join(other, ".env")) {
+		t.Errorf("a .env in another writable root is not masked:\n%s", strings.Join(pl.Argv, " "))
+	}
+	if slices.Contains(pl.Argv, filepath.Join(cache, ".env")) {
+		t.Errorf("the sandbox cache was scanned for deny globs:\n%s", strings.Join(pl.Argv, " "))
+	}
+	for _, ph := range pl.Placeholders {
+		if strings.HasPrefix(ph, cache+"/") {
+			t.Errorf("placeholder %s in the sandbox cache", ph)
+		}
+	}
+	if !slices.Contains(pl.Placeholders, filepath.Join(other, ".envrc")) {
+		t.Errorf("no placeholders in another writable root: %q", pl.Placeholders)
+	}
+	q := *p
+	q.Backend = BackendLandlock
+	denied := expandDenied(&q)
+	if !slices.Contains(denied, filepath.Join(other, ".env")) || slices.Contains(denied, filepath.Join(cache, ".env")) {
+		t.Errorf("landlock backend denied paths %q", denied)
+	}
+}

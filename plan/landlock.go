@@ -129,7 +129,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 
 // expandDenied lists the existing paths the deny rules name: absolute
 // entries, absolute globs, and relative globs matched in the workspace and
-// the writable roots.
+// the writable roots but the sandbox cache.
 func expandDenied(p *policy.Policy) []string {
 	var out, globs []string
 	for _, d := range p.Deny {
@@ -150,7 +150,7 @@ func expandDenied(p *policy.Policy) []string {
 	}
 	roots := []string{p.Workspace}
 	for _, w := range p.Write {
-		if w != privateTmp && w != p.Workspace {
+		if w != privateTmp && w != p.Workspace && w != p.SandboxCache { // see scanRoots
 			roots = append(roots, w)
 		}
 	}
