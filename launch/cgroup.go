@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,4 +121,9 @@ func groupUsage(g *limits.Group, u *result.Usage) {
 	u.ForkFailures = gu.ForkFailures
 	u.OOMKills = gu.OOMKills
 	u.Cgroup = string(g.Kind())
+	if gu.CPUUser+gu.CPUSystem > 0 {
+		// The group saw every process of the sandbox, waited for or not.
+		u.User, u.System = gu.CPUUser, gu.CPUSystem
+		u.Incomplete = slices.DeleteFunc(u.Incomplete, func(s string) bool { return s == incompleteCPU })
+	}
 }

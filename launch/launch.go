@@ -330,6 +330,10 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 			_ = group.Kill()
 		}
 	}
+	// In a child subreaper (cordon's own processes are), bwrap's init is
+	// reaped here after the sandbox ends, for the command's CPU time.
+	reaper := isSubreaper()
+	var initPid int
 	onStatus := func(st status, ok bool) {
 		if !ok {
 			stc = nil
@@ -339,6 +343,12 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 			ready = true
 			cmdPid = st.pid
 			setupTimer.Stop()
+			if bwrap && reaper {
+				// bwrap's init inside the pid namespace: see reapInit.
+				if pp, err := parentPid(cmdPid); err == nil && pp != cmd.Process.Pid {
+					initPid = pp
+				}
+			}
 			if group != nil {
 				// The helper waits for this before exec.
 				outer := cmd.Process.Pid
@@ -424,6 +434,12 @@ loop:
 	<-stderrDone
 	term.wait()
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
+	switch {
+	case initPid > 0:
+		addUsage(&res.Usage, reapInit(initPid))
+	case bwrap && !reaper && ready:
+		res.Usage.Incomplete = append(res.Usage.Incomplete, incompleteCPU)
+	}
 	groupUsage(group, &res.Usage)
 	if groupErr != nil {
 		return nil, &SetupError{Err: groupErr}

@@ -69,4 +69,6 @@ type Usage struct {
 	// Cgroup names the cgroup kind that enforced the limits ("cgroup2",
 	// "cgroup1"), or is empty when only rlimits applied.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Incomplete says which figures leave something out, and why.
+	Incomplete []string `json:"incomplete,omitempty"`
 }

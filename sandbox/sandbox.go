@@ -54,6 +54,15 @@ func Init() {
 	}
 }
 
+// BecomeSubreaper makes the host process a child subreaper, so that Run
+// can count the CPU time of commands on the bwrap backend: bwrap leaves
+// its process inside the sandbox, which waited for the command, unreaped.
+// Without it (or a cgroup that cordon can create), the Result's CPU times
+// leave the command out and Usage.Incomplete says so. It is a process-wide
+// setting: the orphans of the host's other children are reparented to it
+// too, and it must reap them (or not mind zombies until it exits).
+func BecomeSubreaper() error { return launch.BecomeSubreaper() }
+
 // NetworkPolicy is the network access of a sandbox.
 type NetworkPolicy int
 

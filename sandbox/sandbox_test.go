@@ -199,3 +199,35 @@ func TestExampleProgram(t *testing.T) {
 		t.Errorf("result.txt: %q %v", b, err)
 	}
 }
+
+// TestRunUsageCPU: Run's usage counts the command's CPU time once the host
+// is a child subreaper (or a cgroup held the sandbox); otherwise it says
+// the figure is incomplete. This test makes the test process a subreaper
+// for the rest of its life, which the other tests do not mind.
+func TestRunUsageCPU(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := func() *exec.Cmd {
+		return exec.Command("sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`)
+	}
+	res, err := sb.Run(context.Background(), busy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := res.Usage.User + res.Usage.System
+	if res.Usage.Cgroup == "" && (len(res.Usage.Incomplete) == 0) == (cpu < res.Usage.Wall/3) {
+		t.Errorf("before BecomeSubreaper: CPU %v of %v wall, incomplete %q: a missing figure must be marked, a complete one not", cpu, res.Usage.Wall, res.Usage.Incomplete)
+	}
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = sb.Run(context.Background(), busy()); err != nil {
+		t.Fatal(err)
+	}
+	if cpu := res.Usage.User + res.Usage.System; cpu < res.Usage.Wall/3 || len(res.Usage.Incomplete) > 0 {
+		t.Errorf("as a subreaper: CPU %v of a %v CPU-bound run, incomplete %q", cpu, res.Usage.Wall, res.Usage.Incomplete)
+	}
+}

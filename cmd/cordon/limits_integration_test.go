@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,11 +71,41 @@ func TestResourceBombs(t *testing.T) {
 	}
 }
 
-// TestRunJSONUsage checks that --json reports the run's resource usage.
+// TestRunJSONUsage checks that --json reports the run's resource usage,
+// the command's CPU time included, on both backends.
 func TestRunJSONUsage(t *testing.T) {
 	e := newEnv(t)
 	r := e.run("run", "--json", "--", "sh", "-c", "exit 4")
 	if r.code != 4 || !strings.Contains(r.stderr, `"exit_code":4`) || !strings.Contains(r.stderr, `"wall_ns"`) || !strings.Contains(r.stderr, `"max_rss_kb"`) {
 		t.Fatalf("--json: %s", r)
+	}
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			// A shell loop that burns CPU in the command itself.
+			r := e.run("run", "--json", "--backend", backend, "--", "sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`)
+			if r.code != 0 {
+				t.Fatalf("busy loop: %s", r)
+			}
+			var res struct {
+				Usage struct {
+					Wall       int64    `json:"wall_ns"`
+					User       int64    `json:"user_cpu_ns"`
+					System     int64    `json:"system_cpu_ns"`
+					Incomplete []string `json:"incomplete"`
+				} `json:"usage"`
+			}
+			line := r.stderr[strings.LastIndex(strings.TrimRight(r.stderr, "\n"), "\n")+1:]
+			if err := json.Unmarshal([]byte(line), &res); err != nil {
+				t.Fatalf("--json line %q: %v", line, err)
+			}
+			u := res.Usage
+			cpu := u.User + u.System
+			if cpu < u.Wall/3 || len(u.Incomplete) > 0 {
+				t.Errorf("CPU time %v of a %v CPU-bound run (incomplete: %q): the command's own time is missing", time.Duration(cpu), time.Duration(u.Wall), u.Incomplete)
+			}
+		})
 	}
 }

@@ -1,5 +1,6 @@
 // Command agenthost is the smallest agent host built on cordon's library:
-// it runs one command confined to a workspace (writable), with no network
+// it runs one command confined to a workspace (writable, as is the private
+// /tmp), with no network
 // and a timeout, and exits with the command's status. The tests of package
 // sandbox build and run it.
 //
@@ -31,7 +32,9 @@ func main() {
 	}
 	sb, err := sandbox.New(
 		sandbox.WithWorkspace(*workspace),
-		sandbox.WithWritePaths(*workspace),
+		// /tmp inside is private (an empty tmpfs for each run); compilers
+		// and many other tools need it writable.
+		sandbox.WithWritePaths(*workspace, "/tmp"),
 		sandbox.WithNetwork(sandbox.NetworkDeny),
 		sandbox.WithTimeout(*timeout),
 	)

@@ -98,6 +98,9 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if len(args) == 0 {
 				return errors.New("no command given: use cordon run [flags] -- CMD [ARG...]")
 			}
+			// Orphans of the sandbox (bwrap's init) come back to cordon,
+			// which reaps them for the command's CPU time.
+			_ = launch.BecomeSubreaper()
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {
 				return err

@@ -1,0 +1,80 @@
+package launch
+
+import (
+	"errors"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/cordon-sandbox/cordon/result"
+	"golang.org/x/sys/unix"
+)
+
+// incompleteCPU explains CPU times that leave out the command.
+const incompleteCPU = "cpu: the command's CPU time is missing: bwrap's process inside the sandbox was not reaped by this process; make the host a child subreaper (sandbox.BecomeSubreaper), or run where cordon can create a cgroup"
+
+// initReapWait bounds how long reapInit waits for bwrap's init to die
+// once the outer bwrap has exited (it is killed with it: --die-with-parent).
+const initReapWait = 2 * time.Second
+
+// BecomeSubreaper makes this process a child subreaper (prctl
+// PR_SET_CHILD_SUBREAPER), so that a sandbox's processes orphaned by bwrap
+// are reparented to it and their resource usage counted. cordon's own
+// commands call it at start; a library host may, if it reaps or does not
+// mind the orphans of its other children too.
+func BecomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// isSubreaper reports whether this process is a child subreaper.
+func isSubreaper() bool {
+	v := new(int32) // on the heap: it does not move during the call
+	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(v)), 0, 0, 0)
+	return err == nil && *v != 0
+}
+
+// reapInit waits for bwrap's init (the sandbox's pid 1), which the outer
+// bwrap does not reap: it learns the command's exit status through an
+// eventfd and exits. The init reaped the command, so its usage includes
+// the command's. Once the outer bwrap is gone, the init is this
+// subreaper's child. It returns the zero usage if the init was reaped
+// already (by the outer bwrap: then its usage is in the outer's) or does
+// not die in time.
+func reapInit(pid int) result.Usage {
+	type reaped struct {
+		ru  unix.Rusage
+		err error
+	}
+	done := make(chan reaped, 1)
+	go func() {
+		var r reaped
+		var ws unix.WaitStatus
+		for {
+			_, r.err = unix.Wait4(pid, &ws, 0, &r.ru)
+			if !errors.Is(r.err, syscall.EINTR) {
+				break
+			}
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return result.Usage{}
+		}
+		return result.Usage{
+			User:     time.Duration(r.ru.Utime.Nano()),
+			System:   time.Duration(r.ru.Stime.Nano()),
+			MaxRSSKB: r.ru.Maxrss,
+		}
+	case <-time.After(initReapWait):
+		return result.Usage{}
+	}
+}
+
+// addUsage adds the CPU times of v to u and keeps the larger peak RSS.
+func addUsage(u *result.Usage, v result.Usage) {
+	u.User += v.User
+	u.System += v.System
+	u.MaxRSSKB = max(u.MaxRSSKB, v.MaxRSSKB)
+}
