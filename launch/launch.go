@@ -40,6 +40,13 @@ type Stdio struct {
 	// SIGUSR2 received by this process on to the command (the CLI does;
 	// a library host usually handles its own signals).
 	ForwardSignals bool
+	// OwnsChildren says that every child of this process belongs to the
+	// run (cordon run). Without a pid namespace (the Landlock-only
+	// backend), a child subreaper that owns its children kills and reaps
+	// what is left of the command's tree when the command ends, processes
+	// that left its process group included: they come back to it as
+	// orphans.
+	OwnsChildren bool
 }
 
 // SetupError is a failure before the command ran (exit status 125).
@@ -433,6 +440,9 @@ loop:
 	<-bwErrDone
 	<-stderrDone
 	term.wait()
+	if !bwrap && reaper && stdio.OwnsChildren {
+		sweepOrphans()
+	}
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	switch {
 	case initPid > 0:

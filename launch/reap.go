@@ -2,6 +2,9 @@ package launch
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -77,4 +80,74 @@ func addUsage(u *result.Usage, v result.Usage) {
 	u.User += v.User
 	u.System += v.System
 	u.MaxRSSKB = max(u.MaxRSSKB, v.MaxRSSKB)
+}
+
+// orphanSweepBudget bounds sweepOrphans.
+const orphanSweepBudget = 2 * time.Second
+
+// sweepOrphans kills and reaps every child of this process, round after
+// round, until none is left or the budget is spent: what a killed child
+// had started comes back as the next round's orphans. Only for a child
+// subreaper whose children all belong to the run (Stdio.OwnsChildren).
+func sweepOrphans() {
+	deadline := time.Now().Add(orphanSweepBudget)
+	for time.Now().Before(deadline) {
+		kids := children()
+		if len(kids) == 0 {
+			return
+		}
+		for _, pid := range kids {
+			// Our children cannot be reaped by anyone else, so their pids
+			// cannot be reused under us.
+			_ = unix.Kill(-pid, unix.SIGKILL) // the group it leads, if any
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		for _, pid := range kids {
+			for time.Now().Before(deadline) {
+				var ws unix.WaitStatus
+				if n, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); n == pid || (err != nil && !errors.Is(err, syscall.EINTR)) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+}
+
+// children lists this process's children, from every thread's
+// /proc/self/task/TID/children (Linux 3.5+, CONFIG_PROC_CHILDREN), or, when
+// that is missing, from the parent field of every /proc/PID/stat.
+func children() []int {
+	var out []int
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err == nil {
+		found := false
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			found = true
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					out = append(out, pid)
+				}
+			}
+		}
+		if found {
+			return out
+		}
+	}
+	self := os.Getpid()
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		if pp, err := parentPid(pid); err == nil && pp == self {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // requireLandlock skips (or fails under CI) when the kernel lacks Landlock.
@@ -111,5 +112,40 @@ func TestAutoFallsBackToLandlock(t *testing.T) {
 	}
 	if readFile(t, filepath.Join(e.ws, "made")) != "auto\n" || exists("/etc/cordon-auto") {
 		t.Fatal("writes were not confined as expected")
+	}
+}
+
+// TestLandlockBackendLeavesNothing: without a pid namespace, cordon run (a
+// child subreaper that owns its children) still kills what is left of the
+// command's tree when the command ends or times out, processes that left
+// its process group with setsid included.
+func TestLandlockBackendLeavesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	requireLandlock(t)
+	for _, tc := range []struct {
+		name   string
+		script func(a, b string) string
+		flags  []string
+		code   int
+	}{
+		{"command ends", func(a, b string) string {
+			return fmt.Sprintf(`setsid sleep %s & nohup sleep %s >/dev/null 2>&1 & echo started`, a, b)
+		}, nil, 0},
+		{"timeout", func(a, b string) string { return fmt.Sprintf(`setsid sleep %s & echo started; exec sleep %s`, a, b) }, []string{"--timeout", "1s"}, 124},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := uniqueSleep(311), uniqueSleep(312)
+			markers := []string{"sleep " + a, "sleep " + b}
+			t.Cleanup(func() { killLeftovers(waitNoProcs(markers, 0)) })
+			args := append([]string{"run", "--backend", "landlock"}, tc.flags...)
+			r := e.run(append(args, "--", "sh", "-c", tc.script(a, b))...)
+			if r.code != tc.code || !strings.Contains(r.stdout, "started") {
+				t.Fatalf("want exit %d: %s", tc.code, r)
+			}
+			if left := waitNoProcs(markers, 3*time.Second); len(left) > 0 {
+				t.Errorf("processes of the command survived cordon run on the Landlock backend: %v", left)
+			}
+		})
 	}
 }
