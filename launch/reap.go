@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -29,11 +30,20 @@ func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
+// subreaperFlag receives PR_GET_CHILD_SUBREAPER's answer: a global, so
+// that the kernel writes to memory that never moves.
+var (
+	subreaperMu   sync.Mutex
+	subreaperFlag int32
+)
+
 // isSubreaper reports whether this process is a child subreaper.
 func isSubreaper() bool {
-	v := new(int32) // on the heap: it does not move during the call
-	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(v)), 0, 0, 0)
-	return err == nil && *v != 0
+	subreaperMu.Lock()
+	defer subreaperMu.Unlock()
+	subreaperFlag = 0
+	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&subreaperFlag)), 0, 0, 0)
+	return err == nil && subreaperFlag != 0
 }
 
 // reapInit waits for bwrap's init (the sandbox's pid 1), which the outer
