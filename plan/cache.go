@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,16 +25,20 @@ func sandboxCache(p *policy.Policy) string {
 }
 
 // ensureSandboxCache creates the sandbox cache directory (private to the
-// user) when the plan mounts it: bwrap binds only what exists.
-func ensureSandboxCache(p *policy.Policy) error {
+// user) when the plan mounts it: bwrap binds only what exists. When it
+// cannot (a read-only home), the run goes on without it: it returns a copy
+// of p without the cache in Write, and a note saying so.
+func ensureSandboxCache(p *policy.Policy) (*policy.Policy, string) {
 	c := sandboxCache(p)
 	if c == "" {
-		return nil
+		return p, ""
 	}
 	if err := os.MkdirAll(c, 0o700); err != nil {
-		return fmt.Errorf("creating the sandbox cache %s: %w", c, err)
+		q := *p
+		q.Write = slices.DeleteFunc(slices.Clone(p.Write), func(w string) bool { return w == c })
+		return &q, fmt.Sprintf("no sandbox cache (creating %s: %v): Go's, npm's and pip's caches stay read-only inside", c, errors.Unwrap(err))
 	}
-	return nil
+	return p, ""
 }
 
 // cacheEnv is the environment that points the tools' caches into the

@@ -108,3 +108,30 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 		t.Errorf("landlock backend denied paths %q", denied)
 	}
 }
+
+// TestSandboxCacheUnavailable: when the sandbox cache cannot be created
+// (a read-only home, here a file in the way), the run goes on without it
+// and --explain says why.
+func TestSandboxCacheUnavailable(t *testing.T) {
+	p, opts := testPolicy(t)
+	blocker := filepath.Join(opts.Home, ".cache")
+	if err := os.WriteFile(blocker, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(blocker, "cordon", "sandbox", "abc")
+	p.SandboxCache = cache
+	p.Write = append(p.Write, cache)
+	pl, err := Build(p, []string{"go", "build"}, opts)
+	if err != nil {
+		t.Fatalf("Build failed instead of going on without the cache: %v", err)
+	}
+	if slices.Contains(pl.Argv, cache) || hasEnv(pl.Env, "GOCACHE") {
+		t.Errorf("the unavailable cache is still used:\n%s\n%q", strings.Join(pl.Argv, " "), pl.Env)
+	}
+	if !slices.ContainsFunc(pl.Notes, func(n string) bool { return strings.HasPrefix(n, "no sandbox cache (creating "+cache) }) {
+		t.Errorf("notes %q do not explain the missing cache", pl.Notes)
+	}
+	if !slices.Contains(p.Write, cache) {
+		t.Error("Build changed the caller's policy")
+	}
+}

@@ -148,9 +148,16 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if p.Mode == policy.ModeOff {
 		return buildNone(p, command, opts)
 	}
-	if err := ensureSandboxCache(p); err != nil {
-		return nil, err
+	p, cacheNote := ensureSandboxCache(p)
+	pl, err := build(p, command, opts)
+	if pl != nil && cacheNote != "" {
+		pl.Notes = append(pl.Notes, cacheNote)
 	}
+	return pl, err
+}
+
+// build is Build for a confined mode, once the sandbox cache exists.
+func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	backend := p.Backend
 	if backend == "" || backend == "auto" {
 		b, err := autoBackend(p)
