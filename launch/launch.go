@@ -47,6 +47,10 @@ type Stdio struct {
 	// that left its process group included: they come back to it as
 	// orphans.
 	OwnsChildren bool
+	// NoUsage says that the caller ignores Result.Usage (cordon run
+	// without --json): then Run does not wait for bwrap's init to die to
+	// count the command's CPU time, which saves about a millisecond.
+	NoUsage bool
 }
 
 // SetupError is a failure before the command ran (exit status 125).
@@ -350,7 +354,7 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 			ready = true
 			cmdPid = st.pid
 			setupTimer.Stop()
-			if bwrap && reaper {
+			if bwrap && reaper && !stdio.NoUsage {
 				// bwrap's init inside the pid namespace: see reapInit.
 				if pp, err := parentPid(cmdPid); err == nil && pp != cmd.Process.Pid {
 					initPid = pp
@@ -447,7 +451,7 @@ loop:
 	switch {
 	case initPid > 0:
 		addUsage(&res.Usage, reapInit(initPid))
-	case bwrap && !reaper && ready:
+	case bwrap && !reaper && ready && !stdio.NoUsage:
 		res.Usage.Incomplete = append(res.Usage.Incomplete, incompleteCPU)
 	}
 	groupUsage(group, &res.Usage)

@@ -115,7 +115,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			for _, d := range pl.Degraded {
 				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 			}
-			stdio := launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true}
+			stdio := launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}
 			res, err := launch.Run(context.Background(), pl, stdio)
 			var se *launch.SetupError
 			if errors.As(err, &se) && se.UserNS {
