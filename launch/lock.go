@@ -100,7 +100,9 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 // directories or files, as the user running cordon, before bwrap mounts
 // over them. bwrap would create them too, but inside its user namespace
 // root cannot write to a directory that another user owns (sudo cordon in
-// a user's checkout), and creating them here never follows a symlink.
+// a user's checkout). The last component is created with mkdirat or
+// openat(O_EXCL) under an os.Root of its parent, which never follows a
+// symlink there.
 func createPlaceholders(pl *plan.Plan) error {
 	for _, p := range pl.Placeholders {
 		dir := false

@@ -59,10 +59,7 @@ func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool)
 		"npm_config_cache": filepath.Join(c, "npm"),
 		"PIP_CACHE_DIR":    filepath.Join(c, "pip"),
 	}
-	proxy := goProxyDefault
-	if v, ok := getenv("GOPROXY"); ok && v != "" && slices.Contains(p.Env.Pass, "GOPROXY") {
-		proxy = v
-	}
+	proxy := goProxyDefault // a GOPROXY the policy passes or sets replaces all of it (buildEnv)
 	dl := filepath.Join(hostModCache(opts, getenv), "cache", "download")
 	if fi, err := os.Stat(dl); err == nil && fi.IsDir() && !strings.ContainsAny(dl, ",| ") { // GOPROXY separators
 		proxy = "file://" + dl + "," + proxy
