@@ -61,6 +61,8 @@ type pattern struct {
 	// anchored is false if the pattern can match at any depth (starts with
 	// "**" or is unsafe); used for error messages.
 	anchored bool
+	// descend walks below a directory this pattern matched.
+	descend bool
 }
 
 func patternError(p, format string, args ...any) error {

@@ -93,6 +93,16 @@ type Match struct {
 	IsSymlink bool
 }
 
+// Pattern is one pattern of ScanPatterns.
+type Pattern struct {
+	// Glob is the relative doublestar pattern (see Validate).
+	Glob string
+	// Descend reports a matched directory and still walks below it, so
+	// that the other patterns are matched there too. Without it a matched
+	// directory is reported whole and not entered.
+	Descend bool
+}
+
 // Stats describes the work one Scan did.
 type Stats struct {
 	// Dirs is the number of directories read, the root included.
@@ -218,12 +228,27 @@ func workers() int {
 // error, and the matches are then nil. Scan returns by the deadline even if
 // a directory read hangs.
 func Scan(root string, patterns []string, lim Limits) ([]Match, Stats, error) {
+	pats := make([]Pattern, len(patterns))
+	for i, p := range patterns {
+		pats[i] = Pattern{Glob: p}
+	}
+	return ScanPatterns(root, pats, lim)
+}
+
+// ScanPatterns is Scan with patterns that may descend into the directories
+// they match (Pattern.Descend), so that one walk finds both what a deny
+// rule hides whole and what a protecting rule marks inside a tree. An entry
+// is reported once, with the first pattern (in the order given) that
+// matches it; whether the walk enters a matched directory is that
+// pattern's Descend.
+func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
 	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now()}
 	for _, p := range patterns {
-		cp, err := compile(p)
+		cp, err := compile(p.Glob)
 		if err != nil {
 			return nil, Stats{}, err
 		}
+		cp.descend = p.Descend
 		s.pats = append(s.pats, cp)
 		s.unsafe = s.unsafe || cp.unsafe
 		for i := range cp.progs {
@@ -493,10 +518,10 @@ func (w *worker) entry(d dirState, e dent) error {
 		rel = strings.Clone(name) // do not pin the listing buffer
 	}
 	if try {
-		matched := false
+		matched, descend := false, false
 		for i, p := range s.pats {
 			if (w.cand[i] || p.unsafe) && !matched && doublestar.MatchUnvalidated(p.norm, rel) {
-				matched = true
+				matched, descend = true, p.descend
 				if s.nmatch.Add(1) > int64(s.lim.MaxMatches) {
 					return s.limitError("MaxMatches", fmt.Sprint(s.lim.MaxMatches))
 				}
@@ -507,7 +532,7 @@ func (w *worker) entry(d dirState, e dent) error {
 			}
 			w.cand[i] = false
 		}
-		if matched {
+		if matched && !descend {
 			return nil // a matched directory is masked whole: do not enter
 		}
 	}

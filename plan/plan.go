@@ -84,6 +84,28 @@ type Plan struct {
 	StateDir string `json:"state_dir,omitempty"`
 	// Workspace is the policy's workspace (for locking).
 	Workspace string `json:"workspace,omitempty"`
+	// Guard is what the launcher checks after the run for code the
+	// command planted to run later on the host (see package planted).
+	Guard Guard `json:"guard"`
+}
+
+// Guard tells the launcher where to look, after the run, for git
+// directories, hooks, config keys and other files that would run code on
+// the host, and what existed before the run (so only what the run planted is
+// reported and disarmed).
+type Guard struct {
+	// Roots are the writable trees the command could change: they are
+	// walked again after the run.
+	Roots []string `json:"roots,omitempty"`
+	// GitDirs are the git directories that existed in Roots before the
+	// run (found by the plan's walk).
+	GitDirs []string `json:"git_dirs,omitempty"`
+	// Names are the existing paths of ProtectedNames in Roots before the
+	// run.
+	Names []string `json:"names,omitempty"`
+	// KeepArmed reports what was planted but leaves it in place
+	// (cordon run --no-disarm).
+	KeepArmed bool `json:"keep_armed,omitempty"`
 }
 
 // Spec is what the in-sandbox helper applies, in order, before it execs the
@@ -132,6 +154,9 @@ type Options struct {
 	// StateDir holds cordon's own files (deny masks, locks); it must not
 	// be visible inside the sandbox.
 	StateDir string
+	// KeepPlanted keeps what the run planted armed (Guard.KeepArmed); it
+	// is still reported.
+	KeepPlanted bool
 }
 
 // ErrNotBuilt marks a policy feature that no backend implements yet.

@@ -82,32 +82,6 @@ var DefaultDeny = []string{
 	"**/secrets.*",
 }
 
-// Protected are paths, relative to each writable root, that stay read-only
-// in every profile whether or not they exist, because code placed there
-// runs later. Entries ending in "/" are directories.
-var Protected = []string{
-	".git/hooks/",
-	".git/config",
-	".bashrc",
-	".bash_profile",
-	".bash_login",
-	".bash_logout",
-	".profile",
-	".zshrc",
-	".zshenv",
-	".zprofile",
-	".zlogin",
-	".config/fish/",
-	".vscode/",
-	".idea/",
-	".claude/",
-	".mcp.json",
-	".cursor/",
-	".codex/",
-	".envrc",
-	".cordon.yaml",
-}
-
 // DefaultEnvPass are the host variables every profile passes through;
 // "LC_*" passes every variable starting with "LC_". TMPDIR is always set
 // to /tmp.
@@ -163,7 +137,7 @@ func Profile(name string) (*config.Layer, error) {
 			Read:      read,
 			Write:     append([]string{}, write...),
 			Deny:      append([]string{}, DefaultDeny...),
-			DenyWrite: []string{},
+			DenyWrite: append([]string{}, HomeProtected...),
 		},
 		Network: config.Network{
 			Mode:         config.Ptr(netMode),

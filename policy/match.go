@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Within reports whether the absolute path p is dir or lies below it. Both
+// must be clean; it compares whole components, so /w/anchor2 is not within
+// /w/anchor.
+func Within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// CoveredBy reports whether path is at or below one of roots.
+func CoveredBy(path string, roots []string) bool {
+	for _, r := range roots {
+		if Within(path, strings.TrimSuffix(r, "/")) || r == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// IsGlob reports whether a deny or deny_write entry is a pattern (it holds
+// one of * ? [ {) rather than a literal path.
+func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
+
+// DeniedBy returns the literal absolute deny entry that covers path (path is
+// the entry or lies below it), or "". Relative globs and absolute globs are
+// matched by the backends' walk, not here.
+func DeniedBy(deny []string, path string) string {
+	for _, d := range deny {
+		if filepath.IsAbs(d) && !IsGlob(d) && Within(path, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// HostWrites returns the write paths that are host directories: Write
+// without the private /tmp, which is never the host's.
+func (p *Policy) HostWrites() []string {
+	out := make([]string, 0, len(p.Write))
+	for _, w := range p.Write {
+		if w != SandboxTmpDir {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package policy
+
+import (
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Protected are the rules for paths that stay read-only in every profile,
+// relative to each writable root, because code placed there runs later on
+// the host. A leading "**/" matches at any depth; a trailing "/" marks a
+// directory (everything below it is protected too).
+//
+// Git finds configuration and hooks through more files than .git/config and
+// .git/hooks (see gitrepository-layout(5)): commondir redirects the whole
+// common directory, config.worktree adds configuration, a worktree's
+// commondir and gitdir tie it to its repository, and every submodule has a
+// git directory of its own under .git/modules. GitDirProtected lists those
+// entries for any git directory (a .git, a submodule's, a bare or separate
+// one); the "**/.git/..." rules below are the same entries by path, as the
+// file tools match them. A ".git" that is a file (a gitlink: a worktree or a
+// submodule checkout) is protected so it cannot be pointed elsewhere; a .git
+// directory is pinned instead, so it cannot be renamed away from its
+// read-only entries.
+var Protected = []string{
+	"**/.git/config",
+	"**/.git/config.worktree",
+	"**/.git/commondir",
+	"**/.git/hooks/",
+	"**/.git/worktrees/*/commondir",
+	"**/.git/worktrees/*/gitdir",
+	"**/.git/worktrees/*/config.worktree",
+	"**/.git/modules/**/config",
+	"**/.git/modules/**/config.worktree",
+	"**/.git/modules/**/commondir",
+	"**/.git/modules/**/gitdir",
+	"**/.git/modules/**/hooks/",
+	"**/.git",
+	"**/.envrc",
+	"**/.vscode/",
+	"**/.idea/",
+	"**/.claude/",
+	"**/.mcp.json",
+	"**/.cursor/",
+	"**/.codex/",
+	"**/.bashrc",
+	"**/.bash_profile",
+	"**/.bash_login",
+	"**/.bash_logout",
+	"**/.profile",
+	"**/.zshrc",
+	"**/.zshenv",
+	"**/.zprofile",
+	"**/.zlogin",
+	"**/.config/fish/",
+	".cordon.yaml",
+}
+
+// GitDirProtected are the entries of a git directory through which git
+// finds configuration or hooks; entries ending in "/" are directories.
+var GitDirProtected = []string{"config", "config.worktree", "commondir", "hooks/", "gitdir"}
+
+// ProtectedNames are the names protected wherever they appear in a
+// writable tree (ProtectedAnyDepth), except the git entries; a name ending
+// in "/" is a directory. ".config/fish/" is two components.
+var ProtectedNames = []string{
+	".envrc", ".vscode/", ".idea/", ".claude/", ".mcp.json", ".cursor/", ".codex/",
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish/",
+}
+
+// HomeProtected are paths in the home directory that stay read-only, and
+// are kept from being created, whenever the home directory lies inside a
+// writable root (a workspace that is the home directory, --allow-write ~):
+// directories on the user's PATH, services and autostart entries, git's
+// global configuration, and cordon's own configuration and state. They are
+// deny_write entries of every profile.
+var HomeProtected = []string{
+	"${HOME}/.local/bin",
+	"${HOME}/bin",
+	"${HOME}/.config/systemd",
+	"${HOME}/.config/autostart",
+	"${HOME}/.config/environment.d",
+	"${HOME}/.gitconfig",
+	"${HOME}/.config/git",
+	"${HOME}/.local/share/applications",
+	"${HOME}/.pam_environment",
+	"${HOME}/.xprofile",
+	"${HOME}/.xsessionrc",
+}
+
+// ShellStartup reports whether name is a shell start-up file, which every
+// shell reads (so its placeholder in the home directory is an empty file).
+func ShellStartup(name string) bool {
+	switch name {
+	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+		".zshrc", ".zshenv", ".zprofile", ".zlogin":
+		return true
+	}
+	return false
+}
+
+// ProtectedBy returns the rule of rules (see Protected) that protects the
+// slash-separated path rel, relative to a writable root, or "". A rule
+// protects the path it matches; a directory rule also everything below
+// it. rel itself need not exist: creating a protected path is refused like
+// writing it.
+func ProtectedBy(rules []string, rel string) string {
+	rel = strings.Trim(rel, "/")
+	if rel == "" || rel == "." {
+		return ""
+	}
+	parts := strings.Split(rel, "/")
+	for _, r := range rules {
+		pat := strings.TrimSuffix(r, "/")
+		dir := strings.HasSuffix(r, "/")
+		n := len(parts)
+		if dir {
+			// The rule's own path, or any ancestor of rel that it matches.
+			n = 1
+		}
+		for i := len(parts); i >= n; i-- {
+			if ok, _ := doublestar.Match(pat, strings.Join(parts[:i], "/")); ok {
+				return r
+			}
+		}
+	}
+	return ""
+}
