@@ -105,11 +105,17 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 // symlink there.
 func createPlaceholders(pl *plan.Plan) error {
 	for _, p := range pl.Placeholders {
-		dir := false
+		dir, content := false, []byte(nil)
 		for i := 0; i+2 < len(pl.Argv); i++ {
 			if pl.Argv[i] == "--ro-bind" && pl.Argv[i+2] == p {
 				fi, err := os.Stat(pl.Argv[i+1])
 				dir = err == nil && fi.IsDir()
+				if err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() <= 16 {
+					// A commondir placeholder names its git directory
+					// (".") on the host too: git run there meanwhile must
+					// read what it reads inside.
+					content, _ = os.ReadFile(pl.Argv[i+1])
+				}
 				break
 			}
 		}
@@ -123,7 +129,12 @@ func createPlaceholders(pl *plan.Plan) error {
 		} else {
 			var f *os.File
 			if f, err = r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
+				if len(content) > 0 {
+					_, err = f.Write(content)
+				}
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
 			}
 		}
 		r.Close()
@@ -188,7 +199,8 @@ func mentions(argv []string, p string) bool {
 	return false
 }
 
-// removeIfEmpty removes an empty directory or an empty regular file.
+// removeIfEmpty removes an empty directory, an empty regular file, or a
+// commondir placeholder that still holds only ".".
 func removeIfEmpty(p string) {
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -199,5 +211,9 @@ func removeIfEmpty(p string) {
 		_ = os.Remove(p) // fails unless empty
 	case fi.Mode().IsRegular() && fi.Size() == 0:
 		_ = os.Remove(p)
+	case fi.Mode().IsRegular() && filepath.Base(p) == "commondir" && fi.Size() == 2:
+		if b, err := os.ReadFile(p); err == nil && string(b) == ".\n" {
+			_ = os.Remove(p)
+		}
 	}
 }

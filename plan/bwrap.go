@@ -10,12 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
-	"golang.org/x/sys/unix"
 )
 
 // Kinds of mount operation, in the order they are applied to one path: a
@@ -64,6 +62,10 @@ const (
 	maskDir   = "deny-dir"
 	emptyFile = "empty-file"
 	emptyDir  = "empty-dir"
+	// commondirFile holds ".": a git directory's commondir naming itself,
+	// which git reads as if there were none, bound over a missing
+	// commondir so that none can be planted.
+	commondirFile = "commondir"
 )
 
 // privateTmp is always a fresh tmpfs; the host's /tmp is never visible.
@@ -144,7 +146,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 // collect computes every mount operation.
 func (b *bwrapBuilder) collect() error {
 	p := b.p
-	denied := func(path string) bool { return deniedBy(p.Deny, path) != "" }
+	denied := func(path string) bool { return policy.DeniedBy(p.Deny, path) != "" }
 
 	// Private /tmp and an empty home, so tools find the directories they
 	// expect while the host's /tmp and home stay invisible.
@@ -161,7 +163,7 @@ func (b *bwrapBuilder) collect() error {
 	}
 	// A home inside /tmp (HOME=/tmp/x in containers and tests) is not
 	// covered by a /tmp entry: the sandbox's /tmp is a fresh tmpfs.
-	if h := b.opts.Home; h != "" && h != "/" && h != privateTmp && !coveredBy(h, p.Read) && !coveredBy(h, p.Write) {
+	if h := b.opts.Home; h != "" && h != "/" && h != privateTmp && !policy.CoveredBy(h, p.Read) && !policy.CoveredBy(h, p.HostWrites()) {
 		// An empty, read-only home: writes there fail loudly instead of
 		// vanishing with the sandbox.
 		b.add(opTmpfs, "", h)
@@ -169,7 +171,7 @@ func (b *bwrapBuilder) collect() error {
 	}
 
 	for _, r := range p.Read {
-		if denied(r) || r == privateTmp || coveredBy(r, p.Write) {
+		if denied(r) || r == privateTmp || policy.CoveredBy(r, p.HostWrites()) {
 			continue
 		}
 		if err := b.bindPath(r, false); err != nil {
@@ -196,12 +198,18 @@ func (b *bwrapBuilder) collect() error {
 	if p.Network.Mode == policy.NetOpen {
 		b.bindResolver()
 	}
-	if err := b.protect(); err != nil {
+	writable := b.writableRoots()
+	trees, err := walkRoots(p, b.scanRoots(), func(r string) bool { return slices.Contains(writable, r) })
+	if err != nil {
 		return err
 	}
-	if err := b.mask(); err != nil {
+	if err := b.protect(trees); err != nil {
 		return err
 	}
+	if err := b.mask(trees); err != nil {
+		return err
+	}
+	b.plan.Guard = guardFrom(writable, trees, b.opts.KeepPlanted)
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
 	if sd := b.opts.StateDir; b.visible(sd) {
@@ -261,124 +269,6 @@ func (b *bwrapBuilder) bindResolver() {
 	b.add(opRead, target, target)
 }
 
-// protect re-binds protected paths read-only inside every writable root,
-// and pins .git so it cannot be renamed away from its protected children.
-// A missing protected path gets an empty read-only placeholder at its first
-// missing component; bwrap creates that mount point on the host, so the
-// launcher removes it after the run.
-func (b *bwrapBuilder) protect() error {
-	p := b.p
-	for _, r := range b.roots {
-		if !r.writable || r.path == privateTmp || r.path == p.SandboxCache {
-			// Nothing there is ever run or opened by the user's tools.
-			continue
-		}
-		fi, err := os.Stat(r.path)
-		if err != nil || !fi.IsDir() {
-			continue
-		}
-		if gi, err := os.Lstat(filepath.Join(r.path, ".git")); err == nil && gi.IsDir() {
-			g := filepath.Join(r.path, ".git")
-			b.add(opWrite, g, g)
-		}
-		for _, prot := range p.Protected {
-			isDir := strings.HasSuffix(prot, "/")
-			rel := strings.TrimSuffix(prot, "/")
-			full := filepath.Join(r.path, rel)
-			if deniedBy(p.Deny, full) != "" {
-				continue
-			}
-			if existingOnly(rel, r.path == b.opts.Home) {
-				// No placeholder: a missing one is harmless here.
-				if _, err := os.Lstat(full); err != nil {
-					continue
-				}
-			}
-			if err := b.protectOne(r.path, rel, full, isDir); err != nil {
-				return err
-			}
-		}
-	}
-	for _, d := range p.DenyWrite {
-		if deniedBy(p.Deny, d) != "" || !b.visible(d) {
-			continue
-		}
-		if _, err := os.Lstat(d); err != nil {
-			continue
-		}
-		src, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			continue
-		}
-		b.add(opReadOnly, src, d)
-	}
-	return nil
-}
-
-func (b *bwrapBuilder) protectOne(rootPath, rel, full string, isDir bool) error {
-	// Walk down from the root to the first missing component.
-	cur := rootPath
-	parts := strings.Split(rel, "/")
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			if unwritable(filepath.Dir(cur)) {
-				// Nobody in the sandbox can create it: it runs as this
-				// user, without capabilities, and cannot chmod a directory
-				// it does not own. (cordon as root creates placeholders
-				// itself before bwrap starts; see launch.)
-				return nil
-			}
-			last := i == len(parts)-1
-			// An empty directory even for a file: git ignores it, where
-			// an empty .envrc or .mcp.json would show as untracked inside
-			// and invite a commit. A shell start-up file gets an empty
-			// file, since every shell inside reads it.
-			src := filepath.Join(b.opts.StateDir, emptyDir)
-			if last && !isDir && shellStartup(rel) {
-				src = filepath.Join(b.opts.StateDir, emptyFile)
-			}
-			b.add(opReadOnly, src, cur)
-			if !slices.Contains(b.plan.Placeholders, cur) {
-				b.plan.Placeholders = append(b.plan.Placeholders, cur)
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("checking protected path %s: %w", cur, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			// A protected path (or a parent) that is a link: protect what
-			// it points to if that is visible, else it dangles inside.
-			target, err := filepath.EvalSymlinks(cur)
-			if err != nil {
-				return nil
-			}
-			if b.visible(target) {
-				b.add(opReadOnly, target, target)
-			}
-			return nil
-		}
-		if i < len(parts)-1 && !fi.IsDir() {
-			return nil // e.g. .git is a file (a worktree): nothing below it
-		}
-	}
-	b.add(opReadOnly, full, full)
-	return nil
-}
-
-// unwritable reports that neither this user nor a sandbox running as it can
-// create entries in dir: the user is not root, may not write to dir and
-// does not own it (an owner could chmod it first).
-func unwritable(dir string) bool {
-	if os.Geteuid() == 0 || unix.Access(dir, unix.W_OK) == nil {
-		return false
-	}
-	var st unix.Stat_t
-	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
-}
-
 // landlockRules is the second line of defence under bubblewrap: whatever
 // the mounts allow, the command may write only to the policy's write paths,
 // the private /tmp and /dev (ttys, /dev/null, /dev/shm); with the network
@@ -388,7 +278,7 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 	r := &landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{privateTmp, "/dev"},
 		DenyNetwork: b.p.Network.Mode != policy.NetOpen, ScopeSignals: true, ScopeAbstractUnix: true}
 	for _, w := range b.p.Write {
-		if w != privateTmp && deniedBy(b.p.Deny, w) == "" {
+		if w != privateTmp && policy.DeniedBy(b.p.Deny, w) == "" {
 			r.ReadWrite = append(r.ReadWrite, w)
 		}
 	}
@@ -396,91 +286,43 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 	return r
 }
 
-// existingOnly reports whether a protected path needs protecting only when
-// it exists, so a missing one gets no placeholder: shell start-up files
-// outside the home directory (nothing runs them from a project), and the
-// workspace's .cordon.yaml (a new one can only add restrictions, but an
-// existing one must not be rewritten to drop them).
-func existingOnly(rel string, inHome bool) bool {
-	switch {
-	case shellStartup(rel) || rel == ".config/fish":
-		return !inHome
-	case rel == ".cordon.yaml":
-		return true
-	}
-	return false
-}
-
-// shellStartup reports whether rel is a shell start-up file.
-func shellStartup(rel string) bool {
-	switch rel {
-	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-		".zshrc", ".zshenv", ".zprofile", ".zlogin":
-		return true
-	}
-	return false
-}
-
 // mask hides denied paths: absolute entries directly, relative globs by
-// scanning the workspace and the writable roots.
-func (b *bwrapBuilder) mask() error {
-	var globs []string
+// what the walk of the workspace and the writable roots matched.
+func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 	for _, d := range b.p.Deny {
 		if !filepath.IsAbs(d) {
-			globs = append(globs, d)
 			continue
 		}
-		if globscan.IsGlob(d) {
+		if policy.IsGlob(d) {
 			matches, err := filepath.Glob(d)
 			if err != nil {
 				return fmt.Errorf("deny pattern %q: %w", d, err)
 			}
 			for _, m := range matches {
-				b.maskPath(m, d)
+				b.maskPath(m)
 			}
 			continue
 		}
-		b.maskPath(d, d)
+		b.maskPath(d)
 	}
-	if len(globs) == 0 {
-		return nil
-	}
-	seen := map[string]bool{}
-	for _, r := range b.scanRoots() {
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
-		matches, _, err := globscan.Scan(r, globs, globscan.Limits{})
-		if err != nil {
-			return fmt.Errorf("matching deny globs in %s: %w", r, err)
-		}
-		for _, m := range matches {
-			b.maskPath(m.Path, m.Pattern)
+	for _, t := range trees {
+		for _, m := range t.denied {
+			b.maskPath(m.Path)
 		}
 	}
 	return nil
 }
 
-// scanRoots are the trees in which relative deny globs are matched: the
-// workspace and every writable directory except the private /tmp and the
-// sandbox cache (only sandboxes write there, so it holds no secret of the
-// user's, and a module cache can hold a great many files).
+// scanRoots are the trees walked once before the run: the workspace (for
+// deny globs, even when it is read-only) and every writable root but the
+// private /tmp and the sandbox cache (see writableRoots).
 func (b *bwrapBuilder) scanRoots() []string {
-	out := []string{b.p.Workspace}
-	for _, r := range b.roots {
-		if r.writable && r.path != privateTmp && r.path != b.p.SandboxCache {
-			if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
-				out = append(out, r.path)
-			}
-		}
-	}
-	return out
+	return append([]string{b.p.Workspace}, b.writableRoots()...)
 }
 
 // maskPath hides one existing denied path, and the target of a denied
 // symlink, wherever they are visible inside the sandbox.
-func (b *bwrapBuilder) maskPath(path, rule string) {
+func (b *bwrapBuilder) maskPath(path string) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return
@@ -507,7 +349,6 @@ func (b *bwrapBuilder) maskPath(path, rule string) {
 		}
 		b.add(opMask, src, t)
 	}
-	_ = rule
 }
 
 // maskInvisible reports whether a denied path outside every visible tree
@@ -536,7 +377,7 @@ func (b *bwrapBuilder) add(kind int, src, dst string) {
 // workdir is the host's working directory if it is visible, else the
 // workspace.
 func (b *bwrapBuilder) workdir() string {
-	if c := b.opts.Cwd; c != "" && b.visible(c) && deniedBy(b.p.Deny, c) == "" {
+	if c := b.opts.Cwd; c != "" && b.visible(c) && policy.DeniedBy(b.p.Deny, c) == "" {
 		return c
 	}
 	return b.p.Workspace
@@ -571,31 +412,6 @@ func sortOps(ops []mountOp) []mountOp {
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
-// coveredBy reports whether path is at or below one of the roots other
-// than the private /tmp (for write roots: so a read bind would wrongly
-// make it read-only).
-func coveredBy(path string, write []string) bool {
-	for _, w := range write {
-		if w == privateTmp {
-			continue
-		}
-		if path == w || strings.HasPrefix(path, strings.TrimSuffix(w, "/")+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// deniedBy returns the absolute deny entry that covers path, or "".
-func deniedBy(deny []string, path string) string {
-	for _, d := range deny {
-		if filepath.IsAbs(d) && !globscan.IsGlob(d) && (path == d || strings.HasPrefix(path, d+"/")) {
-			return d
-		}
-	}
-	return ""
-}
-
 // ensureMasks creates the files bound over denied and protected paths.
 func ensureMasks(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -625,9 +441,22 @@ func ensureMasks(dir string) error {
 		name  string
 		isDir bool
 		mode  os.FileMode
-	}{{maskFile, false, 0}, {maskDir, true, 0}, {emptyFile, false, 0o444}, {emptyDir, true, 0o555}} {
+	}{{maskFile, false, 0}, {maskDir, true, 0}, {emptyFile, false, 0o444}, {emptyDir, true, 0o555}, {commondirFile, false, 0o444}} {
 		if err := mk(m.name, m.isDir, m.mode); err != nil {
 			return err
+		}
+	}
+	// The commondir placeholder's content; rewritten if someone changed it.
+	cd := filepath.Join(dir, commondirFile)
+	if b, err := os.ReadFile(cd); err != nil || string(b) != ".\n" {
+		if err := os.Chmod(cd, 0o644); err != nil {
+			return fmt.Errorf("creating %s: %w", cd, err)
+		}
+		if err := os.WriteFile(cd, []byte(".\n"), 0o444); err != nil {
+			return fmt.Errorf("creating %s: %w", cd, err)
+		}
+		if err := os.Chmod(cd, 0o444); err != nil {
+			return fmt.Errorf("creating %s: %w", cd, err)
 		}
 	}
 	return nil

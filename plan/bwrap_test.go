@@ -23,12 +23,12 @@ func testPolicy(t *testing.T) (*policy.Policy, Options) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	ws := filepath.Join(home, "proj")
-	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, "sub")} {
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "objects"), filepath.Join(ws, "sub")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{filepath.Join(ws, ".env"), filepath.Join(ws, "sub", "secrets.yaml"), filepath.Join(ws, ".git", "config"), filepath.Join(home, ".ssh", "id_rsa")} {
+	for _, f := range []string{filepath.Join(ws, ".env"), filepath.Join(ws, "sub", "secrets.yaml"), filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "HEAD"), filepath.Join(home, ".ssh", "id_rsa")} {
 		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func testPolicy(t *testing.T) (*policy.Policy, Options) {
 		Read:      []string{"/usr", "/etc", ws},
 		Write:     []string{ws, "/tmp"},
 		Deny:      []string{filepath.Join(home, ".ssh"), "**/.env", "**/secrets.*"},
-		Protected: []string{".git/hooks/", ".git/config", ".vscode/", ".envrc", ".bashrc"},
+		Protected: []string{"**/.git/hooks/", "**/.git/config", "**/.git", "**/.vscode/", "**/.envrc", "**/.bashrc"},
 		Network:   policy.Network{Mode: policy.NetDeny},
 		Env:       policy.Env{Pass: []string{"PATH", "LC_*"}, Set: map[string]string{"TMPDIR": "/tmp"}},
 		Resources: policy.Resources{MaxMemoryMB: 512, MaxFileSizeMB: 8},
@@ -95,7 +95,7 @@ func TestBuildBwrap(t *testing.T) {
 			t.Errorf("argv must not contain %q", bad)
 		}
 	}
-	if !slices.Equal(pl.Placeholders, []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc")}) {
+	if !slices.Equal(pl.Placeholders, []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc"), filepath.Join(ws, ".bashrc"), filepath.Join(ws, ".git", "commondir")}) {
 		t.Errorf("placeholders = %q", pl.Placeholders)
 	}
 	if !slices.Equal(pl.Env, []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}) && !slices.Contains(pl.Env, "PATH=/usr/bin:/bin") {

@@ -18,7 +18,7 @@ const goProxyDefault = "https://proxy.golang.org,direct"
 // write to it, else "".
 func sandboxCache(p *policy.Policy) string {
 	c := p.SandboxCache
-	if c == "" || p.Mode == policy.ModeOff || !slices.Contains(p.Write, c) || deniedBy(p.Deny, c) != "" {
+	if c == "" || p.Mode == policy.ModeOff || !slices.Contains(p.Write, c) || policy.DeniedBy(p.Deny, c) != "" {
 		return ""
 	}
 	return c

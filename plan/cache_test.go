@@ -103,7 +103,7 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 	}
 	q := *p
 	q.Backend = BackendLandlock
-	denied := expandDenied(&q)
+	denied, _ := expandDenied(&q)
 	if !slices.Contains(denied, filepath.Join(other, ".env")) || slices.Contains(denied, filepath.Join(cache, ".env")) {
 		t.Errorf("landlock backend denied paths %q", denied)
 	}

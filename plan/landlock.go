@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/globscan"
-	"github.com/cordon-sandbox/cordon/landlock"
+		"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
@@ -63,19 +63,21 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	}
 	pl.PrivateTmp = tmp
 
-	denied := expandDenied(p)
 	var writes []string
 	for _, w := range p.Write {
-		if w == privateTmp || deniedBy(p.Deny, w) != "" {
+		if w == privateTmp || policy.DeniedBy(p.Deny, w) != "" {
 			continue
 		}
 		writes = append(writes, w)
 	}
+	denied, guard := expandDenied(p)
+	guard.KeepArmed = opts.KeepPlanted
+	pl.Guard = guard
 	// A denied file inside a writable root cannot be carved out without
 	// also taking away the right to create files there.
 	var exposed []string
 	for _, d := range denied {
-		if coveredBy(d, writes) {
+		if policy.CoveredBy(d, writes) {
 			exposed = append(exposed, d)
 		}
 	}
@@ -84,7 +86,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	}
 	reads := []string{"/proc"}
 	for _, r := range p.Read {
-		if r != privateTmp && !coveredBy(r, writes) {
+		if r != privateTmp && !policy.CoveredBy(r, writes) {
 			reads = append(reads, r)
 		}
 	}
@@ -120,7 +122,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		}
 	}
 	pl.Dir = p.Workspace
-	if c := opts.Cwd; c != "" && (coveredBy(c, writes) || coveredBy(c, readOK)) && deniedBy(p.Deny, c) == "" {
+	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, writes) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
 	}
 	pl.Argv = append([]string{HelperSelf, HelperCommand, "--"}, command...)
@@ -129,14 +131,16 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 
 // expandDenied lists the existing paths the deny rules name: absolute
 // entries, absolute globs, and relative globs matched in the workspace and
-// the writable roots but the sandbox cache.
-func expandDenied(p *policy.Policy) []string {
-	var out, globs []string
+// the writable roots but the sandbox cache. The same walk finds what the
+// launcher checks after the run (the Guard): this backend cannot keep
+// anything inside a writable root read-only, so that check is what keeps a
+// planted hook or config key from running on the host.
+func expandDenied(p *policy.Policy) ([]string, Guard) {
+	var out []string
 	for _, d := range p.Deny {
 		switch {
 		case !filepath.IsAbs(d):
-			globs = append(globs, d)
-		case globscan.IsGlob(d):
+		case policy.IsGlob(d):
 			m, _ := filepath.Glob(d)
 			out = append(out, m...)
 		default:
@@ -145,30 +149,47 @@ func expandDenied(p *policy.Policy) []string {
 			}
 		}
 	}
-	if len(globs) == 0 {
-		return out
-	}
-	roots := []string{p.Workspace}
-	for _, w := range p.Write {
-		if w != privateTmp && w != p.Workspace && w != p.SandboxCache { // see scanRoots
-			roots = append(roots, w)
+	var globs []string
+	for _, d := range p.Deny {
+		if !filepath.IsAbs(d) {
+			globs = append(globs, d)
 		}
 	}
+	roots := []string{p.Workspace}
+	var writable []string
+	for _, w := range p.Write {
+		if w != privateTmp && w != p.SandboxCache && policy.DeniedBy(p.Deny, w) == "" { // see scanRoots
+			roots = append(roots, w)
+			writable = append(writable, w)
+		}
+	}
+	pr := parseProtected(p.Protected)
+	trees := map[string]*tree{}
+	var guardRoots []string
 	for _, r := range roots {
+		if _, done := trees[r]; done {
+			continue
+		}
 		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
 			continue
 		}
-		ms, _, err := globscan.Scan(r, globs, globscan.Limits{})
+		w := slices.Contains(writable, r)
+		t, err := walkTree(r, globs, pr, w)
 		if err != nil {
 			// Fail closed: deny the whole root rather than miss a secret.
 			out = append(out, r)
+			trees[r] = nil
 			continue
 		}
-		for _, m := range ms {
+		trees[r] = t
+		if w {
+			guardRoots = append(guardRoots, r)
+		}
+		for _, m := range t.denied {
 			out = append(out, m.Path)
 		}
 	}
-	return out
+	return out, guardFrom(guardRoots, trees, false)
 }
 
 // privateTmpDir names a fresh directory, created by the launcher and removed

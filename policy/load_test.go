@@ -152,10 +152,10 @@ func TestProfiles(t *testing.T) {
 			if !slices.Contains(p.Deny, filepath.Join(f.home, ".ssh")) || !slices.Contains(p.Deny, "**/.env") {
 				t.Errorf("Deny misses ~/.ssh or **/.env: %q", p.Deny)
 			}
-			if !reflect.DeepEqual(p.DenyWrite, []string{filepath.Join(f.home, ".config", "cordon")}) {
+			if !reflect.DeepEqual(p.DenyWrite, append(f.expandAll(HomeProtected), filepath.Join(f.home, ".config", "cordon"))) {
 				t.Errorf("DenyWrite = %q", p.DenyWrite)
 			}
-			if !reflect.DeepEqual(p.Protected, Protected) || !slices.Contains(p.Protected, ".git/hooks/") {
+			if !reflect.DeepEqual(p.Protected, Protected) || !slices.Contains(p.Protected, "**/.git/hooks/") {
 				t.Errorf("Protected = %q", p.Protected)
 			}
 			if !reflect.DeepEqual(p.Env.Pass, DefaultEnvPass) || !reflect.DeepEqual(p.Env.Set, map[string]string{"TMPDIR": "/tmp"}) {

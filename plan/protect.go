@@ -1,0 +1,337 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
+	"golang.org/x/sys/unix"
+)
+
+// Kinds of placeholder for a missing path: what is bound over the mount
+// point cordon creates on the host.
+const (
+	phDir       = iota // an empty read-only directory (git ignores it)
+	phFile             // an empty read-only file (shell start-up files, git config)
+	phCommondir        // a read-only commondir naming the git directory itself
+	phMaskDir          // an unreadable directory (a denied path)
+	phMaskFile         // an unreadable file (a denied path)
+)
+
+// placeholderSource is the state-directory file bound over a placeholder of
+// kind k.
+func (b *bwrapBuilder) placeholderSource(k int) string {
+	name := map[int]string{phDir: emptyDir, phFile: emptyFile, phCommondir: commondirFile, phMaskDir: maskDir, phMaskFile: maskFile}[k]
+	return filepath.Join(b.opts.StateDir, name)
+}
+
+// homeFiles are names in the home directory that are files, so a
+// placeholder for one is a file (git reads ~/.gitconfig even during a run).
+var homeFiles = map[string]bool{
+	".gitconfig": true, ".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true,
+	".pam_environment": true, ".xprofile": true, ".xsessionrc": true,
+}
+
+// writableRoots are the writable trees that are protected and checked after
+// the run: every write root but the private /tmp and the sandbox cache
+// (only sandboxes use it, and nothing there runs on the host).
+func (b *bwrapBuilder) writableRoots() []string {
+	var out []string
+	for _, r := range b.roots {
+		if r.writable && r.path != privateTmp && r.path != b.p.SandboxCache && !slices.Contains(out, r.path) {
+			if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
+				out = append(out, r.path)
+			}
+		}
+	}
+	return out
+}
+
+// protect keeps read-only, in every writable root, what makes code run
+// later on the host: every git directory's configuration and hooks at any
+// depth (each git directory is pinned, so it cannot be renamed away from
+// them), gitlinks, the protected names wherever they exist, and the
+// deny_write paths; and it keeps absent ones from being created, with
+// placeholders.
+func (b *bwrapBuilder) protect(trees map[string]*tree) error {
+	p := b.p
+	pr := parseProtected(p.Protected)
+	for _, r := range b.writableRoots() {
+		inHome := r == b.opts.Home
+		if pr.git {
+			if _, err := os.Lstat(filepath.Join(r, ".git")); errors.Is(err, fs.ErrNotExist) {
+				// No repository here: git init inside would plant one.
+				b.placeholder(r, filepath.Join(r, ".git"), phDir)
+			}
+		}
+		for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
+			full := filepath.Join(r, n.rel)
+			if policy.DeniedBy(p.Deny, full) != "" {
+				continue
+			}
+			if _, err := os.Lstat(full); err == nil {
+				if !slices.Contains(pr.anyDepth, n) {
+					// Root-only rules are not walked for.
+					if err := b.protectExisting(full); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if n.rel == policy.WorkspaceConfigName {
+				// A new one can only add restrictions; a placeholder would
+				// make a concurrent cordon in this workspace fail to read it.
+				continue
+			}
+			if !inHome && strings.Contains(n.rel, "/") {
+				if _, err := os.Lstat(filepath.Dir(full)); err != nil {
+					// .config/fish where there is no .config: nothing reads
+					// it, and a placeholder would take .config away.
+					continue
+				}
+			}
+			kind := phDir
+			if inHome && !n.dir && policy.ShellStartup(n.rel) {
+				kind = phFile // every shell inside reads it
+			}
+			b.placeholder(r, full, kind)
+		}
+		t := trees[r]
+		if t == nil {
+			continue
+		}
+		for _, g := range t.gitDirs {
+			if err := b.protectGitDir(r, g); err != nil {
+				return err
+			}
+		}
+		for _, l := range t.gitlinks {
+			if policy.DeniedBy(p.Deny, l) == "" {
+				b.add(opReadOnly, l, l)
+			}
+		}
+		for _, m := range t.names {
+			if policy.DeniedBy(p.Deny, m.path) == "" {
+				if err := b.protectExisting(m.path); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, d := range p.DenyWrite {
+		if policy.IsGlob(d) || !filepath.IsAbs(d) || policy.DeniedBy(p.Deny, d) != "" {
+			continue
+		}
+		root := b.writableRootOf(d)
+		if root == "" {
+			continue // not writable inside: nothing to protect
+		}
+		if _, err := os.Lstat(d); err == nil {
+			if err := b.protectExisting(d); err != nil {
+				return err
+			}
+			continue
+		}
+		kind := phDir
+		if homeFiles[filepath.Base(d)] {
+			kind = phFile
+		}
+		b.placeholder(root, d, kind)
+	}
+	// Absent denied paths inside a writable root stay absent.
+	for _, d := range p.Deny {
+		if !filepath.IsAbs(d) || policy.IsGlob(d) {
+			continue
+		}
+		root := b.writableRootOf(d)
+		if root == "" || root == d {
+			continue
+		}
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			continue // existing ones are masked
+		}
+		kind := phMaskDir
+		if homeFiles[filepath.Base(d)] {
+			kind = phMaskFile
+		}
+		b.placeholder(root, d, kind)
+	}
+	return nil
+}
+
+// writableRootOf returns the writable root that path lies in, or "".
+func (b *bwrapBuilder) writableRootOf(path string) string {
+	for _, r := range b.writableRoots() {
+		if policy.Within(path, r) {
+			return r
+		}
+	}
+	return ""
+}
+
+// protectGitDir keeps read-only the entries of git directory g (in root)
+// through which git finds configuration or hooks, creates placeholders for
+// the absent ones, and pins g and every directory between an enclosing .git
+// and g (a submodule's .git/modules/a/b), so none of them can be renamed
+// away from its read-only entries.
+func (b *bwrapBuilder) protectGitDir(root, g string) error {
+	if policy.DeniedBy(b.p.Deny, g) != "" {
+		return nil
+	}
+	pin := []string{g}
+	if i := strings.LastIndex(g, "/.git/"); i >= 0 && policy.Within(g, root) {
+		for d := filepath.Dir(g); len(d) >= i+len("/.git") && policy.Within(d, root); d = filepath.Dir(d) {
+			pin = append(pin, d)
+		}
+	}
+	for _, d := range pin {
+		b.add(opWrite, d, d)
+	}
+	worktree := isWorktreeGitDir(g)
+	for _, e := range policy.GitDirProtected {
+		name := strings.TrimSuffix(e, "/")
+		full := filepath.Join(g, name)
+		if _, err := os.Lstat(full); err == nil {
+			if err := b.protectExisting(full); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case name == "gitdir":
+			// Only a worktree's: git writes it with the worktree.
+		case worktree && (name == "config" || name == "hooks" || name == "commondir"):
+			// A worktree takes these from its common directory.
+		case name == "hooks":
+			b.placeholder(root, full, phDir)
+		case name == "config":
+			b.placeholder(root, full, phFile)
+		case name == "commondir":
+			b.placeholder(root, full, phCommondir)
+		case name == "config.worktree":
+			if worktreeConfigOn(g) {
+				b.placeholder(root, full, phFile)
+			}
+		}
+	}
+	return nil
+}
+
+// protectExisting re-binds an existing path read-only. A path that is a
+// symlink (or lies under one) protects what it points to, if that is
+// visible; else it dangles inside.
+func (b *bwrapBuilder) protectExisting(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		b.add(opReadOnly, path, path)
+		return nil
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil
+	}
+	if b.visible(target) {
+		b.add(opReadOnly, target, target)
+	}
+	return nil
+}
+
+// placeholder keeps the missing path full (inside root) from being created:
+// an empty, read-only mount at its first missing component, of the given
+// kind when that is full itself. bwrap needs a mount point on the host,
+// which the launcher creates before the run and removes after it.
+func (b *bwrapBuilder) placeholder(root, full string, kind int) {
+	rel, err := filepath.Rel(root, full)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return
+	}
+	cur := root
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err == nil {
+			if i < len(parts)-1 && !fi.IsDir() {
+				return // a file or link on the way: nothing can be created below
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) || unwritable(filepath.Dir(cur)) {
+			// Nobody in the sandbox can create it: it runs as this user,
+			// without capabilities, and cannot chmod a directory it does
+			// not own. (cordon as root creates placeholders itself before
+			// bwrap starts; see launch.)
+			return
+		}
+		k := kind
+		if i < len(parts)-1 {
+			k = phDir
+		}
+		b.add(opReadOnly, b.placeholderSource(k), cur)
+		if !slices.Contains(b.plan.Placeholders, cur) {
+			b.plan.Placeholders = append(b.plan.Placeholders, cur)
+		}
+		return
+	}
+}
+
+// unwritable reports that neither this user nor a sandbox running as it can
+// create entries in dir: the user is not root, may not write to dir and
+// does not own it (an owner could chmod it first).
+func unwritable(dir string) bool {
+	if os.Geteuid() == 0 || unix.Access(dir, unix.W_OK) == nil {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
+}
+
+// guard fills the plan's Guard from the walk: the writable roots and what
+// they held before the run.
+func guardFrom(roots []string, trees map[string]*tree, keep bool) Guard {
+	g := Guard{Roots: roots, KeepArmed: keep}
+	for _, r := range roots {
+		if t := trees[r]; t != nil {
+			g.GitDirs = append(g.GitDirs, t.gitDirs...)
+			for _, n := range t.names {
+				g.Names = append(g.Names, n.path)
+			}
+		}
+	}
+	return g
+}
+
+// walkRoots walks each root once (see walkTree); writable reports whether
+// a root is protected. A root that is not a directory is skipped.
+func walkRoots(p *policy.Policy, roots []string, writable func(string) bool) (map[string]*tree, error) {
+	var globs []string
+	for _, d := range p.Deny {
+		if !filepath.IsAbs(d) {
+			globs = append(globs, d)
+		}
+	}
+	pr := parseProtected(p.Protected)
+	out := map[string]*tree{}
+	for _, r := range roots {
+		if _, done := out[r]; done {
+			continue
+		}
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			continue
+		}
+		t, err := walkTree(r, globs, pr, writable(r))
+		if err != nil {
+			return nil, fmt.Errorf("matching deny and protected paths in %s: %w", r, err)
+		}
+		out[r] = t
+	}
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/globscan"
+	"golang.org/x/sys/unix"
+)
+
+// protRules are the policy's Protected rules sorted by how a backend finds
+// them (see policy.Protected).
+type protRules struct {
+	// git is set when git directories are protected (a rule names .git).
+	git bool
+	// anyDepth are the names protected wherever they appear ("**/NAME").
+	anyDepth []nameRule
+	// rootOnly are the paths protected only at each writable root's top.
+	rootOnly []nameRule
+}
+
+// nameRule is one protected name or root-relative path.
+type nameRule struct {
+	rule string // as written in the policy
+	rel  string // slash-separated, without a trailing "/"
+	dir  bool
+}
+
+func parseProtected(rules []string) protRules {
+	var pr protRules
+	for _, r := range rules {
+		rel := strings.TrimSuffix(r, "/")
+		any := strings.HasPrefix(rel, "**/")
+		rel = strings.TrimPrefix(rel, "**/")
+		if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			pr.git = true
+			continue
+		}
+		if rel == "" || strings.ContainsAny(rel, "*?[{") {
+			continue // only git rules use patterns inside
+		}
+		n := nameRule{rule: r, rel: rel, dir: strings.HasSuffix(r, "/")}
+		if any {
+			pr.anyDepth = append(pr.anyDepth, n)
+		} else {
+			pr.rootOnly = append(pr.rootOnly, n)
+		}
+	}
+	return pr
+}
+
+// Walk patterns that find git directories: a directory holding HEAD (and
+// objects/ or commondir) is one, whatever its name, and so is any directory
+// named .git; a .git that is a file is a gitlink.
+const (
+	patHEAD = "**/HEAD"
+	patGit  = "**/.git"
+)
+
+// tree is what the one walk of a root found.
+type tree struct {
+	denied   []globscan.Match // relative deny globs
+	gitDirs  []string         // git directories
+	gitlinks []string         // .git files
+	names    []nameMatch      // existing protected names
+}
+
+// nameMatch is an existing path that a protected name rule matched.
+type nameMatch struct {
+	path string
+	rule nameRule
+}
+
+// walkTree walks root once for the relative deny globs and, when the root
+// is writable, for what must be protected in it: git directories at any
+// depth, gitlinks and the protected names. Going over the walk's bound is
+// an error: a partial list of secrets or repositories is not safe to act on.
+func walkTree(root string, denyGlobs []string, pr protRules, writable bool) (*tree, error) {
+	var pats []globscan.Pattern
+	for _, g := range denyGlobs {
+		pats = append(pats, globscan.Pattern{Glob: g})
+	}
+	byGlob := map[string]nameRule{}
+	if writable {
+		if pr.git {
+			pats = append(pats, globscan.Pattern{Glob: patHEAD, Descend: true}, globscan.Pattern{Glob: patGit, Descend: true})
+		}
+		for _, n := range pr.anyDepth {
+			g := "**/" + n.rel
+			byGlob[g] = n
+			pats = append(pats, globscan.Pattern{Glob: g, Descend: true})
+		}
+	}
+	t := &tree{}
+	if len(pats) == 0 {
+		return t, nil
+	}
+	matches, _, err := globscan.ScanPatterns(root, pats, globscan.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	isDeny := map[string]bool{}
+	for _, g := range denyGlobs {
+		isDeny[g] = true
+	}
+	for _, m := range matches {
+		switch {
+		case isDeny[m.Pattern]:
+			t.denied = append(t.denied, m)
+		case m.Pattern == patHEAD:
+			if d := filepath.Dir(m.Path); !m.IsDir && isGitDir(d) {
+				t.gitDirs = append(t.gitDirs, d)
+			}
+		case m.Pattern == patGit:
+			switch {
+			case m.IsDir:
+				// Any directory named .git is protected as one, even one
+				// git itself would not accept yet.
+				t.gitDirs = append(t.gitDirs, m.Path)
+			case !m.IsSymlink:
+				t.gitlinks = append(t.gitlinks, m.Path)
+			}
+		default:
+			if n, ok := byGlob[m.Pattern]; ok {
+				t.names = append(t.names, nameMatch{path: m.Path, rule: n})
+			}
+		}
+	}
+	slices.Sort(t.gitDirs)
+	t.gitDirs = slices.Compact(t.gitDirs)
+	return t, nil
+}
+
+// isGitDir reports whether d is a git directory as git itself decides: it
+// holds HEAD and either an object store or a commondir file (a worktree's).
+func isGitDir(d string) bool {
+	if fi, err := os.Lstat(filepath.Join(d, "objects")); err == nil && fi.IsDir() {
+		return true
+	}
+	fi, err := os.Lstat(filepath.Join(d, "commondir"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// isWorktreeGitDir reports whether the git directory d is a linked
+// worktree's (or another one that takes its common directory elsewhere):
+// it has a commondir and no object store of its own.
+func isWorktreeGitDir(d string) bool {
+	fi, err := os.Lstat(filepath.Join(d, "objects"))
+	if !errors.Is(err, fs.ErrNotExist) && (err != nil || fi.IsDir()) {
+		return false
+	}
+	fi, err = os.Lstat(filepath.Join(d, "commondir"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// worktreeConfigOn reports whether the configuration of git directory d
+// (or of its common directory) turns on extensions.worktreeConfig, the
+// switch that makes git read config.worktree.
+func worktreeConfigOn(d string) bool {
+	cfg := filepath.Join(d, "config")
+	if isWorktreeGitDir(d) {
+		cfg = filepath.Join(d, "..", "..", "config")
+	}
+	b, err := readSmall(cfg, 1<<20)
+	return err == nil && strings.Contains(strings.ToLower(string(b)), "worktreeconfig")
+}
+
+// readSmall reads at most max bytes of a regular file without following a
+// final symlink and without blocking on a FIFO.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	buf := make([]byte, min(fi.Size(), max))
+	n, err := f.Read(buf)
+	if err != nil && n == 0 && len(buf) > 0 {
+		return nil, err
+	}
+	return buf[:n], nil
+}
