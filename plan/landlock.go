@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-		"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"

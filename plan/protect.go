@@ -214,9 +214,7 @@ func (b *bwrapBuilder) protectGitDir(root, g string) error {
 		case name == "commondir":
 			b.placeholder(root, full, phCommondir)
 		case name == "config.worktree":
-			if worktreeConfigOn(g) {
-				b.placeholder(root, full, phFile)
-			}
+			b.placeholder(root, full, phFile)
 		}
 	}
 	return nil

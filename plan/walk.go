@@ -2,7 +2,6 @@ package plan
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/globscan"
-	"golang.org/x/sys/unix"
 )
 
 // protRules are the policy's Protected rules sorted by how a backend finds
@@ -156,39 +154,4 @@ func isWorktreeGitDir(d string) bool {
 	}
 	fi, err = os.Lstat(filepath.Join(d, "commondir"))
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// worktreeConfigOn reports whether the configuration of git directory d
-// (or of its common directory) turns on extensions.worktreeConfig, the
-// switch that makes git read config.worktree.
-func worktreeConfigOn(d string) bool {
-	cfg := filepath.Join(d, "config")
-	if isWorktreeGitDir(d) {
-		cfg = filepath.Join(d, "..", "..", "config")
-	}
-	b, err := readSmall(cfg, 1<<20)
-	return err == nil && strings.Contains(strings.ToLower(string(b)), "worktreeconfig")
-}
-
-// readSmall reads at most max bytes of a regular file without following a
-// final symlink and without blocking on a FIFO.
-func readSmall(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	buf := make([]byte, min(fi.Size(), max))
-	n, err := f.Read(buf)
-	if err != nil && n == 0 && len(buf) > 0 {
-		return nil, err
-	}
-	return buf[:n], nil
 }

@@ -1,0 +1,215 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// git runs the host's git in dir with the fake home, the way the user runs
+// it after the sandbox: whatever it prints (a hook's or fsmonitor's marker)
+// is returned.
+func (e *sandboxEnv) git(dir string, args ...string) (string, error) {
+	e.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.home, "GIT_CONFIG_NOSYSTEM=1", "LANG=C"}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// mustGit is git that fails the test on error.
+func (e *sandboxEnv) mustGit(dir string, args ...string) string {
+	e.t.Helper()
+	out, err := e.git(dir, args...)
+	if err != nil {
+		e.t.Fatalf("git %q in %s: %v\n%s", args, dir, err, out)
+	}
+	return out
+}
+
+// gitProject makes the workspace a repository with a commit, a nested
+// repository sub/ (with its own .envrc and .vscode), a submodule lib and a
+// linked worktree ../proj-wt, as real projects have them.
+func gitProject(t *testing.T, e *sandboxEnv) {
+	t.Helper()
+	writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = T\n\temail = t@example.com\n[protocol \"file\"]\n\tallow = always\n[init]\n\tdefaultBranch = main\n")
+	lib := filepath.Join(e.root, "lib")
+	mkdir(t, lib)
+	e.mustGit(lib, "init", "-q")
+	writeFile(t, filepath.Join(lib, "l.txt"), "lib\n")
+	e.mustGit(lib, "add", ".")
+	e.mustGit(lib, "commit", "-qm", "lib")
+
+	e.mustGit(e.ws, "init", "-q")
+	writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n")
+	e.mustGit(e.ws, "add", ".")
+	e.mustGit(e.ws, "commit", "-qm", "one")
+	e.mustGit(e.ws, "submodule", "add", "-q", lib, "lib")
+	e.mustGit(e.ws, "commit", "-qm", "submodule")
+	e.mustGit(e.ws, "worktree", "add", "-q", filepath.Join(e.home, "src", "proj-wt"))
+
+	sub := filepath.Join(e.ws, "sub")
+	mkdir(t, sub)
+	e.mustGit(sub, "init", "-q")
+	writeFile(t, filepath.Join(sub, ".envrc"), "export A=1\n")
+	writeFile(t, filepath.Join(sub, ".vscode", "tasks.json"), "{}\n")
+	writeFile(t, filepath.Join(sub, "f"), "f\n")
+	e.mustGit(sub, "add", ".")
+	e.mustGit(sub, "commit", "-qm", "sub")
+}
+
+// TestPlantingRefused: the reproductions of the planting issue. Every git
+// directory at any depth keeps its configuration and hooks read-only
+// (nested repositories, submodules, worktrees, commondir and
+// config.worktree), gitlinks and nested editor config stay read-only,
+// absent shell start-up files cannot be created, and afterwards host git
+// runs nothing the sandbox wrote and no placeholder is left.
+func TestPlantingRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	gitProject(t, e)
+	before := listing(t, e.ws)
+	hook := `printf '#!/bin/sh\necho HOOK-RAN\n' > %s/hooks/pre-commit && chmod +x %s/hooks/pre-commit`
+	attempts := []string{
+		// 1. nested repositories and submodules
+		strings.ReplaceAll(hook, "%s", "sub/.git"),
+		`git -C sub config core.fsmonitor "echo FSMON >&2"`,
+		`printf '[core]\n\tfsmonitor = echo FSMON >&2\n' >> sub/.git/config`,
+		strings.ReplaceAll(hook, "%s", ".git/modules/lib"),
+		`git -C lib config core.fsmonitor "echo FSMON >&2"`,
+		`printf '[core]\n\tfsmonitor = echo FSMON >&2\n' >> .git/modules/lib/config`,
+		`echo 'export EVIL=1' >> sub/.envrc`,
+		`echo '{"evil":1}' > sub/.vscode/tasks.json`,
+		`mv sub/.git sub/.git.old`,
+		`mv .git/modules .git/m2`,
+		`mv .git/modules/lib .git/modules/lib2`,
+		// 4. git's other ways in
+		`mkdir -p cd && printf '[core]\n\tfsmonitor = echo FSMON >&2\n' > cd/config && echo ../cd > .git/commondir`,
+		`echo '[core] fsmonitor = echo FSMON' > .git/config.worktree`,
+		`echo ../../../cd > .git/worktrees/proj-wt/commondir`,
+		`echo 'gitdir: ../cd' > lib/.git`,
+		// 3. absent shell start-up files
+		`echo 'echo EVIL' > .profile`,
+		`echo 'echo EVIL' > .bash_profile`,
+		`echo 'echo EVIL' > .zshenv`,
+		`echo 'echo EVIL' > .zshrc`,
+		`echo 'echo EVIL' > .envrc`,
+	}
+	for _, a := range attempts {
+		r := e.sh(a)
+		if r.code == 0 {
+			t.Errorf("%q succeeded:\n%s", a, r)
+		}
+	}
+	after := listing(t, e.ws)
+	// cd/ may be created (only its use as a commondir is refused).
+	if d := diffListing(before, filterListing(after, "cd/")); d != "" {
+		t.Errorf("the workspace changed on the host (or a placeholder was left):\n%s", d)
+	}
+	// Host git in each repository runs nothing the sandbox wrote.
+	for _, dir := range []string{e.ws, filepath.Join(e.ws, "sub"), filepath.Join(e.ws, "lib"), filepath.Join(e.home, "src", "proj-wt")} {
+		writeFile(t, filepath.Join(dir, "new.txt"), "n\n")
+		out := e.mustGit(dir, "status")
+		e.mustGit(dir, "add", "new.txt")
+		out += e.mustGit(dir, "commit", "-qm", "host commit")
+		if strings.Contains(out, "FSMON") || strings.Contains(out, "HOOK-RAN") {
+			t.Errorf("host git in %s ran planted code:\n%s", dir, out)
+		}
+	}
+}
+
+// TestGitWorksInside: protecting every git directory keeps everyday git
+// working inside the sandbox: status, add, commit, log, diff, submodule
+// status and worktree list, in a repository with a submodule, a nested
+// repository and a worktree, with commondir and hooks placeholders in place.
+func TestGitWorksInside(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	gitProject(t, e)
+	script := `set -e
+echo change >> main.go
+git status --short
+git add main.go
+git commit -qm inside
+git log --oneline | head -1
+git diff HEAD~1 --stat
+git submodule status
+git worktree list
+git -C sub status --short
+echo x > sub/g && git -C sub add g && git -C sub commit -qm sub-inside
+git -C lib log --oneline | head -1
+echo done`
+	r := e.sh(script)
+	if r.code != 0 || !strings.Contains(r.stdout, "done") || !strings.Contains(r.stdout, "inside") {
+		t.Fatalf("git inside failed:\n%s", r)
+	}
+	if out := e.mustGit(e.ws, "log", "--oneline", "-1"); !strings.Contains(out, "inside") {
+		t.Errorf("the commit made inside is not on the host: %s", out)
+	}
+	if out := e.mustGit(e.ws, "status", "--porcelain"); strings.Contains(out, "commondir") || strings.Contains(out, ".profile") {
+		t.Errorf("placeholders show in git status: %s", out)
+	}
+}
+
+// TestHomeWritableKeepsAbsentPaths: with the home directory writable
+// (--allow-write ~), what does not exist yet stays absent: cordon's own
+// config, the PATH directories, services, autostart, git's global config
+// and the credential files; existing shell start-up files stay read-only;
+// nothing is left behind.
+func TestHomeWritableKeepsAbsentPaths(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".bashrc"), "# mine\n")
+	before := listing(t, e.home)
+	attempts := []string{
+		`mkdir -p ~/.config/cordon && echo 'sandbox: {mode: off}' > ~/.config/cordon/config.yaml`,
+		`mkdir -p ~/.local/bin && printf '#!/bin/sh\n' > ~/.local/bin/git`,
+		`mkdir -p ~/bin && echo x > ~/bin/ls`,
+		`mkdir -p ~/.config/systemd/user && echo x > ~/.config/systemd/user/evil.service`,
+		`mkdir -p ~/.config/autostart && echo x > ~/.config/autostart/evil.desktop`,
+		`printf '[core]\n\tpager = evil\n' >> ~/.gitconfig`,
+		`mkdir -p ~/.config/git && echo x > ~/.config/git/config`,
+		`echo //registry/:_authToken=x > ~/.npmrc`,
+		`mkdir -p ~/.docker && echo {} > ~/.docker/config.json`,
+		`mkdir -p ~/.kube && echo x > ~/.kube/config`,
+		`mkdir -p ~/.ssh && echo key > ~/.ssh/authorized_keys`,
+		`echo evil >> ~/.bashrc`,
+		`echo evil > ~/.profile`,
+		`echo evil > ~/.zshenv`,
+		`mkdir -p ~/.config/fish && echo evil > ~/.config/fish/config.fish`,
+	}
+	for _, a := range attempts {
+		r := e.sh(a, "--allow-write", e.home)
+		if r.code == 0 {
+			t.Errorf("%q succeeded with the home directory writable:\n%s", a, r)
+		}
+	}
+	// Ordinary files in the home directory are writable, as asked.
+	if r := e.sh(`echo ok > ~/notes.txt`, "--allow-write", e.home); r.code != 0 {
+		t.Errorf("writing ~/notes.txt failed:\n%s", r)
+	}
+	// cordon's own state and the sandbox cache are made on first use.
+	after := filterListing(filterListing(filterListing(listing(t, e.home), "notes.txt"), ".cache/"), ".local/state/cordon/")
+	if d := diffListing(before, after); d != "" {
+		t.Errorf("the home directory changed (or a placeholder was left):\n%s", d)
+	}
+}
+
+// filterListing drops the entries starting with prefix.
+func filterListing(l []string, prefix string) []string {
+	var out []string
+	for _, s := range l {
+		if !strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
