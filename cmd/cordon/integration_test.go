@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -285,7 +286,7 @@ func exists(p string) bool {
 
 // listing describes a tree: every entry's relative path, type and, for
 // regular files, content; symlinks with their target.
-func listing(t *testing.T, dir string) []string {
+func listing(t *testing.T, dir string, skip ...string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -293,6 +294,9 @@ func listing(t *testing.T, dir string) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		if slices.Contains(skip, rel) {
+			return filepath.SkipDir
+		}
 		fi, err := d.Info()
 		if err != nil {
 			return err
