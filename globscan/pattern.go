@@ -63,6 +63,10 @@ type pattern struct {
 	anchored bool
 	// descend walks below a directory this pattern matched.
 	descend bool
+	// anyName is set for a pattern "**/NAME" with a literal NAME: it
+	// matches exactly the entries called NAME at any depth, which Scan
+	// finds with one map lookup per entry instead of an automaton step.
+	anyName string
 }
 
 func patternError(p, format string, args ...any) error {
@@ -116,6 +120,11 @@ func compile(orig string) (*pattern, error) {
 			continue
 		}
 		p.progs = append(p.progs, newProg(segs))
+	}
+	if len(alts) == 1 && !p.unsafe && len(p.progs) == 1 {
+		if name, ok := strings.CutPrefix(alts[0], "**/"); ok && !strings.ContainsAny(name, "*?[{]/\\") && name != "**" {
+			p.anyName = name
+		}
 	}
 	p.anchored = !p.unsafe
 	for i := range p.progs {

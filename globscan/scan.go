@@ -180,6 +180,10 @@ type scan struct {
 	progs   []*prog // all alternatives of all safe patterns, flattened
 	progPat []int   // pattern index of each prog
 	unsafe  bool    // some pattern is unsafe: try every entry
+	// names maps the NAME of each "**/NAME" pattern to the patterns with
+	// that name (see pattern.anyName); such patterns keep every directory
+	// live and are not stepped as automata.
+	names map[string][]int
 	lim     Limits
 	start   time.Time
 
@@ -251,6 +255,13 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 		cp.descend = p.Descend
 		s.pats = append(s.pats, cp)
 		s.unsafe = s.unsafe || cp.unsafe
+		if cp.anyName != "" {
+			if s.names == nil {
+				s.names = map[string][]int{}
+			}
+			s.names[cp.anyName] = append(s.names[cp.anyName], len(s.pats)-1)
+			continue
+		}
 		for i := range cp.progs {
 			s.progs = append(s.progs, &cp.progs[i])
 			s.progPat = append(s.progPat, len(s.pats)-1)
@@ -486,7 +497,11 @@ func (w *worker) entry(d dirState, e dent) error {
 	isDir := typ.IsDir()
 	try := s.unsafe
 	var child []uint64
-	live := false
+	live := s.names != nil // a "**/NAME" pattern can match below any directory
+	for _, i := range s.names[name] {
+		w.cand[i] = true
+		try = true
+	}
 	if isDir {
 		child = make([]uint64, len(s.progs))
 	}
@@ -520,7 +535,7 @@ func (w *worker) entry(d dirState, e dent) error {
 	if try {
 		matched, descend := false, false
 		for i, p := range s.pats {
-			if (w.cand[i] || p.unsafe) && !matched && doublestar.MatchUnvalidated(p.norm, rel) {
+			if (w.cand[i] || p.unsafe) && !matched && (p.anyName != "" && w.cand[i] || p.anyName == "" && doublestar.MatchUnvalidated(p.norm, rel)) {
 				matched, descend = true, p.descend
 				if s.nmatch.Add(1) > int64(s.lim.MaxMatches) {
 					return s.limitError("MaxMatches", fmt.Sprint(s.lim.MaxMatches))

@@ -95,7 +95,7 @@ func TestBuildBwrap(t *testing.T) {
 			t.Errorf("argv must not contain %q", bad)
 		}
 	}
-	if !slices.Equal(pl.Placeholders, []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc"), filepath.Join(ws, ".bashrc"), filepath.Join(ws, ".git", "commondir")}) {
+	if !slices.Equal(pl.Placeholders, []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc"), filepath.Join(ws, ".bashrc"), filepath.Join(ws, ".git", "config.worktree"), filepath.Join(ws, ".git", "commondir")}) {
 		t.Errorf("placeholders = %q", pl.Placeholders)
 	}
 	if !slices.Equal(pl.Env, []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}) && !slices.Contains(pl.Env, "PATH=/usr/bin:/bin") {

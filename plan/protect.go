@@ -192,29 +192,47 @@ func (b *bwrapBuilder) protectGitDir(root, g string) error {
 	for _, d := range pin {
 		b.add(opWrite, d, d)
 	}
-	worktree := isWorktreeGitDir(g)
+	// One directory read tells what is there; a git directory is small.
+	ents, err := os.ReadDir(g)
+	if err != nil {
+		return nil // gone or unreadable: nothing the sandbox can write either
+	}
+	types := make(map[string]fs.FileMode, len(ents))
+	for _, e := range ents {
+		types[e.Name()] = e.Type()
+	}
+	objects, hasObjects := types["objects"]
+	cd, hasCommondir := types["commondir"]
+	worktree := (!hasObjects || !objects.IsDir()) && hasCommondir && cd.IsRegular()
+	canCreate := !unwritable(g)
 	for _, e := range policy.GitDirProtected {
 		name := strings.TrimSuffix(e, "/")
 		full := filepath.Join(g, name)
-		if _, err := os.Lstat(full); err == nil {
-			if err := b.protectExisting(full); err != nil {
-				return err
+		if typ, ok := types[name]; ok {
+			if typ&fs.ModeSymlink != 0 {
+				if err := b.protectExisting(full); err != nil {
+					return err
+				}
+			} else {
+				b.add(opReadOnly, full, full)
 			}
 			continue
 		}
+		kind := -1
 		switch {
 		case name == "gitdir":
 			// Only a worktree's: git writes it with the worktree.
 		case worktree && (name == "config" || name == "hooks" || name == "commondir"):
 			// A worktree takes these from its common directory.
 		case name == "hooks":
-			b.placeholder(root, full, phDir)
-		case name == "config":
-			b.placeholder(root, full, phFile)
+			kind = phDir
+		case name == "config", name == "config.worktree":
+			kind = phFile
 		case name == "commondir":
-			b.placeholder(root, full, phCommondir)
-		case name == "config.worktree":
-			b.placeholder(root, full, phFile)
+			kind = phCommondir
+		}
+		if kind >= 0 && canCreate {
+			b.addPlaceholder(full, kind)
 		}
 	}
 	return nil
@@ -273,11 +291,16 @@ func (b *bwrapBuilder) placeholder(root, full string, kind int) {
 		if i < len(parts)-1 {
 			k = phDir
 		}
-		b.add(opReadOnly, b.placeholderSource(k), cur)
-		if !slices.Contains(b.plan.Placeholders, cur) {
-			b.plan.Placeholders = append(b.plan.Placeholders, cur)
-		}
+		b.addPlaceholder(cur, k)
 		return
+	}
+}
+
+// addPlaceholder mounts a placeholder of kind at the missing path p.
+func (b *bwrapBuilder) addPlaceholder(p string, kind int) {
+	b.add(opReadOnly, b.placeholderSource(kind), p)
+	if !slices.Contains(b.plan.Placeholders, p) {
+		b.plan.Placeholders = append(b.plan.Placeholders, p)
 	}
 }
 

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,17 +139,5 @@ func isGitDir(d string) bool {
 		return true
 	}
 	fi, err := os.Lstat(filepath.Join(d, "commondir"))
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// isWorktreeGitDir reports whether the git directory d is a linked
-// worktree's (or another one that takes its common directory elsewhere):
-// it has a commondir and no object store of its own.
-func isWorktreeGitDir(d string) bool {
-	fi, err := os.Lstat(filepath.Join(d, "objects"))
-	if !errors.Is(err, fs.ErrNotExist) && (err != nil || fi.IsDir()) {
-		return false
-	}
-	fi, err = os.Lstat(filepath.Join(d, "commondir"))
 	return err == nil && fi.Mode().IsRegular()
 }
