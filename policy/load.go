@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/config"
 )
@@ -66,13 +64,13 @@ func Load(opts Options) (*Policy, error) {
 	var layers []layer
 	userPath := UserConfigPath(h)
 	if !opts.SkipUserConfig {
-		l, err := config.ParseFile(userPath)
+		l, err := config.ParseFile(userPath, config.ReadOptions{})
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case isConfigError(err):
 			return nil, err
 		case err != nil:
-			return nil, fmt.Errorf("user config %s: %w", userPath, err)
+			return nil, fmt.Errorf("user config: %w", err)
 		default:
 			layers = append(layers, layer{Layer: l})
 		}
@@ -82,11 +80,11 @@ func Load(opts Options) (*Policy, error) {
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(h.Cwd, abs)
 		}
-		data, err := os.ReadFile(abs)
+		data, err := config.ReadFile(abs, config.ReadOptions{})
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("--config %s: no such file", f)
 		} else if err != nil {
-			return nil, fmt.Errorf("--config %s: %w", f, err)
+			return nil, fmt.Errorf("--config: %w", err)
 		}
 		l, err := config.Parse(f, data)
 		if err != nil {
@@ -100,12 +98,12 @@ func Load(opts Options) (*Policy, error) {
 		layers = append(layers, layer{Layer: &fl})
 	}
 	wsFile := filepath.Join(ws, WorkspaceConfigName)
-	if l, err := config.ParseFile(wsFile); err == nil {
+	if l, err := config.ParseFile(wsFile, config.ReadOptions{Beneath: ws}); err == nil {
 		layers = append(layers, layer{Layer: l, tighten: true})
 	} else if isConfigError(err) {
 		return nil, err
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("workspace config %s: %w", wsFile, err)
+		return nil, fmt.Errorf("workspace config: %w", err)
 	}
 
 	b := &builder{
@@ -123,8 +121,8 @@ func Load(opts Options) (*Policy, error) {
 		if l.tighten {
 			return nil, b.loosen(l, config.KeyProfile, config.KeyProfile)
 		}
-		if !slices.Contains(Profiles(), *l.Profile) {
-			return nil, l.Errorf(config.KeyProfile, "%s must be one of %s, not %q", l.Name(config.KeyProfile), strings.Join(Profiles(), ", "), *l.Profile)
+		if err := checkEnum(l, config.KeyProfile, *l.Profile, Profiles()); err != nil {
+			return nil, err
 		}
 		name = *l.Profile
 	}

@@ -55,9 +55,15 @@ func (b *builder) loosen(l layer, key, what string) error {
 var modeRank = map[Mode]int{ModeOff: 0, ModePermissive: 1, ModeStandard: 2, ModeStrict: 3}
 var violationRank = map[string]int{"log": 0, "warn": 1, "block": 2}
 
+// checkEnum checks that val, of key in layer l, is one of allowed. The
+// message repeats a value given as a flag, never one from a file (see
+// config.Parse).
 func checkEnum(l layer, key, val string, allowed []string) error {
 	if slices.Contains(allowed, val) {
 		return nil
+	}
+	if !l.IsFlags() {
+		return l.Errorf(key, "%s must be one of %s", l.Name(key), strings.Join(allowed, ", "))
 	}
 	return l.Errorf(key, "%s must be one of %s, not %q", l.Name(key), strings.Join(allowed, ", "), val)
 }
