@@ -25,14 +25,17 @@ type Host struct {
 	// Cwd is the current directory (absolute): ${CWD}, the default
 	// workspace, and the base of relative paths given as flags.
 	Cwd string
-	// XDGConfigHome is the base of the user config file; "" means
-	// $XDG_CONFIG_HOME from Getenv if absolute, else Home/.config.
+	// XDGConfigHome is the base of the user config file; "" (or a
+	// relative path) means $XDG_CONFIG_HOME from Getenv if absolute, else
+	// Home/.config.
 	XDGConfigHome string
-	// XDGCacheHome is the base of ${SANDBOX_CACHE}; "" means
-	// $XDG_CACHE_HOME from Getenv if absolute, else Home/.cache.
+	// XDGCacheHome is the base of ${SANDBOX_CACHE}; "" (or a relative
+	// path) means $XDG_CACHE_HOME from Getenv if absolute, else
+	// Home/.cache.
 	XDGCacheHome string
-	// XDGStateHome is the base of the default audit log; "" means
-	// $XDG_STATE_HOME from Getenv if absolute, else Home/.local/state.
+	// XDGStateHome is the base of the default audit log; "" (or a
+	// relative path) means $XDG_STATE_HOME from Getenv if absolute, else
+	// Home/.local/state.
 	XDGStateHome string
 	// Getenv looks up a host environment variable; nil means none are set.
 	Getenv func(string) (string, bool)
@@ -64,9 +67,12 @@ func DefaultAuditLog(h Host) string {
 	return filepath.Join(h.stateHome(), "cordon", "audit.jsonl")
 }
 
+// xdg returns an XDG base directory: field if set, else the variable env
+// from Getenv, else def under Home. A relative value is ignored, as the
+// XDG Base Directory specification says.
 func (h Host) xdg(field, env, def string) string {
-	if field != "" {
-		return field
+	if filepath.IsAbs(field) {
+		return filepath.Clean(field)
 	}
 	if h.Getenv != nil {
 		if v, ok := h.Getenv(env); ok && filepath.IsAbs(v) {

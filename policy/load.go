@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cordon-sandbox/cordon/config"
 )
@@ -26,24 +27,57 @@ type Options struct {
 	Flags *config.Layer
 	// SkipUserConfig skips $XDG_CONFIG_HOME/cordon/config.yaml.
 	SkipUserConfig bool
+	// AllowHomeWorkspace accepts a workspace that is the home directory,
+	// an ancestor of it, or / (--allow-home-workspace); the policy then
+	// says HomeWorkspace.
+	AllowHomeWorkspace bool
 }
 
 // layer is a config.Layer with what Load knows about it.
 type layer struct {
 	*config.Layer
-	// tighten marks a file inside the workspace: it may only add
-	// restrictions.
+	// tighten marks a file the sandbox could have written (inside the
+	// workspace or another writable root): it may only add restrictions.
 	tighten bool
+	// root is the writable root a tighten layer lies in, or "" for the
+	// workspace; it explains the refusal in messages.
+	root string
+	// user marks the user config file.
+	user bool
 	// profile marks the built-in profile layer.
 	profile bool
+}
+
+// fileSource is a config file to read: the user config or a --config.
+type fileSource struct {
+	// name is the file as given (a --config may be relative): the
+	// Layer's Source, so errors name it as the user wrote it.
+	name string
+	// abs is the absolute, cleaned path.
+	abs string
+	// config marks a --config file (a missing one is an error).
+	config bool
+}
+
+// writableRoot is a directory a sandbox may write, as written and with
+// symlinks resolved.
+type writableRoot struct {
+	path, real string
 }
 
 // Load builds the effective Policy from, in increasing precedence: the
 // built-in profile (chosen by the last layer that sets sandbox.profile,
 // default development), the user config file, each --config file, the
 // flags, and the workspace's .cordon.yaml. Later layers win for single
-// values; lists accumulate. Files inside the workspace (.cordon.yaml, or a
-// --config file there) may only tighten the policy.
+// values; lists accumulate.
+//
+// A file the sandbox could write may only tighten the policy: the
+// workspace's .cordon.yaml, and a user config or --config file inside the
+// workspace or inside any other writable root of the merged policy (such
+// a file is read again without following symbolic links below that root,
+// and the layers merged again). A workspace that is the home directory,
+// an ancestor of it, or / is refused unless Options.AllowHomeWorkspace
+// (or the mode is off).
 //
 // Errors in a file are *config.Error naming the file, line and key; errors
 // in flags name the flag.
@@ -61,37 +95,99 @@ func Load(opts Options) (*Policy, error) {
 		return nil, err
 	}
 
-	var layers []layer
+	var sources []fileSource
 	userPath := UserConfigPath(h)
 	if !opts.SkipUserConfig {
-		l, err := config.ParseFile(userPath, config.ReadOptions{})
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case isConfigError(err):
-			return nil, err
-		case err != nil:
-			return nil, fmt.Errorf("user config: %w", err)
-		default:
-			layers = append(layers, layer{Layer: l})
-		}
+		sources = append(sources, fileSource{name: userPath, abs: userPath})
 	}
 	for _, f := range opts.ConfigFiles {
 		abs := f
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(h.Cwd, abs)
 		}
-		data, err := config.ReadFile(abs, config.ReadOptions{})
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("--config %s: no such file", f)
-		} else if err != nil {
-			return nil, fmt.Errorf("--config: %w", err)
+		sources = append(sources, fileSource{name: f, abs: filepath.Clean(abs), config: true})
+	}
+
+	// First pass: only the workspace is known to be writable.
+	roots := []writableRoot{{path: wsRaw, real: ws}}
+	layers, err := readLayers(sources, roots, ws)
+	if err != nil {
+		return nil, err
+	}
+	wsLayers, err := extraLayers(opts, ws)
+	if err != nil {
+		return nil, err
+	}
+	p, err := merge(h, ws, userPath, append(slices.Clone(layers), wsLayers...))
+	if err != nil {
+		return nil, err
+	}
+
+	// Second pass: a file inside any writable root of the merged policy
+	// comes from where the sandbox could write, so it may only tighten.
+	roots = writableRoots(p, ws, wsRaw)
+	again := false
+	for i, src := range sources {
+		if layers[i].Layer == nil || layers[i].tighten {
+			continue
 		}
-		l, err := config.Parse(f, data)
+		if _, ok := rootOf(src.abs, roots); ok {
+			again = true
+		}
+	}
+	if again {
+		if layers, err = readLayers(sources, roots, ws); err != nil {
+			return nil, err
+		}
+		if p, err = merge(h, ws, userPath, append(layers, wsLayers...)); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkHomeWorkspace(p, h, opts.AllowHomeWorkspace); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// readLayers reads the user config and --config files. One that lies
+// inside a writable root is read without following symbolic links below
+// that root, and marked tighten. A missing user config gives a layer with
+// a nil Layer, so that layers and sources stay parallel.
+func readLayers(sources []fileSource, roots []writableRoot, ws string) ([]layer, error) {
+	layers := make([]layer, len(sources))
+	for i, src := range sources {
+		path, opts := src.abs, config.ReadOptions{}
+		root, in := rootOf(src.abs, roots)
+		if in {
+			path, opts.Beneath = root.file, root.root
+		}
+		data, err := config.ReadFile(path, opts)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !src.config:
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("--config %s: no such file", src.name)
+		case err != nil && src.config:
+			return nil, fmt.Errorf("--config: %w", err)
+		case err != nil:
+			return nil, fmt.Errorf("user config: %w", err)
+		}
+		l, err := config.Parse(src.name, data)
 		if err != nil {
 			return nil, err
 		}
-		layers = append(layers, layer{Layer: l, tighten: inside(abs, ws, wsRaw)})
+		layers[i] = layer{Layer: l, tighten: in, user: !src.config}
+		if in && root.root != ws {
+			layers[i].root = root.root
+		}
 	}
+	return layers, nil
+}
+
+// extraLayers returns the flags layer and the workspace's .cordon.yaml,
+// read without following symbolic links inside the workspace.
+func extraLayers(opts Options, ws string) ([]layer, error) {
+	var layers []layer
 	if opts.Flags != nil {
 		fl := *opts.Flags
 		fl.Source = config.SourceFlags
@@ -105,7 +201,11 @@ func Load(opts Options) (*Policy, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("workspace config: %w", err)
 	}
+	return layers, nil
+}
 
+// merge builds the policy from the built-in profile and layers.
+func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 	b := &builder{
 		host:        h,
 		ws:          ws,
@@ -115,7 +215,7 @@ func Load(opts Options) (*Policy, error) {
 	// The profile is chosen first: every other layer applies on top of it.
 	name := DefaultProfile
 	for _, l := range layers {
-		if l.Profile == nil {
+		if l.Layer == nil || l.Profile == nil {
 			continue
 		}
 		if l.tighten {
@@ -136,11 +236,93 @@ func Load(opts Options) (*Policy, error) {
 		return nil, fmt.Errorf("built-in profile %s: %w", name, err)
 	}
 	for _, l := range layers {
+		if l.Layer == nil {
+			continue
+		}
 		if err := b.apply(l); err != nil {
 			return nil, err
 		}
 	}
 	return b.finish(), nil
+}
+
+// writableRoots returns the directories the sandbox of p may write: its
+// write paths except the private /tmp, and the workspace (whose files may
+// only tighten even when the profile keeps it read-only).
+func writableRoots(p *Policy, ws, wsRaw string) []writableRoot {
+	roots := []writableRoot{{path: wsRaw, real: ws}}
+	for _, w := range p.Write {
+		if w == SandboxTmpDir {
+			continue
+		}
+		r := writableRoot{path: w, real: w}
+		if real, err := filepath.EvalSymlinks(w); err == nil {
+			r.real = real
+		}
+		roots = append(roots, r)
+	}
+	return roots
+}
+
+// rootMatch is where a file lies inside a writable root: the root and the
+// file, both either as written or with symlinks resolved.
+type rootMatch struct {
+	root, file string
+}
+
+// rootOf reports whether file lies inside one of roots, comparing its
+// cleaned path with the roots as written and its real path (symlinks
+// resolved) with the roots' real paths.
+func rootOf(file string, roots []writableRoot) (rootMatch, bool) {
+	file = filepath.Clean(file)
+	for _, r := range roots {
+		if within(file, r.path) && file != r.path {
+			return rootMatch{root: r.path, file: file}, true
+		}
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return rootMatch{}, false
+	}
+	for _, r := range roots {
+		if within(real, r.real) && real != r.real {
+			return rootMatch{root: r.real, file: real}, true
+		}
+	}
+	return rootMatch{}, false
+}
+
+// checkHomeWorkspace refuses a workspace that is the home directory, an
+// ancestor of it, or /, unless allowed or the mode is off: a command
+// there could plant files that run later (~/.bashrc, ~/.config/...).
+// When allowed, it marks the policy HomeWorkspace.
+func checkHomeWorkspace(p *Policy, h Host, allow bool) error {
+	if p.Mode == ModeOff {
+		return nil
+	}
+	homes := []string{h.Home}
+	if real, err := filepath.EvalSymlinks(h.Home); err == nil {
+		homes = append(homes, real)
+	}
+	ws, what := p.Workspace, ""
+	for _, home := range homes {
+		switch {
+		case ws == "/":
+			what = "the root directory"
+		case ws == home:
+			what = "your home directory"
+		case within(home, ws) && what == "":
+			what = "an ancestor of your home directory"
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	if allow {
+		p.HomeWorkspace = true
+		return nil
+	}
+	return fmt.Errorf("the workspace %s is %s: a command there could plant files that run later (~/.bashrc, ~/.config/...); cd into a project, or pass --workspace DIR (or --allow-home-workspace to insist)", ws, what)
 }
 
 func isConfigError(err error) bool {
@@ -172,25 +354,5 @@ func resolveWorkspace(flag, cwd string) (string, string, error) {
 	if err != nil {
 		return "", "", fmt.Errorf("%s: resolving symlinks: %w", label, err)
 	}
-	if resolved == "/" {
-		return "", "", fmt.Errorf("%s: the workspace cannot be the root directory; pass the project directory with --workspace", label)
-	}
 	return resolved, dir, nil
-}
-
-// inside reports whether file lies inside the workspace, comparing both
-// with and without symlinks resolved.
-func inside(file, ws, wsRaw string) bool {
-	cands := []string{filepath.Clean(file)}
-	if r, err := filepath.EvalSymlinks(file); err == nil {
-		cands = append(cands, r)
-	}
-	for _, c := range cands {
-		for _, w := range []string{ws, wsRaw} {
-			if within(c, w) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -42,14 +42,21 @@ type builder struct {
 	logFile   string
 }
 
-// loosen is the error for a file inside the workspace setting key (what
-// names the offending setting, e.g. "sandbox.mode: off").
+// loosen is the error for a tighten-only file (inside the workspace or
+// another writable root) setting key (what names the offending setting,
+// e.g. "sandbox.mode: off").
 func (b *builder) loosen(l layer, key, what string) error {
-	hint := "put it in " + b.userDisplay
+	where, hint := "a file inside the workspace", "put it in "+b.userDisplay
+	if l.root != "" {
+		where = "a file inside " + l.root + ", which the sandbox may write"
+	}
+	if l.user {
+		hint = "keep your config file out of the directories the sandbox may write"
+	}
 	if f := config.FlagFor(key); f != "" {
 		hint += " or pass " + f
 	}
-	return l.Errorf(key, "%s cannot be set by a file inside the workspace: such files may only add restrictions; %s", what, hint)
+	return l.Errorf(key, "%s cannot be set by %s: such files may only add restrictions; %s", what, where, hint)
 }
 
 var modeRank = map[Mode]int{ModeOff: 0, ModePermissive: 1, ModeStandard: 2, ModeStrict: 3}
