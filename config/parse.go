@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,19 +13,23 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ParseFile reads and parses the config file at path. A missing file is
-// reported with an error that satisfies errors.Is(err, fs.ErrNotExist).
-func ParseFile(path string) (*Layer, error) {
-	data, err := os.ReadFile(path)
+// ParseFile reads the config file at path with ReadFile and opts, and
+// parses it. A missing file is reported with an error that satisfies
+// errors.Is(err, fs.ErrNotExist). Errors reading the file are one line
+// starting with path; errors in its content are *Error.
+func ParseFile(path string, opts ReadOptions) (*Layer, error) {
+	data, err := ReadFile(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("reading config file: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
 
 // Parse parses the YAML config data read from file (used as the Layer's
 // Source and in errors). An empty file, or one holding only comments or an
-// empty "sandbox:", gives an empty Layer. Errors are *Error.
+// empty "sandbox:", gives an empty Layer. Errors are *Error, and never
+// contain a value from data: they name the key and line instead (the file
+// may not be what it claims to be, e.g. a link to a private key).
 func Parse(file string, data []byte) (*Layer, error) {
 	l := &Layer{Source: file, Lines: map[string]int{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -51,16 +54,32 @@ func Parse(file string, data []byte) (*Layer, error) {
 	return l, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	// quotedRE matches what yaml.v3 quotes from the input in its messages
+	// (e.g. "unknown anchor 'x' referenced"); a quoted single character
+	// is its own punctuation ("did not find expected ','").
+	quotedRE = regexp.MustCompile("'[^' ]{2,}'|\"[^\" ]{2,}\"|`[^`]*`")
+	// plainMsgRE is what a yaml.v3 message may keep: its own words.
+	plainMsgRE = regexp.MustCompile(`^[a-zA-Z0-9 ,;:()'\[\]{}-]{1,100}$`)
+	// plainKeyRE is an unknown key that is safe to repeat in a message.
+	plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+)
 
-// syntaxError turns a yaml.v3 parse error into an *Error keeping its line.
+// syntaxError turns a yaml.v3 parse error into an *Error keeping its line
+// but nothing yaml.v3 quoted from the input.
 func syntaxError(file string, err error) *Error {
-	msg := err.Error()
+	msg, line := err.Error(), 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Line: n, Msg: "invalid YAML: " + m[2]}
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.Join(strings.Fields(quotedRE.ReplaceAllString(msg, "")), " ")
+	if !plainMsgRE.MatchString(msg) {
+		msg = "the file is not valid YAML"
+	}
+	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
 }
 
 type parser struct {
@@ -87,14 +106,27 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
-// describe renders a node's value for messages.
+// describe says what kind of value a node holds, for messages. It never
+// repeats the value itself.
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if isNull(n) {
+		switch n.ShortTag() {
+		case "!!null":
 			return "an empty value"
+		case "!!int":
+			return "a whole number"
+		case "!!float":
+			return "a fractional number"
+		case "!!bool":
+			return "a true/false value"
+		case "!!str":
+			if n.Value == "" {
+				return "an empty string"
+			}
+			return "a string"
 		}
-		return strconv.Quote(n.Value)
+		return "a tagged value"
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.MappingNode:
@@ -152,17 +184,18 @@ func (p *parser) mapping(n *yaml.Node, prefix string, allowed []string, fn func(
 			return
 		}
 		name := k.Value
-		full := name
-		if prefix != "" {
-			full = prefix + "." + name
-		}
+		full := joinKey(prefix, name)
 		if first, dup := seen[name]; dup {
 			p.fail(k.Line, full, "duplicate key %q (first set on line %d); remove one of them", full, first)
 			return
 		}
 		seen[name] = k.Line
 		if !contains(allowed, name) {
-			p.fail(k.Line, full, "%s", unknownKey(prefix, full, name, allowed))
+			shown := prefix
+			if plainKeyRE.MatchString(name) {
+				shown = full
+			}
+			p.fail(k.Line, shown, "%s", unknownKey(prefix, full, name, allowed))
 			return
 		}
 		p.l.Lines[full] = k.Line
@@ -170,7 +203,25 @@ func (p *parser) mapping(n *yaml.Node, prefix string, allowed []string, fn func(
 	}
 }
 
+// joinKey returns the dotted key of name under prefix.
+func joinKey(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// unknownKey is the message for key name, not one of allowed, under
+// prefix. It repeats the name only when it is a short plain identifier:
+// anything else in a key could be content that is not a key at all.
 func unknownKey(prefix, full, name string, allowed []string) string {
+	if !plainKeyRE.MatchString(name) {
+		where := "at the top level; the only top-level key is \"sandbox\""
+		if prefix != "" {
+			where = "under " + prefix + "; allowed keys there are: " + strings.Join(allowed, ", ")
+		}
+		return "an unknown key " + where
+	}
 	if prefix == "" {
 		if s := suggest(name, allowed); s != "" {
 			return fmt.Sprintf("unknown top-level key %q; did you mean %q?", name, s)
@@ -296,7 +347,10 @@ func (p *parser) enum(key string, v *yaml.Node, allowed []string) *string {
 		return nil
 	}
 	if !contains(allowed, n.Value) {
-		msg := fmt.Sprintf("%s must be %s, not %q", key, want, n.Value)
+		msg := key + " must be " + want
+		if n.ShortTag() != "!!str" {
+			msg += ", not " + describe(n)
+		}
 		if s := suggest(n.Value, allowed); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
@@ -314,7 +368,7 @@ func (p *parser) boolean(key string, v *yaml.Node) *bool {
 	}
 	var b bool
 	if n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		p.fail(n.Line, key, "%s must be true or false, not %q", key, n.Value)
+		p.fail(n.Line, key, "%s must be true or false, not %s", key, describe(n))
 		return nil
 	}
 	return &b
@@ -328,7 +382,7 @@ func (p *parser) integer(key string, v *yaml.Node, unit string) *int {
 	}
 	var i int
 	if n.ShortTag() != "!!int" || n.Decode(&i) != nil {
-		p.fail(n.Line, key, "%s must be %s, not %q", key, want, n.Value)
+		p.fail(n.Line, key, "%s must be %s, not %s", key, want, describe(n))
 		return nil
 	}
 	return &i
@@ -342,7 +396,11 @@ func (p *parser) duration(key string, v *yaml.Node) *time.Duration {
 	}
 	d, err := time.ParseDuration(n.Value)
 	if n.ShortTag() != "!!str" || err != nil {
-		p.fail(n.Line, key, "%s must be %s, not %q", key, want, n.Value)
+		what := describe(n)
+		if n.ShortTag() == "!!str" {
+			what = "a string that is not one"
+		}
+		p.fail(n.Line, key, "%s must be %s, not %s", key, want, what)
 		return nil
 	}
 	return &d
@@ -400,7 +458,11 @@ func (p *parser) ports(key string, v *yaml.Node) []int {
 	p.list(key, v, "[8080, 50051]", func(i int, e *yaml.Node) {
 		var port int
 		if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!int" || e.Decode(&port) != nil || port < 1 || port > 65535 {
-			p.fail(e.Line, key, "entry %d of %s must be a TCP port number from 1 to 65535, not %s", i+1, key, describe(e))
+			what := describe(e)
+			if e.Kind == yaml.ScalarNode && e.ShortTag() == "!!int" {
+				what = "a number out of that range"
+			}
+			p.fail(e.Line, key, "entry %d of %s must be a TCP port number from 1 to 65535, not %s", i+1, key, what)
 			return
 		}
 		out = append(out, port)

@@ -210,32 +210,33 @@ func TestParseErrors(t *testing.T) {
 		{"version: 2\n", 1, "version", `unknown top-level key "version"; the only top-level key is "sandbox"`},
 		{"- a\n- b\n", 1, "", `the file must be a mapping with a top-level "sandbox:" key, not a list`},
 		{"sandbox: [a]\n", 1, "sandbox", `sandbox must be a mapping with keys enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env, not a list`},
-		{"sandbox:\n  network: true\n", 2, "sandbox.network", `sandbox.network must be a mapping with keys enabled, mode, allow, deny, forward_ports, not "true"`},
-		{"sandbox:\n\n\n\n\n\n  resources:\n    max_memory_mb: lots\n", 8, "sandbox.resources.max_memory_mb", `sandbox.resources.max_memory_mb must be a whole number of megabytes, not "lots"`},
-		{"sandbox:\n  resources: {max_processes: 1.5}\n", 2, "sandbox.resources.max_processes", `sandbox.resources.max_processes must be a whole number of processes, not "1.5"`},
-		{"sandbox:\n  resources:\n    max_cpu_seconds: \"60\"\n", 3, "sandbox.resources.max_cpu_seconds", `sandbox.resources.max_cpu_seconds must be a whole number of seconds, not "60"`},
+		{"sandbox:\n  network: true\n", 2, "sandbox.network", `sandbox.network must be a mapping with keys enabled, mode, allow, deny, forward_ports, not a true/false value`},
+		{"sandbox:\n\n\n\n\n\n  resources:\n    max_memory_mb: lots\n", 8, "sandbox.resources.max_memory_mb", `sandbox.resources.max_memory_mb must be a whole number of megabytes, not a string`},
+		{"sandbox:\n  resources: {max_processes: 1.5}\n", 2, "sandbox.resources.max_processes", `sandbox.resources.max_processes must be a whole number of processes, not a fractional number`},
+		{"sandbox:\n  resources:\n    max_cpu_seconds: \"60\"\n", 3, "sandbox.resources.max_cpu_seconds", `sandbox.resources.max_cpu_seconds must be a whole number of seconds, not a string`},
 		{"sandbox:\n  resources:\n    max_file_size_mb:\n", 3, "sandbox.resources.max_file_size_mb", `sandbox.resources.max_file_size_mb has no value; set it to a whole number of megabytes or remove the key`},
-		{"sandbox:\n  enabled: yes\n", 2, "sandbox.enabled", `sandbox.enabled must be true or false, not "yes"`},
+		{"sandbox:\n  enabled: yes\n", 2, "sandbox.enabled", `sandbox.enabled must be true or false, not a string`},
 		{"sandbox:\n  audit:\n    log_denied: [true]\n", 3, "sandbox.audit.log_denied", `sandbox.audit.log_denied must be true or false, not a list`},
-		{"sandbox:\n  mode: strcit\n", 2, "sandbox.mode", `sandbox.mode must be one of off, permissive, standard, strict, not "strcit" (did you mean "strict"?)`},
-		{"sandbox:\n  profile: dev\n", 2, "sandbox.profile", `sandbox.profile must be one of minimal, development, ci, untrusted, not "dev"`},
-		{"sandbox:\n  network:\n    mode: filtered\n", 3, "sandbox.network.mode", `sandbox.network.mode must be one of deny, open, loopback, not "filtered"`},
-		{"sandbox:\n  on_violation: kill\n", 2, "sandbox.on_violation", `sandbox.on_violation must be one of block, warn, log, not "kill"`},
-		{"sandbox:\n  backend: docker\n", 2, "sandbox.backend", `sandbox.backend must be one of auto, bwrap, landlock, seatbelt, none, not "docker"`},
-		{"sandbox:\n  timeout: 90\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not "90"`},
-		{"sandbox:\n  timeout: soon\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not "soon"`},
+		{"sandbox:\n  mode: strcit\n", 2, "sandbox.mode", `sandbox.mode must be one of off, permissive, standard, strict (did you mean "strict"?)`},
+		{"sandbox:\n  profile: dev\n", 2, "sandbox.profile", `sandbox.profile must be one of minimal, development, ci, untrusted`},
+		{"sandbox:\n  network:\n    mode: filtered\n", 3, "sandbox.network.mode", `sandbox.network.mode must be one of deny, open, loopback`},
+		{"sandbox:\n  on_violation: kill\n", 2, "sandbox.on_violation", `sandbox.on_violation must be one of block, warn, log`},
+		{"sandbox:\n  backend: docker\n", 2, "sandbox.backend", `sandbox.backend must be one of auto, bwrap, landlock, seatbelt, none`},
+		{"sandbox:\n  timeout: 90\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not a whole number`},
+		{"sandbox:\n  timeout: soon\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not a string that is not one`},
 		{"sandbox:\n  bwrap_path: {a: b}\n", 2, "sandbox.bwrap_path", `sandbox.bwrap_path must be a string, not a mapping`},
-		{"sandbox:\n  filesystem:\n    read: /usr\n", 3, "sandbox.filesystem.read", `sandbox.filesystem.read must be a list, like ["a", "b"], not "/usr"`},
+		{"sandbox:\n  filesystem:\n    read: /usr\n", 3, "sandbox.filesystem.read", `sandbox.filesystem.read must be a list, like ["a", "b"], not a string`},
 		{"sandbox:\n  env:\n    - A\n    - {B: c}\n", 4, "sandbox.env", `entry 2 of sandbox.env must be a non-empty string, not a mapping`},
 		{"sandbox:\n  filesystem:\n    read:\n      - /a\n      - ~\n", 5, "sandbox.filesystem.read", `entry 2 of sandbox.filesystem.read is empty: YAML reads a bare ~ as nothing; write "~" in quotes`},
-		{"sandbox:\n  unix_sockets: [\"\"]\n", 2, "sandbox.unix_sockets", `entry 1 of sandbox.unix_sockets must be a non-empty string, not ""`},
-		{"sandbox:\n  network:\n    forward_ports:\n      - 80\n      - 70000\n", 5, "sandbox.network.forward_ports", `entry 2 of sandbox.network.forward_ports must be a TCP port number from 1 to 65535, not "70000"`},
-		{"sandbox:\n  network:\n    forward_ports: [http]\n", 3, "sandbox.network.forward_ports", `entry 1 of sandbox.network.forward_ports must be a TCP port number from 1 to 65535, not "http"`},
+		{"sandbox:\n  unix_sockets: [\"\"]\n", 2, "sandbox.unix_sockets", `entry 1 of sandbox.unix_sockets must be a non-empty string, not an empty string`},
+		{"sandbox:\n  network:\n    forward_ports:\n      - 80\n      - 70000\n", 5, "sandbox.network.forward_ports", `entry 2 of sandbox.network.forward_ports must be a TCP port number from 1 to 65535, not a number out of that range`},
+		{"sandbox:\n  network:\n    forward_ports: [http]\n", 3, "sandbox.network.forward_ports", `entry 1 of sandbox.network.forward_ports must be a TCP port number from 1 to 65535, not a string`},
 		{"sandbox:\n  mode: strict\n  mode: off\n", 3, "sandbox.mode", `duplicate key "sandbox.mode" (first set on line 2); remove one of them`},
 		{"sandbox:\n  filesystem:\n    read: [/a]\n  filesystem:\n    write: [/b]\n", 4, "sandbox.filesystem", `duplicate key "sandbox.filesystem" (first set on line 2); remove one of them`},
 		{"sandbox: {}\nsandbox: {}\n", 2, "sandbox", `duplicate key "sandbox" (first set on line 1); remove one of them`},
 		{"sandbox:\n  mode: strict\n   profile: ci\n", 3, "", `invalid YAML: mapping values are not allowed in this context`},
 		{"sandbox:\n  read: [a, b\n", 1, "", `invalid YAML: did not find expected ',' or ']'`},
+		{"sandbox:\n  \"-----BEGIN KEY-----\": 1\n", 2, "sandbox", `an unknown key under sandbox; allowed keys there are: enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env`},
 		{"sandbox: {}\n---\nsandbox: {}\n", 2, "", `a second YAML document (after "---") is not allowed; put all settings under one "sandbox:" key`},
 	} {
 		_, err := Parse(testFile, []byte(tc.src))
@@ -256,7 +257,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseFile(t *testing.T) {
 	dir := t.TempDir()
-	_, err := ParseFile(filepath.Join(dir, "missing.yaml"))
+	_, err := ParseFile(filepath.Join(dir, "missing.yaml"), ReadOptions{})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ParseFile(missing) = %v, want fs.ErrNotExist", err)
 	}

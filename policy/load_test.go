@@ -784,7 +784,7 @@ func TestWorkspace(t *testing.T) {
 	if _, err := f.load(Options{Workspace: file}); err == nil || err.Error() != "--workspace "+file+": not a directory" {
 		t.Errorf("file workspace: %v", err)
 	}
-	if _, err := f.load(Options{Workspace: "/"}); err == nil || !strings.HasPrefix(err.Error(), "--workspace /: the workspace cannot be the root directory") {
+	if _, err := f.load(Options{Workspace: "/"}); err == nil || !strings.HasPrefix(err.Error(), "the workspace / is the root directory: ") {
 		t.Errorf("root workspace: %v", err)
 	}
 	link := filepath.Join(f.home, "link")
@@ -936,6 +936,193 @@ func TestSandboxCache(t *testing.T) {
 	} {
 		if p := f.mustLoad(Options{SkipUserConfig: true, Flags: flags(fl)}); slices.Contains(p.Write, p.SandboxCache) {
 			t.Errorf("%s/%s: Write %q has the sandbox cache", p.Profile, p.Mode, p.Write)
+		}
+	}
+}
+
+func TestHomeWorkspace(t *testing.T) {
+	const why = ": a command there could plant files that run later (~/.bashrc, ~/.config/...); cd into a project, or pass --workspace DIR (or --allow-home-workspace to insist)"
+	for _, tc := range []struct {
+		name  string
+		ws    func(f *fixture) string // the workspace; the fixture's home may be changed
+		mode  string
+		allow bool
+		want  string // "" means accepted; else the error after "the workspace WS is "
+	}{
+		{"home", func(f *fixture) string { return f.home }, "", false, "your home directory"},
+		{"home strict", func(f *fixture) string { return f.home }, "strict", false, "your home directory"},
+		{"home permissive", func(f *fixture) string { return f.home }, "permissive", false, "your home directory"},
+		{"ancestor of home", func(f *fixture) string { return filepath.Dir(f.home) }, "", false, "an ancestor of your home directory"},
+		{"root", func(f *fixture) string { return "/" }, "", false, "the root directory"},
+		{"home through a symlinked HOME", func(f *fixture) string {
+			link := filepath.Join(filepath.Dir(f.home), "homelink")
+			if err := os.Symlink(f.home, link); err != nil {
+				f.t.Fatal(err)
+			}
+			ws := f.home
+			f.home = link
+			return ws
+		}, "", false, "your home directory"},
+		{"home through a symlinked workspace", func(f *fixture) string {
+			link := filepath.Join(f.ws, "homelink")
+			if err := os.Symlink(f.home, link); err != nil {
+				f.t.Fatal(err)
+			}
+			return link
+		}, "", false, "your home directory"},
+		{"home allowed", func(f *fixture) string { return f.home }, "", true, ""},
+		{"root allowed", func(f *fixture) string { return "/" }, "", true, ""},
+		{"home in mode off", func(f *fixture) string { return f.home }, "off", false, ""},
+		{"a project", func(f *fixture) string { return f.ws }, "", false, ""},
+		{"a project allowed", func(f *fixture) string { return f.ws }, "", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ws := tc.ws(f)
+			fl := flags(func(l *config.Layer) {
+				if tc.mode != "" {
+					l.Mode = config.Ptr(tc.mode)
+				}
+			})
+			p, err := f.load(Options{Workspace: ws, Flags: fl, AllowHomeWorkspace: tc.allow, SkipUserConfig: true})
+			if tc.want != "" {
+				resolved, _ := filepath.EvalSymlinks(ws)
+				want := "the workspace " + resolved + " is " + tc.want + why
+				if err == nil || err.Error() != want {
+					t.Fatalf("Load = %v\nwant %s", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			home := tc.allow && ws != f.ws && tc.mode != "off"
+			if p.HomeWorkspace != home {
+				t.Errorf("HomeWorkspace = %v, want %v", p.HomeWorkspace, home)
+			}
+		})
+	}
+}
+
+func TestConfigInsideWritableRoot(t *testing.T) {
+	const loosen = "sandbox.mode: off (weaker than the current standard) cannot be set by "
+	for _, tc := range []struct {
+		name    string
+		setup   func(f *fixture) (Options, string) // returns the options and the config file's path
+		content string
+		want    string // "" means accepted; else a substring of the error
+		check   func(f *fixture, p *Policy) bool
+	}{
+		{"XDG_CONFIG_HOME in the workspace loosening", func(f *fixture) (Options, string) {
+			f.env["XDG_CONFIG_HOME"] = filepath.Join(f.ws, "xdg")
+			return Options{}, filepath.Join(f.ws, "xdg", "cordon", "config.yaml")
+		}, "sandbox: {mode: off}\n", loosen + "a file inside the workspace: such files may only add restrictions; keep your config file out of the directories the sandbox may write or pass --mode", nil},
+		{"XDG_CONFIG_HOME in the workspace tightening", func(f *fixture) (Options, string) {
+			f.env["XDG_CONFIG_HOME"] = filepath.Join(f.ws, "xdg")
+			return Options{}, filepath.Join(f.ws, "xdg", "cordon", "config.yaml")
+		}, "sandbox:\n  filesystem:\n    deny: [\"**/*.key\"]\n", "", func(f *fixture, p *Policy) bool { return slices.Contains(p.Deny, "**/*.key") }},
+		{"XDG_CONFIG_HOME in a read-only workspace", func(f *fixture) (Options, string) {
+			f.env["XDG_CONFIG_HOME"] = filepath.Join(f.ws, "xdg")
+			return Options{Flags: flags(func(l *config.Layer) { l.Profile = config.Ptr("minimal") })}, filepath.Join(f.ws, "xdg", "cordon", "config.yaml")
+		}, "sandbox:\n  filesystem:\n    write: [/x]\n", "sandbox.filesystem.write cannot be set by a file inside the workspace", nil},
+		{"user config with --allow-write ~/.config", func(f *fixture) (Options, string) {
+			return Options{Flags: flags(func(l *config.Layer) { l.Filesystem.Write = []string{filepath.Join(f.home, ".config")} })},
+				filepath.Join(f.home, ".config", "cordon", "config.yaml")
+		}, "sandbox: {mode: off}\n", "cannot be set by a file inside " + "HOME/.config, which the sandbox may write", nil},
+		{"user config with --allow-write ~/.config tightening", func(f *fixture) (Options, string) {
+			return Options{Flags: flags(func(l *config.Layer) { l.Filesystem.Write = []string{filepath.Join(f.home, ".config")} })},
+				filepath.Join(f.home, ".config", "cordon", "config.yaml")
+		}, "sandbox: {timeout: 5s}\n", "", func(f *fixture, p *Policy) bool { return p.Timeout == 5*time.Second }},
+		{"user config that opens a write to itself", func(f *fixture) (Options, string) {
+			return Options{}, filepath.Join(f.home, ".config", "cordon", "config.yaml")
+		}, "sandbox:\n  filesystem:\n    write: [\"~/.config\"]\n", "sandbox.filesystem.write cannot be set by a file inside HOME/.config, which the sandbox may write", nil},
+		{"--config in a writable root", func(f *fixture) (Options, string) {
+			c := filepath.Join(f.home, "shared", "c.yaml")
+			return Options{ConfigFiles: []string{c}, Flags: flags(func(l *config.Layer) { l.Filesystem.Write = []string{filepath.Join(f.home, "shared")} })}, c
+		}, "sandbox:\n  network:\n    mode: open\n", "sandbox.network.mode: open cannot be set by a file inside HOME/shared, which the sandbox may write: such files may only add restrictions; put it in ~/.config/cordon/config.yaml or pass --net", nil},
+		{"--config symlinked into a writable root", func(f *fixture) (Options, string) {
+			c := filepath.Join(f.home, "c.yaml")
+			target := f.write(filepath.Join(f.home, "shared", "c.yaml"), "sandbox:\n  env: [X]\n")
+			if err := os.Symlink(target, c); err != nil {
+				f.t.Fatal(err)
+			}
+			return Options{ConfigFiles: []string{c}, Flags: flags(func(l *config.Layer) { l.Filesystem.Write = []string{filepath.Join(f.home, "shared")} })}, c
+		}, "sandbox:\n  env: [X]\n", "sandbox.env cannot be set by a file inside HOME/shared, which the sandbox may write", nil},
+		{"user config outside every writable root (the test home is under the host /tmp, which is private)", func(f *fixture) (Options, string) {
+			return Options{}, filepath.Join(f.home, ".config", "cordon", "config.yaml")
+		}, "sandbox: {mode: off}\n", "", func(f *fixture, p *Policy) bool { return p.Mode == ModeOff }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			opts, path := tc.setup(f)
+			if _, err := os.Lstat(path); err != nil {
+				f.write(path, tc.content)
+			}
+			p, err := f.load(opts)
+			want := strings.ReplaceAll(tc.want, "HOME", f.home)
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("Load = %v\nwant an error containing %s", err, want)
+				}
+				if !strings.HasPrefix(err.Error(), path+":") {
+					t.Errorf("the error does not name %s: %v", path, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if !tc.check(f, p) {
+				t.Errorf("unexpected policy %+v", p)
+			}
+		})
+	}
+}
+
+// TestConfigSymlinkInsideWritableRoot: a user config reached through a
+// symlink inside a writable root is refused, naming the file only.
+func TestConfigSymlinkInsideWritableRoot(t *testing.T) {
+	f := newFixture(t)
+	key := f.write(filepath.Join(f.home, ".ssh", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEYMATERIAL\n")
+	xdg := filepath.Join(f.ws, "xdg")
+	if err := os.MkdirAll(filepath.Join(xdg, "cordon"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(key, filepath.Join(xdg, "cordon", "config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f.env["XDG_CONFIG_HOME"] = xdg
+	_, err := f.load(Options{})
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link inside a writable directory") || strings.Contains(err.Error(), "SECRETKEY") {
+		t.Errorf("Load = %v", err)
+	}
+	// The workspace's own .cordon.yaml likewise.
+	f.env = map[string]string{}
+	if err := os.Symlink(key, filepath.Join(f.ws, WorkspaceConfigName)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.load(Options{})
+	if err == nil || !strings.Contains(err.Error(), ".cordon.yaml: is a symbolic link inside a writable directory") || strings.Contains(err.Error(), "SECRETKEY") {
+		t.Errorf("Load = %v", err)
+	}
+}
+
+func TestRelativeXDGIgnored(t *testing.T) {
+	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"} {
+		f := newFixture(t)
+		f.env[v] = "relative/dir"
+		h := f.host()
+		for _, got := range []string{UserConfigPath(h), SandboxCache(h, f.ws), DefaultAuditLog(h)} {
+			if !strings.HasPrefix(got, f.home+"/") || strings.Contains(got, "relative") {
+				t.Errorf("%s=relative/dir: %s", v, got)
+			}
+		}
+		h.Getenv = nil
+		h.XDGConfigHome, h.XDGCacheHome, h.XDGStateHome = "rel", "rel", "rel"
+		for _, got := range []string{UserConfigPath(h), SandboxCache(h, f.ws), DefaultAuditLog(h)} {
+			if !strings.HasPrefix(got, f.home+"/") {
+				t.Errorf("Host field rel: %s", got)
+			}
 		}
 	}
 }

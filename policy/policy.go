@@ -50,6 +50,10 @@ type Policy struct {
 	Profile string `yaml:"profile" json:"profile"`
 	// Workspace is the project directory (absolute, symlinks resolved).
 	Workspace string `yaml:"workspace" json:"workspace"`
+	// HomeWorkspace says that the workspace is the home directory, an
+	// ancestor of it, or /, which Load refuses unless asked not to
+	// (--allow-home-workspace).
+	HomeWorkspace bool `yaml:"home_workspace,omitempty" json:"home_workspace,omitempty"`
 	// Read lists paths the command may read (an allowlist). Write paths are
 	// readable too and need not be repeated here.
 	Read []string `yaml:"read" json:"read"`

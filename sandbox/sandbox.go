@@ -82,6 +82,7 @@ type Option func(*settings)
 type settings struct {
 	layer     *config.Layer
 	workspace string
+	allowHome bool
 	err       error
 }
 
@@ -141,6 +142,15 @@ func WithWorkspace(dir string) Option {
 	return func(s *settings) { s.workspace = dir }
 }
 
+// WithHomeWorkspace accepts a workspace that is the home directory, an
+// ancestor of it, or /, which New otherwise refuses: a command with such a
+// workspace (writable, if the host adds it with WithWritePaths) could plant
+// files that run later, such as ~/.bashrc. Policy().HomeWorkspace then
+// says so; a host should tell its user.
+func WithHomeWorkspace() Option {
+	return func(s *settings) { s.allowHome = true }
+}
+
 // WithTimeout kills the whole command tree after d.
 func WithTimeout(d time.Duration) Option {
 	return func(s *settings) { s.layer.Timeout = &d }
@@ -169,7 +179,9 @@ type Sandbox struct {
 // New builds a sandbox from the built-in "minimal" profile (system
 // directories and the workspace readable, nothing writable, no network)
 // plus the options. The user's cordon config file is not read: a host
-// program states its policy. Errors are one line saying what to fix.
+// program states its policy. A workspace that is the home directory, an
+// ancestor of it, or / is refused unless WithHomeWorkspace. Errors are one
+// line saying what to fix.
 func New(opts ...Option) (*Sandbox, error) {
 	s := &settings{layer: config.NewFlags()}
 	s.layer.Profile = config.Ptr(policy.ProfileMinimal)
@@ -183,7 +195,7 @@ func New(opts ...Option) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	p, err := policy.Load(policy.Options{Host: h, Workspace: s.workspace, Flags: s.layer, SkipUserConfig: true})
+	p, err := policy.Load(policy.Options{Host: h, Workspace: s.workspace, Flags: s.layer, SkipUserConfig: true, AllowHomeWorkspace: s.allowHome})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

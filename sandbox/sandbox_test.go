@@ -141,7 +141,7 @@ func TestWrap(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	_, ws := fakeHost(t)
+	home, ws := fakeHost(t)
 	tests := []struct {
 		name string
 		opts []Option
@@ -151,6 +151,8 @@ func TestNewErrors(t *testing.T) {
 		{"bad profile", []Option{WithProfile("nope")}, "nope"},
 		{"relative workspace missing", []Option{WithWorkspace(filepath.Join(ws, "missing"))}, "missing"},
 		{"bad network", []Option{WithNetwork(NetworkPolicy(9))}, "unknown network policy"},
+		{"home workspace", []Option{WithWorkspace(home)}, "the workspace " + home + " is your home directory: "},
+		{"ancestor of home", []Option{WithWorkspace(filepath.Dir(home))}, "is an ancestor of your home directory"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,5 +231,29 @@ func TestRunUsageCPU(t *testing.T) {
 	}
 	if cpu := res.Usage.User + res.Usage.System; cpu < res.Usage.Wall/3 || len(res.Usage.Incomplete) > 0 {
 		t.Errorf("as a subreaper: CPU %v of a %v CPU-bound run, incomplete %q", cpu, res.Usage.Wall, res.Usage.Incomplete)
+	}
+}
+
+func TestHomeWorkspaceOptIn(t *testing.T) {
+	home, ws := fakeHost(t)
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want bool
+	}{
+		{"home allowed", []Option{WithWorkspace(home), WithHomeWorkspace()}, true},
+		{"project with the option", []Option{WithWorkspace(ws), WithHomeWorkspace()}, false},
+		{"home in mode off", []Option{WithWorkspace(home), WithMode("off")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb, err := New(tc.opts...)
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			defer sb.Close()
+			if got := sb.Policy().HomeWorkspace; got != tc.want {
+				t.Errorf("HomeWorkspace = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

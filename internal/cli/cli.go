@@ -109,6 +109,9 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if err != nil {
 				return err
 			}
+			if p.HomeWorkspace {
+				fmt.Fprintf(os.Stderr, "cordon: warning: the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later\n", p.Workspace)
+			}
 			if p.Mode == "strict" && len(pl.Degraded) > 0 {
 				return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
 			}

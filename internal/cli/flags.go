@@ -21,6 +21,7 @@ type policyFlags struct {
 	noSandbox               bool
 	configs                 []string
 	workspace               string
+	allowHomeWorkspace      bool
 	allowRead, allowWrite   []string
 	deny, denyWrite         []string
 	net                     string
@@ -45,6 +46,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "same as --mode off: run unconfined")
 	fs.StringArrayVar(&f.configs, "config", nil, "YAML policy file (repeatable, later wins)")
 	fs.StringVar(&f.workspace, "workspace", "", "the project directory (default: the current directory)")
+	fs.BoolVar(&f.allowHomeWorkspace, "allow-home-workspace", false, "accept a workspace that is your home directory, an ancestor of it, or / (refused otherwise: a command there could plant files that run later)")
 	fs.StringArrayVar(&f.allowRead, "allow-read", nil, "also allow reading PATH (repeatable)")
 	fs.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing PATH (repeatable)")
 	fs.StringArrayVar(&f.deny, "deny", nil, "deny reading and writing PATH or glob (repeatable)")
@@ -225,7 +227,7 @@ func (f *policyFlags) loadPolicy(cmd *cobra.Command) (*policy.Policy, policy.Hos
 	if err != nil {
 		return nil, h, err
 	}
-	p, err := policy.Load(policy.Options{Host: h, Workspace: f.workspace, ConfigFiles: f.configs, Flags: l})
+	p, err := policy.Load(policy.Options{Host: h, Workspace: f.workspace, ConfigFiles: f.configs, Flags: l, AllowHomeWorkspace: f.allowHomeWorkspace})
 	if err != nil {
 		return nil, h, err
 	}
