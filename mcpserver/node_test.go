@@ -143,10 +143,10 @@ func TestNodeClient(t *testing.T) {
 		}
 	}
 	wantErr := map[string]string{
-		"read-outside":    "sandbox violation: path '../outside' is outside working directory '" + ws + "'",
+		"read-outside":    "sandbox violation: path '../outside' is outside the workspace '" + ws + "'",
 		"read-env":        "sandbox violation: path '.env' is denied by rule '**/.env'",
 		"replace-stale":   "",
-		"write-protected": "sandbox violation: path '.git/hooks/pre-commit' is protected",
+		"write-protected": "sandbox violation: path '.git/hooks/pre-commit' is protected by rule '**/.git/hooks/'",
 	}
 	for label, c := range calls {
 		prefix, ok := wantErr[label]
