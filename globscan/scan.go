@@ -184,8 +184,8 @@ type scan struct {
 	// that name (see pattern.anyName); such patterns keep every directory
 	// live and are not stepped as automata.
 	names map[string][]int
-	lim     Limits
-	start   time.Time
+	lim   Limits
+	start time.Time
 
 	entries atomic.Int64 // for the limits and the error message
 	dirs    atomic.Int64

@@ -72,6 +72,13 @@ func TestNodeClient(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "outside"), []byte("home secret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A repository nested in the workspace, whose configuration the
+	// client tries to write.
+	nestedRepo(t, filepath.Join(ws, "sub"), home)
+	nestedConfig, err := os.ReadFile(filepath.Join(ws, "sub", ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A large read goes out through StreamTransport's fast path.
 	var big, bigWant strings.Builder
 	for i := 1; i <= 2000; i++ {
@@ -143,10 +150,11 @@ func TestNodeClient(t *testing.T) {
 		}
 	}
 	wantErr := map[string]string{
-		"read-outside":    "sandbox violation: path '../outside' is outside working directory '" + ws + "'",
-		"read-env":        "sandbox violation: path '.env' is denied by rule '**/.env'",
-		"replace-stale":   "",
-		"write-protected": "sandbox violation: path '.git/hooks/pre-commit' is protected",
+		"read-outside":            "sandbox violation: path '../outside' is outside the workspace '" + ws + "'",
+		"read-env":                "sandbox violation: path '.env' is denied by rule '**/.env'",
+		"replace-stale":           "",
+		"write-protected":         "sandbox violation: path '.git/hooks/pre-commit' is protected by rule '**/.git/hooks/'",
+		"write-nested-git-config": "sandbox violation: path 'sub/.git/config' is protected by rule '**/.git/config'",
 	}
 	for label, c := range calls {
 		prefix, ok := wantErr[label]
@@ -155,6 +163,14 @@ func TestNodeClient(t *testing.T) {
 		}
 		if ok && !strings.HasPrefix(c.text, prefix) {
 			t.Errorf("%s: %q does not start with %q", label, c.text, prefix)
+		}
+		if strings.Contains(c.text, "--no-sandbox") {
+			t.Errorf("%s: %q advises lifting the sandbox", label, c.text)
+		}
+	}
+	for _, tl := range got.Tools {
+		if strings.Contains(tl.Description, "--no-sandbox") {
+			t.Errorf("tool %s: description mentions --no-sandbox: %q", tl.Name, tl.Description)
 		}
 	}
 	checks := map[string]string{
@@ -188,11 +204,14 @@ func TestNodeClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); !os.IsNotExist(err) {
 		t.Error("the protected hook was written")
 	}
+	if b, err := os.ReadFile(filepath.Join(ws, "sub", ".git", "config")); err != nil || string(b) != string(nestedConfig) {
+		t.Errorf("the nested repository's config changed: %q (%v)", b, err)
+	}
 	audit, err := os.ReadFile(filepath.Join(home, ".local", "state", "cordon", "audit.jsonl"))
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
 	}
-	if n := strings.Count(string(audit), `"action":"denied"`); n != 3 || !strings.Contains(string(audit), `"rule":"**/.env"`) {
+	if n := strings.Count(string(audit), `"action":"denied"`); n != 4 || !strings.Contains(string(audit), `"rule":"**/.env"`) || !strings.Contains(string(audit), `"rule":"**/.git/config"`) {
 		t.Errorf("audit log (%d denials):\n%s", n, audit)
 	}
 }

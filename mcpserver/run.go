@@ -211,7 +211,7 @@ func (s *Server) status() Status {
 	}
 	st.Enforced = []string{
 		"file tools: every path resolves inside the workspace by descriptor (os.Root); '..', absolute paths elsewhere and symbolic links leaving it are refused",
-		"file tools: deny rules apply inside the workspace; protected paths and deny_write paths cannot be written; files with several hard links cannot be written",
+		"file tools: deny rules apply inside the workspace; protected paths (at any depth, and the config, hooks and commondir entries of every git directory) and deny_write paths cannot be written or created; files with several hard links cannot be written",
 		"file tools: FIFOs, devices and sockets are refused; reads and results are size-bounded",
 		fmt.Sprintf("run_command: OS sandbox (backend %s) with the same policy; timeout %s; output capped at %d bytes", st.Backend, st.Timeout, DefaultMaxOutput),
 		"violations are tool errors starting 'sandbox violation:'",

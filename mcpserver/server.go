@@ -122,7 +122,7 @@ func (s *Server) note() string {
 	if s.p.Mode == policy.ModeOff {
 		return "Sandbox: OFF (cordon runs with --no-sandbox): paths are not confined to the workspace " + s.fs.Workspace() + "; relative paths are taken from it."
 	}
-	return "Sandbox: confined by cordon to the workspace " + s.fs.Workspace() + " (relative paths are taken from it); paths outside it, denied paths (.env, secrets.*, ~/.ssh, ...) and, for writes, protected paths (.git/hooks, .git/config, ...) are refused with an error starting 'sandbox violation:'. Only the user can lift this, by restarting cordon with --no-sandbox."
+	return "Sandbox: confined by cordon to the workspace " + s.fs.Workspace() + " (relative paths are taken from it); paths outside it, denied paths (.env, secrets.*, ~/.ssh, ...) and, for writes, protected paths at any depth (.git/config, .git/hooks/, .envrc, .vscode/, ..., and the config and hooks of every git directory) are refused with an error starting 'sandbox violation:' that names the rule which decided; only the user can change these rules, in cordon's policy."
 }
 
 // text is a successful tool result.

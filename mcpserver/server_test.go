@@ -274,8 +274,8 @@ func TestViolations(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{ToolReadFile, map[string]any{"path": "../outside"}, "is outside working directory"},
-		{ToolReadFile, map[string]any{"path": "../proj2/x"}, "is outside working directory"},
+		{ToolReadFile, map[string]any{"path": "../outside"}, "is outside the workspace"},
+		{ToolReadFile, map[string]any{"path": "../proj2/x"}, "is outside the workspace"},
 		{ToolReadFile, map[string]any{"path": ".env"}, "denied by rule '**/.env'"},
 		{ToolReadFile, map[string]any{"path": filepath.Join(e.base, "outside", "secret")}, "outside"},
 		{ToolReadFile, map[string]any{"path": "escape/secret"}, "symbolic link"},
@@ -296,6 +296,9 @@ func TestViolations(t *testing.T) {
 		out := e.violation(t, tc.tool, tc.args)
 		if !strings.Contains(out, tc.want) {
 			t.Errorf("%s %v: %q lacks %q", tc.tool, tc.args, out, tc.want)
+		}
+		if strings.Contains(out, "--no-sandbox") {
+			t.Errorf("%s %v: %q advises lifting the sandbox", tc.tool, tc.args, out)
 		}
 		// The server keeps serving.
 		e.ok(t, ToolFileInfo, map[string]any{"path": "a.txt"})

@@ -31,9 +31,11 @@ const (
 )
 
 // Violation is the typed error returned when an operation is refused by the
-// sandbox. Its message is one sentence in the style of seed 000, for example
+// sandbox. Its message is one sentence that names the rule that decided and,
+// where the user's policy can change the outcome, the policy key; it never
+// advises lifting the sandbox. For example
 //
-//	sandbox violation: path '../x' is outside working directory '/w'; use --no-sandbox to lift the restriction
+//	sandbox violation: path 'sub/.git/config' is protected by rule '**/.git/config': code placed there runs later on the host; the user can allow writes only by changing cordon's policy
 type Violation struct {
 	// Op is the audit operation: "file-read" or "file-write".
 	Op string
@@ -43,17 +45,36 @@ type Violation struct {
 	Resolved string
 	// Kind says why the path was refused.
 	Kind Kind
-	// Rule is the policy entry that decided (a deny glob, a protected path,
-	// a root), when there is one.
+	// Rule is the policy entry that decided (a deny glob, a protected rule,
+	// a deny_write entry, a git directory entry, a root), when there is one.
 	Rule string
+	// Source says where Rule comes from (one of the Source constants), when
+	// the kind alone does not: a KindProtected violation comes from the
+	// protected rules, deny_write or a git directory.
+	Source string
 	// Workspace is the working directory (the first root).
 	Workspace string
 	// Detail is extra text for some kinds (the file type of a special file,
-	// the link count of a hard-linked file).
+	// the link count of a hard-linked file, the git directory whose entry
+	// is protected).
 	Detail string
 }
 
-const lift = "; use --no-sandbox to lift the restriction"
+// The sources of a KindProtected Violation's Rule.
+const (
+	// SourceProtected is a rule of policy.Protected, relative to a
+	// writable root.
+	SourceProtected = "protected"
+	// SourceDenyWrite is an entry of the policy's filesystem.deny_write.
+	SourceDenyWrite = "filesystem.deny_write"
+	// SourceGitDir is an entry of policy.GitDirProtected inside a git
+	// directory (Detail names the directory).
+	SourceGitDir = "git directory"
+)
+
+// runsLater ends the message of a path protected because code placed there
+// runs later on the host.
+const runsLater = ": code placed there runs later on the host; the user can allow writes only by changing cordon's policy"
 
 // Error returns the one-sentence message.
 func (v *Violation) Error() string {
@@ -61,30 +82,36 @@ func (v *Violation) Error() string {
 	var s string
 	switch v.Kind {
 	case KindOutside:
-		s = fmt.Sprintf("path %s is outside working directory %s", p, quote(v.Workspace))
 		if v.Rule != "" {
-			s += " and the other allowed roots"
+			s = fmt.Sprintf("path %s is outside the workspace %s and the other allowed roots: the file tools only reach the workspace and the roots the user's policy allows (see sandbox_status)", p, quote(v.Workspace))
+		} else {
+			s = fmt.Sprintf("path %s is outside the workspace %s: the file tools only reach the workspace and the roots the user's policy allows", p, quote(v.Workspace))
 		}
 	case KindSymlink:
-		s = fmt.Sprintf("path %s leads through a symbolic link outside %s", p, quote(v.Rule))
+		s = fmt.Sprintf("path %s leads through a symbolic link outside %s: the file tools follow only links that stay inside the root they start in", p, quote(v.Rule))
 	case KindDenied:
-		s = fmt.Sprintf("path %s is denied by rule %s", p, quote(v.Rule))
+		s = fmt.Sprintf("path %s is denied by rule %s (the user's policy: filesystem.deny)", p, quote(v.Rule))
 	case KindProtected:
-		s = fmt.Sprintf("path %s is protected by rule %s and cannot be written", p, quote(v.Rule))
+		switch v.Source {
+		case SourceDenyWrite:
+			s = fmt.Sprintf("path %s is read-only by rule %s (the user's policy: filesystem.deny_write)", p, quote(v.Rule))
+		case SourceGitDir:
+			s = fmt.Sprintf("path %s is protected by rule %s of the git directory %s", p, quote(v.Rule), quote(v.Detail)) + runsLater
+		default:
+			s = fmt.Sprintf("path %s is protected by rule %s", p, quote(v.Rule)) + runsLater
+		}
 	case KindReadOnly:
-		s = fmt.Sprintf("path %s is in read-only root %s and cannot be written", p, quote(v.Rule))
+		s = fmt.Sprintf("path %s is in the read-only root %s: the file tools write only inside the write paths of the user's policy (filesystem.write)", p, quote(v.Rule))
 	case KindSpecial:
 		s = fmt.Sprintf("path %s is a %s, and only regular files and directories may be used", p, v.Detail)
-		return "sandbox violation: " + s
 	case KindHardLink:
-		s = fmt.Sprintf("path %s has %s hard links and cannot be written", p, v.Detail)
+		s = fmt.Sprintf("path %s has %s hard links and cannot be written: the write would change the other links too", p, v.Detail)
 	case KindInvalid:
 		s = fmt.Sprintf("path %s is not a valid path (%s)", p, v.Detail)
-		return "sandbox violation: " + s
 	default:
 		s = fmt.Sprintf("path %s is refused", p)
 	}
-	return "sandbox violation: " + s + lift
+	return "sandbox violation: " + s
 }
 
 // quote puts s in single quotes, shortening very long strings and making

@@ -14,9 +14,20 @@
 // link inside the root cannot be used to reach a denied file. A symbolic
 // link from one root into another root is refused like any other escape.
 //
-// A refused path is a *Violation whose message is one sentence, for example
+// Writes are refused, as KindProtected, at any depth: for paths matching
+// the protected rules of policy.Protected ("**/.git/config", "**/.envrc",
+// "**/.git", ...) relative to each writable root, including the missing
+// directories a write would create; for the entries of policy.GitDirProtected
+// (config, hooks/, commondir, ...) inside any directory that git takes for a
+// git directory, decided on the resolved path through the root's descriptor;
+// and for deny_write entries. Creating a path is refused like writing it.
 //
-//	sandbox violation: path '../x' is outside working directory '/w'; use --no-sandbox to lift the restriction
+// A refused path is a *Violation whose message is one sentence naming the
+// rule that decided and how the user could change it, for example
+//
+//	sandbox violation: path '../x' is outside the workspace '/w': the file tools only reach the workspace and the roots the user's policy allows
+//	sandbox violation: path '.env' is denied by rule '**/.env' (the user's policy: filesystem.deny)
+//	sandbox violation: path 'sub/.git/config' is protected by rule '**/.git/config': code placed there runs later on the host; the user can allow writes only by changing cordon's policy
 //
 // In mode off (--no-sandbox) there is no confinement: the FS has a single
 // writable root at "/", relative paths are taken from the workspace and no
@@ -29,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -398,8 +410,11 @@ func (f *FS) checkRead(op string, t *target) error {
 	return nil
 }
 
-// checkWrite applies the deny rules, read-only roots, deny_write and
-// protected paths.
+// checkWrite applies, in order, the deny rules, read-only roots, the
+// deny_write entries, the protected rules and the protected entries of git
+// directories (see protection). A path that does not exist yet is checked
+// like an existing one: creating a denied, read-only or protected path is
+// refused like writing it.
 func (f *FS) checkWrite(t *target) error {
 	const op = "file-write"
 	if err := f.checkRead(op, t); err != nil || f.off {
@@ -411,18 +426,127 @@ func (f *FS) checkWrite(t *target) error {
 		return v
 	}
 	for _, d := range f.denyWrite {
-		if matchAbs(d, t.abs) {
-			v.Kind, v.Rule = KindProtected, d
+		if matchRule(d, t.rel, t.abs) {
+			v.Kind, v.Rule, v.Source = KindProtected, d, SourceDenyWrite
 			return v
 		}
 	}
-	for _, pr := range f.protected {
-		if matchProtected(pr, t.rel) {
-			v.Kind, v.Rule = KindProtected, pr
-			return v
-		}
+	if rule, source, gitDir := f.protection(t); rule != "" {
+		v.Kind, v.Rule, v.Source, v.Detail = KindProtected, rule, source, gitDir
+		return v
 	}
 	return nil
+}
+
+// protection returns the rule protecting the write target t, its source
+// (SourceProtected or SourceGitDir) and, for a git directory entry, the git
+// directory's absolute path; or "" when none does. It is decided on the
+// resolved path, in every writable root that contains it (a workspace inside
+// a writable home is checked relative to both):
+//
+//   - a rule of policy.Protected (policy.ProtectedBy) matching the path, or
+//     one of the missing directories that writing it would create (so a new
+//     ".git" directory is refused however it would come about);
+//   - an entry of policy.GitDirProtected (or a path below "hooks/") inside
+//     an existing directory that git takes for a git directory: one holding
+//     HEAD and either objects or a commondir file, looked up through the
+//     root's descriptor. This covers git directories not named .git: a bare
+//     repository, a --separate-git-dir, a worktree's or a submodule's.
+func (f *FS) protection(t *target) (rule, source, gitDir string) {
+	parts := split(t.abs)
+	for _, m := range f.mounts {
+		if !m.Writable || !hasPrefix(parts, m.parts) {
+			continue
+		}
+		below := parts[len(m.parts):]
+		if r := f.protectedRule(m, below); r != "" {
+			return r, SourceProtected, ""
+		}
+		if r, dir := gitDirEntry(m, below); r != "" {
+			return r, SourceGitDir, filepath.Join(m.Path, dir)
+		}
+	}
+	return "", "", ""
+}
+
+// protectedRule returns the protected rule matching the path of components
+// parts below m, or any directory on it that does not exist yet (a write
+// creates missing parents), or "".
+func (f *FS) protectedRule(m *mount, parts []string) string {
+	if len(parts) == 0 || len(f.protected) == 0 {
+		return ""
+	}
+	if r := policy.ProtectedBy(f.protected, strings.Join(parts, "/")); r != "" {
+		return r
+	}
+	if len(parts) == 1 {
+		return ""
+	}
+	if _, err := m.root.Lstat(strings.Join(parts[:len(parts)-1], "/")); err == nil {
+		return "" // the parent exists: nothing is created but the path
+	}
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		if _, err := m.root.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		// dir and everything below it would be created.
+		for j := i; j < len(parts); j++ {
+			if r := policy.ProtectedBy(f.protected, strings.Join(parts[:j], "/")); r != "" {
+				return r
+			}
+		}
+		break
+	}
+	return ""
+}
+
+// gitDirEntry returns the entry of policy.GitDirProtected that the path of
+// components parts below m is, or lies below, inside a git directory, with
+// that directory relative to m ("." for m itself); or "", "".
+func gitDirEntry(m *mount, parts []string) (entry, dir string) {
+	for i := len(parts) - 1; i >= 0; i-- {
+		e := gitProtectedEntry(parts[i:])
+		if e == "" {
+			continue
+		}
+		d := "."
+		if i > 0 {
+			d = strings.Join(parts[:i], "/")
+		}
+		if isGitDir(m.root, d) {
+			return e, d
+		}
+	}
+	return "", ""
+}
+
+// gitProtectedEntry returns the entry of policy.GitDirProtected that rest
+// (components relative to a directory) names or lies below, or "".
+func gitProtectedEntry(rest []string) string {
+	for _, e := range policy.GitDirProtected {
+		name, isDir := strings.CutSuffix(e, "/")
+		if rest[0] == name && (isDir || len(rest) == 1) {
+			return e
+		}
+	}
+	return ""
+}
+
+// isGitDir reports whether dir (relative to root) is a directory that git
+// takes for a git directory: it holds HEAD and either objects or a commondir
+// file (gitrepository-layout(5)). Entries are looked up without following
+// links, and a link counts as present: git follows it, possibly out of the
+// root.
+func isGitDir(root *os.Root, dir string) bool {
+	if fi, err := root.Lstat(path.Join(dir, "HEAD")); err != nil || fi.IsDir() {
+		return false
+	}
+	if _, err := root.Lstat(path.Join(dir, "objects")); err == nil {
+		return true
+	}
+	fi, err := root.Lstat(path.Join(dir, "commondir"))
+	return err == nil && !fi.IsDir()
 }
 
 // denied returns the deny rule matching t or one of its parents, or "".
@@ -433,24 +557,31 @@ func (f *FS) denied(t *target) string {
 func (f *FS) deniedPath(m *mount, rel string) string {
 	abs := filepath.Join(m.Path, rel)
 	for _, d := range f.deny {
-		if filepath.IsAbs(d) {
-			if matchAbs(d, abs) {
-				return d
-			}
-			continue
-		}
-		if rel == "." {
-			continue
-		}
-		pat := strings.TrimSuffix(strings.TrimPrefix(d, "./"), "/")
-		parts := strings.Split(rel, "/")
-		for i := 1; i <= len(parts); i++ {
-			if ok, _ := doublestar.Match(pat, strings.Join(parts[:i], "/")); ok {
-				return d
-			}
+		if matchRule(d, rel, abs) {
+			return d
 		}
 	}
 	return ""
+}
+
+// matchRule reports whether a deny or deny_write entry d matches the path
+// rel (relative to its root) or one of its parents: an absolute entry is
+// matched against abs, a relative glob such as "**/.env" against rel.
+func matchRule(d, rel, abs string) bool {
+	if filepath.IsAbs(d) {
+		return matchAbs(d, abs)
+	}
+	if rel == "." {
+		return false
+	}
+	pat := strings.TrimSuffix(strings.TrimPrefix(d, "./"), "/")
+	parts := strings.Split(rel, "/")
+	for i := 1; i <= len(parts); i++ {
+		if ok, _ := doublestar.Match(pat, strings.Join(parts[:i], "/")); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // deniedLeaf is deniedPath for an entry met while walking from a checked
@@ -500,10 +631,4 @@ func matchAbs(rule, abs string) bool {
 		}
 	}
 	return false
-}
-
-// matchProtected reports whether rel is the protected path pr or below it.
-func matchProtected(pr, rel string) bool {
-	pp := split(strings.TrimSuffix(pr, "/"))
-	return len(pp) > 0 && hasPrefix(split(rel), pp)
 }

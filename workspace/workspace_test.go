@@ -85,6 +85,9 @@ func violation(t *testing.T, err error, kind Kind) *Violation {
 	if !strings.HasPrefix(msg, "sandbox violation: ") || strings.Contains(msg, "\n") {
 		t.Fatalf("message is not one sandbox-violation sentence: %q", msg)
 	}
+	if strings.Contains(msg, "--no-sandbox") {
+		t.Fatalf("message advises lifting the sandbox: %q", msg)
+	}
 	return v
 }
 
@@ -163,16 +166,33 @@ func TestResolveConfinement(t *testing.T) {
 
 func TestViolationMessage(t *testing.T) {
 	fsys, ws, _ := setup(t)
-	_, err := fsys.ReadFile("../x", 0, 0)
-	want := "sandbox violation: path '../x' is outside working directory '" + ws + "'; use --no-sandbox to lift the restriction"
-	if err == nil || err.Error() != want {
-		t.Fatalf("got  %v\nwant %s", err, want)
+	mustMkdir(t, filepath.Join(ws, "sub", ".git"))
+	tests := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"outside", func() error { _, err := fsys.ReadFile("../x", 0, 0); return err },
+			"sandbox violation: path '../x' is outside the workspace '" + ws + "': the file tools only reach the workspace and the roots the user's policy allows"},
+		{"denied", func() error { _, err := fsys.ReadFile(".env", 0, 0); return err },
+			"sandbox violation: path '.env' is denied by rule '**/.env' (the user's policy: filesystem.deny)"},
+		{"protected", func() error { _, err := fsys.WriteFile("sub/.git/config", "x"); return err },
+			"sandbox violation: path 'sub/.git/config' is protected by rule '**/.git/config': code placed there runs later on the host; the user can allow writes only by changing cordon's policy"},
+		{"deny_write", func() error { _, err := fsys.WriteFile("frozen/x", "x"); return err },
+			"sandbox violation: path 'frozen/x' is read-only by rule '" + filepath.Join(ws, "frozen") + "' (the user's policy: filesystem.deny_write)"},
 	}
-	_, err = fsys.ReadFile(".env", 0, 0)
-	if err == nil || err.Error() != "sandbox violation: path '.env' is denied by rule '**/.env'; use --no-sandbox to lift the restriction" {
-		t.Fatalf("got %v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("got  %v\nwant %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "--no-sandbox") {
+				t.Fatalf("the message advises lifting the sandbox: %v", err)
+			}
+		})
 	}
-	_, err = fsys.ReadFile("bad\xff\x00name", 0, 0)
+	_, err := fsys.ReadFile("bad\xff\x00name", 0, 0)
 	v := violation(t, err, KindInvalid)
 	if !strings.Contains(v.Error(), `\xff`) {
 		t.Fatalf("invalid UTF-8 not escaped: %q", v.Error())

@@ -1,5 +1,5 @@
 // client.mjs drives `cordon mcp` over stdio with the official MCP TypeScript
-// SDK client: it lists the tools, calls every one of them (including two
+// SDK client: it lists the tools, calls every one of them (including three
 // sandbox violations) and prints one JSON object with the results.
 //
 // usage: node client.mjs CORDON_BINARY WORKSPACE [EXTRA_CORDON_ARGS...]
@@ -53,6 +53,7 @@ await call("run-argv", "run_command", { argv: ["echo", "hello; not a shell"] });
 await call("run-command", "run_command", { command: "echo from-sh; exit 7" });
 await call("status", "sandbox_status", {});
 await call("write-protected", "write_file", { path: ".git/hooks/pre-commit", content: "evil" });
+await call("write-nested-git-config", "write_file", { path: "sub/.git/config", content: "[core]\n\tfsmonitor = touch pwned\n" });
 await call("still-serving", "file_info", { path: "new/n.txt" });
 
 await client.close();
