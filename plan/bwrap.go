@@ -199,7 +199,7 @@ func (b *bwrapBuilder) collect() error {
 		b.bindResolver()
 	}
 	writable := b.writableRoots()
-	trees, err := walkRoots(p, b.scanRoots(), func(r string) bool { return slices.Contains(writable, r) })
+	trees, err := walkRoots(p, b.scanRoots(), func(r string) bool { return slices.Contains(writable, r) }, b.opts.WalkLimits)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/globscan"
 )
 
 // TestSandboxCacheEnv: with the sandbox cache writable, the plan creates it,
@@ -103,7 +105,7 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 	}
 	q := *p
 	q.Backend = BackendLandlock
-	denied, _ := expandDenied(&q)
+	denied, _ := expandDenied(&q, globscan.Limits{})
 	if !slices.Contains(denied, filepath.Join(other, ".env")) || slices.Contains(denied, filepath.Join(cache, ".env")) {
 		t.Errorf("landlock backend denied paths %q", denied)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -70,7 +71,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		}
 		writes = append(writes, w)
 	}
-	denied, guard := expandDenied(p)
+	denied, guard := expandDenied(p, opts.WalkLimits)
 	guard.KeepArmed = opts.KeepPlanted
 	pl.Guard = guard
 	// A denied file inside a writable root cannot be carved out without
@@ -135,7 +136,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 // launcher checks after the run (the Guard): this backend cannot keep
 // anything inside a writable root read-only, so that check is what keeps a
 // planted hook or config key from running on the host.
-func expandDenied(p *policy.Policy) ([]string, Guard) {
+func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 	var out []string
 	for _, d := range p.Deny {
 		switch {
@@ -174,7 +175,7 @@ func expandDenied(p *policy.Policy) ([]string, Guard) {
 			continue
 		}
 		w := slices.Contains(writable, r)
-		t, err := walkTree(r, globs, pr, w)
+		t, err := walkTree(r, globs, pr, w, lim)
 		if err != nil {
 			// Fail closed: deny the whole root rather than miss a secret.
 			out = append(out, r)

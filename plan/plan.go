@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -157,6 +158,10 @@ type Options struct {
 	// KeepPlanted keeps what the run planted armed (Guard.KeepArmed); it
 	// is still reported.
 	KeepPlanted bool
+	// WalkLimits bound the walk of the workspace and the writable roots
+	// for deny globs and protected paths; zero fields take globscan's
+	// defaults. Going over a bound refuses the run.
+	WalkLimits globscan.Limits
 }
 
 // ErrNotBuilt marks a policy feature that no backend implements yet.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"golang.org/x/sys/unix"
 )
@@ -332,7 +333,7 @@ func guardFrom(roots []string, trees map[string]*tree, keep bool) Guard {
 
 // walkRoots walks each root once (see walkTree); writable reports whether
 // a root is protected. A root that is not a directory is skipped.
-func walkRoots(p *policy.Policy, roots []string, writable func(string) bool) (map[string]*tree, error) {
+func walkRoots(p *policy.Policy, roots []string, writable func(string) bool, lim globscan.Limits) (map[string]*tree, error) {
 	var globs []string
 	for _, d := range p.Deny {
 		if !filepath.IsAbs(d) {
@@ -348,7 +349,7 @@ func walkRoots(p *policy.Policy, roots []string, writable func(string) bool) (ma
 		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
 			continue
 		}
-		t, err := walkTree(r, globs, pr, writable(r))
+		t, err := walkTree(r, globs, pr, writable(r), lim)
 		if err != nil {
 			return nil, fmt.Errorf("matching deny and protected paths in %s: %w", r, err)
 		}

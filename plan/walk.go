@@ -76,7 +76,7 @@ type nameMatch struct {
 // is writable, for what must be protected in it: git directories at any
 // depth, gitlinks and the protected names. Going over the walk's bound is
 // an error: a partial list of secrets or repositories is not safe to act on.
-func walkTree(root string, denyGlobs []string, pr protRules, writable bool) (*tree, error) {
+func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim globscan.Limits) (*tree, error) {
 	var pats []globscan.Pattern
 	for _, g := range denyGlobs {
 		pats = append(pats, globscan.Pattern{Glob: g})
@@ -96,7 +96,7 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool) (*tr
 	if len(pats) == 0 {
 		return t, nil
 	}
-	matches, _, err := globscan.ScanPatterns(root, pats, globscan.Limits{})
+	matches, _, err := globscan.ScanPatterns(root, pats, lim)
 	if err != nil {
 		return nil, err
 	}
