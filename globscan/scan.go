@@ -461,26 +461,42 @@ func (w *worker) readDir(d dirState) error {
 func (w *worker) probe(d dirState) error {
 	s := w.s
 	seen := map[string]bool{}
+	// "**/NAME" patterns can match NAME in any directory.
+	for name := range s.names {
+		if err := w.probeName(d, name, seen); err != nil {
+			return err
+		}
+	}
 	for i, p := range s.progs {
 		for m := d.states[i] & p.live &^ p.dstar; m != 0; m &= m - 1 {
 			sg := &p.segs[bits.TrailingZeros64(m)]
 			if sg.kind != segLiteral || seen[sg.lit] {
 				continue
 			}
-			seen[sg.lit] = true
-			fi, err := os.Lstat(filepath.Join(s.full(d.rel), sg.lit))
-			if err != nil {
-				continue
-			}
-			if s.entries.Add(1) > int64(s.lim.MaxEntries) {
-				return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
-			}
-			if err := w.entry(d, dent{name: sg.lit, typ: fi.Mode().Type()}); err != nil {
+			if err := w.probeName(d, sg.lit, seen); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// probeName looks up one literal name in the unlistable directory d and
+// handles it like a listed entry if it exists.
+func (w *worker) probeName(d dirState, name string, seen map[string]bool) error {
+	s := w.s
+	if seen[name] {
+		return nil
+	}
+	seen[name] = true
+	fi, err := os.Lstat(filepath.Join(s.full(d.rel), name))
+	if err != nil {
+		return nil
+	}
+	if s.entries.Add(1) > int64(s.lim.MaxEntries) {
+		return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
+	}
+	return w.entry(d, dent{name: name, typ: fi.Mode().Type()})
 }
 
 // dent is one directory entry: its name and type bits (fs.ModeDir,
