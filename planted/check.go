@@ -65,7 +65,8 @@ type Options struct {
 	KeepArmed bool
 	// Limits bound the walk.
 	Limits Limits
-	// Ignore are paths that are cordon's own (the plan's placeholders).
+	// Ignore are paths that are cordon's own (the plan's placeholders):
+	// nothing at or below them is reported.
 	Ignore []string
 }
 
@@ -210,6 +211,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		keys = append(keys, d)
 	}
 	slices.Sort(keys)
+	keys = slices.DeleteFunc(keys, c.ignored)
 	for i, d := range keys {
 		if time.Since(start) > lim.Deadline+lim.Deadline/2 {
 			c.note(fmt.Sprintf("%d git directories were not checked: the check ran out of time", len(keys)-i))
@@ -220,7 +222,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	var renamed []string
 	for _, h := range nameHits {
 		p := filepath.Join(h.ref.base, h.ref.rel)
-		if b.names[p] || c.ignore[p] || inAny(p, renamed) {
+		if b.names[p] || c.ignored(p) || inAny(p, renamed) {
 			continue
 		}
 		fi, err := h.ref.root.Lstat(h.ref.rel)
@@ -364,6 +366,18 @@ func Discover(roots []string, lim Limits) (gitDirs, names []string, incomplete s
 const keptHow = "left armed (--no-disarm): review it before running git or opening the directory"
 
 func (c *checker) note(s string) { c.notes = append(c.notes, s) }
+
+// ignored reports whether p is one of Options.Ignore or below one.
+func (c *checker) ignored(p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if c.ignore[q] {
+			return true
+		}
+		if q == filepath.Dir(q) {
+			return false
+		}
+	}
+}
 
 // recent reports whether fi changed after (or just before) the snapshot:
 // for what the snapshot does not know, this is what tells the run's files

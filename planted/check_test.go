@@ -339,6 +339,21 @@ func TestCheckUnknownOldFiles(t *testing.T) {
 	}
 }
 
+// TestCheckIgnore: cordon's own placeholders, and what lies below them,
+// are not reported.
+func TestCheckIgnore(t *testing.T) {
+	ws := newWorkspace(t)
+	b := Snapshot(nil, nil)
+	write(t, filepath.Join(ws, ".envrc"), "", 0o644)
+	write(t, filepath.Join(ws, "ph", ".vscode", "x"), "", 0o644)
+	fakeGitDir(t, filepath.Join(ws, "ph", "repo"))
+	write(t, filepath.Join(ws, "ph", "repo", "hooks", "pre-commit"), "#!/bin/sh\n", 0o755)
+	rep, err := b.Check([]string{ws}, Options{Ignore: []string{filepath.Join(ws, ".envrc"), filepath.Join(ws, "ph")}})
+	if err != nil || len(rep.Findings) != 0 {
+		t.Errorf("findings under ignored paths: %q %v", summary(rep), err)
+	}
+}
+
 func TestCheckBound(t *testing.T) {
 	ws := newWorkspace(t)
 	for i := range 50 {
