@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/result"
 )
 
 // The actions a record can carry.
@@ -184,4 +186,20 @@ func NewSessionID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// PlantedRecords are the records of what a run planted (see
+// result.Planted): a file-write each, denied when cordon disarmed it,
+// warned when it was left armed.
+func PlantedRecords(sessionID, command, mode string, planted []result.Planted) []Record {
+	out := make([]Record, 0, len(planted))
+	for _, p := range planted {
+		action := ActionWarned
+		if p.Disarmed {
+			action = ActionDenied
+		}
+		out = append(out, Record{SessionID: sessionID, Command: command, Operation: "file-write",
+			Path: p.Path, Action: action, Rule: p.Rule, Mode: mode})
+	}
+	return out
 }

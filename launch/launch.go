@@ -227,6 +227,9 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		defer signal.Stop(sigs)
 	}
 
+	// What exists now is the user's; what the run plants is checked for
+	// after it (see guard).
+	guarded := startGuard(pl)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		closeStderr()
@@ -446,6 +449,11 @@ loop:
 	term.wait()
 	if !bwrap && reaper && stdio.OwnsChildren {
 		sweepOrphans()
+	}
+	if ready {
+		// The command ran: disarm what it planted, before the lock is
+		// released (and placeholders are removed).
+		guarded.finish(res, stdio.Stderr)
 	}
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	switch {

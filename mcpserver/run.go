@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -143,6 +144,9 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("run_command: the sandbox could not start the command: %w", runErr)
+	}
+	for _, r := range audit.PlantedRecords(s.opts.SessionID, "mcp run_command: "+strings.Join(argv, " "), string(p.Mode), res.Planted) {
+		_ = s.opts.Audit.Record(r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code: %d", res.ExitCode)

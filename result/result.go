@@ -34,6 +34,29 @@ type Result struct {
 	Violations []Violation `json:"violations,omitempty"`
 	// Usage is the resource usage of the whole run.
 	Usage Usage `json:"usage"`
+	// Planted lists what the run left in its writable trees to run later
+	// on the host (git hooks, config keys, ...), disarmed unless the run
+	// kept it armed.
+	Planted []Planted `json:"planted,omitempty"`
+	// PlantedIncomplete says what the check for planted files did not
+	// cover (it is bounded), or is empty.
+	PlantedIncomplete string `json:"planted_incomplete,omitempty"`
+}
+
+// Planted is one thing a run planted to run later on the host.
+type Planted struct {
+	// Path is the file concerned.
+	Path string `json:"path"`
+	// Kind is hook, config, commondir or name.
+	Kind string `json:"kind"`
+	// Key is the config key, the hook's name or the protected name.
+	Key string `json:"key,omitempty"`
+	// Rule names what matched, e.g. "planted:core.fsmonitor".
+	Rule string `json:"rule"`
+	// Disarmed reports that cordon disarmed it.
+	Disarmed bool `json:"disarmed"`
+	// Warning is the line cordon printed about it.
+	Warning string `json:"warning"`
 }
 
 // Violation is one denied operation.

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/plan"
@@ -85,8 +86,8 @@ func newRoot() *cobra.Command {
 }
 
 func newRun() *cobra.Command {
-	var pf policyFlags
-	var jsonOut bool
+	pf := policyFlags{auditLogUsed: true}
+	var jsonOut, noDisarm bool
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARG...]",
 		Short: "run CMD confined",
@@ -105,13 +106,16 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if err != nil {
 				return err
 			}
-			pl, err := plan.Build(p, args, planOptions(h))
+			opts := planOptions(h)
+			opts.KeepPlanted = noDisarm
+			pl, err := plan.Build(p, args, opts)
 			if err != nil {
 				return err
 			}
 			if p.HomeWorkspace {
 				fmt.Fprintf(os.Stderr, "cordon: warning: the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later\n", p.Workspace)
 			}
+			pl.Guard.KeepArmed = pl.Guard.KeepArmed || noDisarm
 			if p.Mode == "strict" && len(pl.Degraded) > 0 {
 				return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
 			}
@@ -123,7 +127,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			var se *launch.SetupError
 			if errors.As(err, &se) && se.UserNS {
 				// auto: bwrap could not create a user namespace after all.
-				fb, ok, ferr := plan.Fallback(p, args, planOptions(h))
+				fb, ok, ferr := plan.Fallback(p, args, opts)
 				if ok {
 					if ferr != nil {
 						return fmt.Errorf("%v; and the Landlock-only fallback failed: %w", err, ferr)
@@ -133,6 +137,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 						fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 					}
 					pl = fb
+					pl.Guard.KeepArmed = pl.Guard.KeepArmed || noDisarm
 					res, err = launch.Run(context.Background(), pl, stdio)
 				}
 			}
@@ -144,6 +149,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if err != nil {
 				return err
 			}
+			auditPlanted(p, args, res.Planted)
 			if jsonOut {
 				b, _ := json.Marshal(res)
 				fmt.Fprintln(os.Stderr, string(b))
@@ -159,8 +165,29 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 	}
 	pf.register(c.Flags())
 	c.Flags().BoolVar(&jsonOut, "json", false, "print the result (exit code, usage) as JSON on stderr")
+	c.Flags().BoolVar(&noDisarm, "no-disarm", false, "leave git hooks, config keys and other files the command planted armed (they are still reported)")
 	c.Flags().SetInterspersed(false)
 	return c
+}
+
+// auditPlanted writes one audit record per file the run planted, when the
+// policy logs denials; a log that cannot be written is a warning.
+func auditPlanted(p *policy.Policy, command []string, planted []result.Planted) {
+	if len(planted) == 0 || !p.Audit.Enabled || !p.Audit.LogDenied || p.Audit.LogFile == "" {
+		return
+	}
+	lg, err := audit.Open(p.Audit.LogFile)
+	if err == nil {
+		defer lg.Close()
+		for _, r := range audit.PlantedRecords(audit.NewSessionID(), strings.Join(command, " "), string(p.Mode), planted) {
+			if err = lg.Record(r); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: warning: the planted files were not recorded in the audit log: %v\n", err)
+	}
 }
 
 func newPolicy() *cobra.Command {

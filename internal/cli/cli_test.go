@@ -39,7 +39,7 @@ func TestFlagLayerErrors(t *testing.T) {
 		{[]string{"--no-sandbox", "--mode", "strict"}, "--no-sandbox and --mode strict disagree"},
 		{[]string{"--mode", "strict", "--sandbox", "off"}, `--mode "strict" and --sandbox "off" disagree`},
 		{[]string{"--profile", "ci", "--sandbox-profile", "minimal"}, "disagree"},
-		{[]string{"--audit-log", "/tmp/a.jsonl"}, "--audit-log: cordon run writes no audit records yet"},
+		{[]string{"--audit-log", "/tmp/a.jsonl"}, "--audit-log: cordon run writes no audit records"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -165,7 +165,7 @@ func (f *policyFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 	}
 	if ch("audit-log") {
 		if !f.auditLogUsed {
-			return nil, fmt.Errorf("--audit-log: cordon %s writes no audit records yet (only cordon mcp's file tools do; the violation monitor for commands is not built); remove the flag", cmd.Name())
+			return nil, fmt.Errorf("--audit-log: cordon %s writes no audit records (cordon run and cordon mcp do); remove the flag", cmd.Name())
 		}
 		if f.auditLog == "" {
 			return nil, fmt.Errorf("--audit-log: give a file path")

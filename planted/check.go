@@ -1,0 +1,806 @@
+package planted
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Kinds of Finding.
+const (
+	// KindHook is an executable hook, or a hooks directory that is a link.
+	KindHook = "hook"
+	// KindConfig is a config key that runs a program.
+	KindConfig = "config"
+	// KindCommondir is a commondir file that redirects a git directory.
+	KindCommondir = "commondir"
+	// KindName is a protected name (.envrc, .vscode/, ...).
+	KindName = "name"
+)
+
+// DisarmedSuffix is appended to the name of what Check renames, and names
+// the note written beside a hook whose execute bits it removed.
+const DisarmedSuffix = ".cordon-disarmed"
+
+// Default bounds of Check, used for zero fields of Limits.
+const (
+	// DefaultMaxEntries bounds the directory entries Check reads.
+	DefaultMaxEntries = 1_000_000
+	// DefaultDeadline bounds the time Check takes.
+	DefaultDeadline = 3 * time.Second
+)
+
+// ctimeSlack is how long before Snapshot a file's change time may lie and
+// the file still count as the run's: file systems stamp times from a
+// coarse clock.
+const ctimeSlack = time.Second
+
+// maxValue bounds Finding.Value.
+const maxValue = 120
+
+// Limits bounds Check's walk. Zero fields mean the defaults.
+type Limits struct {
+	// MaxEntries is the most directory entries the walk may read.
+	MaxEntries int
+	// Deadline is the most time Check may take.
+	Deadline time.Duration
+}
+
+// Options control Check.
+type Options struct {
+	// KeepArmed reports what was planted but leaves it in place.
+	KeepArmed bool
+	// Limits bound the walk.
+	Limits Limits
+	// Ignore are paths that are cordon's own (the plan's placeholders):
+	// nothing at or below them is reported.
+	Ignore []string
+}
+
+// Report is what Check found.
+type Report struct {
+	// Findings are what the run planted, in path order.
+	Findings []Finding
+	// Incomplete, when set, says what was not checked and why (a bound
+	// was hit, a file was too large).
+	Incomplete string
+}
+
+// Finding is one thing the run planted.
+type Finding struct {
+	// Path is the absolute path of the hook, config file, commondir or name.
+	Path string `json:"path"`
+	// Rel is Path relative to the checked root it was found under.
+	Rel string `json:"rel"`
+	// Kind is KindHook, KindConfig, KindCommondir or KindName.
+	Kind string `json:"kind"`
+	// Key is the config key ("core.fsmonitor"), the hook's name, or
+	// the protected name.
+	Key string `json:"key"`
+	// Value is the key's value or the link's target, truncated.
+	Value string `json:"value,omitempty"`
+	// Rule names what matched: "planted:core.fsmonitor",
+	// "planted:diff.*.command", "planted:hook", "planted:commondir",
+	// "planted:.envrc".
+	Rule string `json:"rule"`
+	// Disarmed reports that Check disarmed it.
+	Disarmed bool `json:"disarmed"`
+	// How says what was done, e.g. "commented out".
+	How string `json:"how"`
+}
+
+// Warning is the finding as one line for the user, without a prefix.
+func (f Finding) Warning() string {
+	var what string
+	switch f.Kind {
+	case KindHook:
+		what = "planted git hook " + safe(f.Rel)
+	case KindConfig:
+		what = fmt.Sprintf("planted git config %s: %s", safe(f.Rel), safe(f.Key))
+		if f.Value != "" {
+			what += " = " + strconv.Quote(f.Value)
+		}
+	case KindCommondir:
+		what = fmt.Sprintf("planted git commondir %s (-> %s)", safe(f.Rel), strconv.Quote(f.Value))
+	default:
+		what = "planted " + safe(f.Rel) + " (it may run code when a tool opens this directory)"
+	}
+	if f.Disarmed {
+		return what + ": disarmed (" + f.How + ")"
+	}
+	return what + ": " + f.How
+}
+
+// safe quotes s if it holds anything a terminal might interpret.
+func safe(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '"' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.Deadline <= 0 {
+		l.Deadline = DefaultDeadline
+	}
+	return l
+}
+
+// checker is the state of one Check.
+type checker struct {
+	b        *Before
+	opts     Options
+	ignore   map[string]bool
+	notes    []string
+	findings []Finding
+	now      time.Time
+}
+
+// gitDirRef is a git directory found under a root.
+type gitDirRef struct {
+	root *os.Root
+	base string // the root's path
+	rel  string // the directory relative to the root
+}
+
+// nameRule is a protected name Check looks for: rename says whether
+// Check renames a planted one or only warns.
+type nameRule struct {
+	glob   string
+	rename bool
+}
+
+// nameRules are built from policy.ProtectedNames: shell start-up files and
+// fish's configuration are only reported (renaming a user's shell files
+// would surprise more than it protects: nothing in a project runs them).
+func nameRules() []nameRule {
+	var out []nameRule
+	for _, n := range policy.ProtectedNames {
+		n = strings.TrimSuffix(n, "/")
+		out = append(out, nameRule{glob: "**/" + n, rename: !policy.ShellStartup(n) && !strings.Contains(n, "/")})
+	}
+	return out
+}
+
+// Check walks roots (absolute directories the command could write) after
+// the run, finds every git directory and protected name, and reports what
+// is new or changed since b: executable hooks, config keys that run a
+// program (see dangerousKeys), commondir files, and protected names.
+// Unless opts.KeepArmed, it disarms each: a hook loses its execute bits
+// (a note NAME.cordon-disarmed beside it says how to re-arm it) or, if a
+// symbolic link, is renamed; config keys are commented out; commondir and
+// names are renamed to NAME.cordon-disarmed. Every file operation goes
+// through an os.Root of its root, never following a symbolic link out of
+// it, and the last component with O_NOFOLLOW. The walk is bounded by
+// opts.Limits; what it could not check is said in Report.Incomplete. The
+// error is reserved for a broken call (a nil Before).
+func (b *Before) Check(roots []string, opts Options) (Report, error) {
+	if b == nil {
+		return Report{}, errors.New("planted: Check without a Snapshot")
+	}
+	lim := opts.Limits.withDefaults()
+	start := time.Now()
+	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, now: start}
+	for _, p := range opts.Ignore {
+		c.ignore[filepath.Clean(p)] = true
+	}
+	w := b.find(roots, lim, start)
+	defer w.close()
+	c.notes = w.notes
+	dirs, nameHits := w.dirs, w.names
+	keys := make([]string, 0, len(dirs))
+	for d := range dirs {
+		keys = append(keys, d)
+	}
+	slices.Sort(keys)
+	keys = slices.DeleteFunc(keys, c.ignored)
+	for i, d := range keys {
+		if time.Since(start) > lim.Deadline+lim.Deadline/2 {
+			c.note(fmt.Sprintf("%d git directories were not checked: the check ran out of time", len(keys)-i))
+			break
+		}
+		c.checkDir(d, dirs[d])
+	}
+	var renamed []string
+	for _, h := range nameHits {
+		p := filepath.Join(h.ref.base, h.ref.rel)
+		if b.names[p] || c.ignored(p) || inAny(p, renamed) {
+			continue
+		}
+		fi, err := h.ref.root.Lstat(h.ref.rel)
+		if err != nil || !c.recent(fi) {
+			continue
+		}
+		f := Finding{Path: p, Rel: h.ref.rel, Kind: KindName, Key: filepath.Base(p), Rule: "planted:" + filepath.Base(p)}
+		switch {
+		case !h.rename:
+			f.How = "left in place (review it)"
+		case c.opts.KeepArmed:
+			f.How = keptHow
+		default:
+			if to, err := renameAside(h.ref.root, h.ref.rel); err != nil {
+				f.How = "could not disarm: " + err.Error()
+			} else {
+				f.Disarmed, f.How = true, "renamed to "+filepath.Base(to)
+				renamed = append(renamed, p)
+			}
+		}
+		c.findings = append(c.findings, f)
+	}
+	slices.SortStableFunc(c.findings, func(x, y Finding) int { return strings.Compare(x.Path, y.Path) })
+	rep := Report{Findings: c.findings}
+	if len(c.notes) > 0 {
+		rep.Incomplete = "not everything the run may have planted was checked: " + strings.Join(c.notes, "; ")
+	}
+	return rep, nil
+}
+
+// walkResult is what find found under the roots.
+type walkResult struct {
+	roots []*os.Root
+	dirs  map[string]gitDirRef // git directories by absolute path
+	names []nameHit            // protected names, in path order per root
+	notes []string             // what was not searched, and why
+}
+
+// nameHit is a protected name found by find.
+type nameHit struct {
+	ref    gitDirRef
+	rename bool
+}
+
+func (w *walkResult) close() {
+	for _, r := range w.roots {
+		r.Close()
+	}
+}
+
+// find walks roots for git directories and protected names, bounded by
+// lim. Where a walk stops at its bound, the git directories b knows are
+// still returned.
+func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
+	w := &walkResult{dirs: map[string]gitDirRef{}}
+	names := nameRules()
+	pats := []globscan.Pattern{{Glob: "**/HEAD", Descend: true}, {Glob: "**/.git", Descend: true}}
+	for _, n := range names {
+		pats = append(pats, globscan.Pattern{Glob: n.glob, Descend: true})
+	}
+	for _, root := range roots {
+		root = filepath.Clean(root)
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				w.notes = append(w.notes, fmt.Sprintf("%s could not be opened (%v)", root, err))
+			}
+			continue
+		}
+		w.roots = append(w.roots, r)
+		walked := false
+		left := lim.Deadline - time.Since(start)
+		if left <= 0 {
+			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
+		} else {
+			matches, _, err := globscan.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
+			var le *globscan.LimitError
+			switch {
+			case errors.As(err, &le):
+				w.notes = append(w.notes, fmt.Sprintf("the search of %s stopped at its bound (%s %s, after %d entries): git directories and protected names created there were not checked, except those that existed before the run",
+					root, le.Bound, le.Limit, le.Entries))
+			case err != nil:
+				w.notes = append(w.notes, fmt.Sprintf("%s could not be searched (%v)", root, err))
+			default:
+				walked = true
+			}
+			for _, m := range matches {
+				switch m.Pattern {
+				case "**/HEAD":
+					rel := filepath.Dir(filepath.FromSlash(m.Rel))
+					if isGitDir(r, rel) {
+						w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
+					}
+				case "**/.git":
+					if m.IsDir || m.IsSymlink {
+						continue
+					}
+					if rel, ok := gitlinkTarget(r, root, filepath.FromSlash(m.Rel)); ok && isGitDir(r, rel) {
+						w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
+					}
+				default:
+					for _, n := range names {
+						if n.glob == m.Pattern {
+							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename})
+						}
+					}
+				}
+			}
+		}
+		if !walked {
+			// The git directories that existed are still checked.
+			for d := range b.known {
+				if rel, ok := under(root, d); ok {
+					if _, seen := w.dirs[d]; !seen && isGitDir(r, rel) {
+						w.dirs[d] = gitDirRef{r, root, rel}
+					}
+				}
+			}
+		}
+	}
+	return w
+}
+
+// Discover walks roots as Check does and returns the git directories and
+// protected names that exist, for a Snapshot when the plan did not list
+// them; incomplete says what a walk that stopped at its bound left out.
+func Discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
+	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now())
+	defer w.close()
+	for d := range w.dirs {
+		gitDirs = append(gitDirs, d)
+	}
+	slices.Sort(gitDirs)
+	for _, h := range w.names {
+		names = append(names, filepath.Join(h.ref.base, h.ref.rel))
+	}
+	return gitDirs, names, strings.Join(w.notes, "; ")
+}
+
+// keptHow is Finding.How when KeepArmed left it in place.
+const keptHow = "left armed (--no-disarm): review it before running git or opening the directory"
+
+func (c *checker) note(s string) { c.notes = append(c.notes, s) }
+
+// ignored reports whether p is one of Options.Ignore or below one.
+func (c *checker) ignored(p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if c.ignore[q] {
+			return true
+		}
+		if q == filepath.Dir(q) {
+			return false
+		}
+	}
+}
+
+// recent reports whether fi changed after (or just before) the snapshot:
+// for what the snapshot does not know, this is what tells the run's files
+// from the user's (a change time cannot be set back without privilege).
+func (c *checker) recent(fi fs.FileInfo) bool {
+	return !statOf(fi).ctime.Before(c.b.at.Add(-ctimeSlack))
+}
+
+// under returns p relative to root if p is root or below it.
+func under(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// inAny reports whether p is below one of dirs.
+func inAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// isGitDir reports whether rel (under r) is a git directory: it holds
+// HEAD and either an objects directory or a commondir file.
+func isGitDir(r *os.Root, rel string) bool {
+	if _, err := r.Lstat(filepath.Join(rel, "HEAD")); err != nil {
+		return false
+	}
+	if fi, err := r.Lstat(filepath.Join(rel, "objects")); err == nil && fi.IsDir() {
+		return true
+	}
+	fi, err := r.Lstat(filepath.Join(rel, "commondir"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// gitlinkTarget reads a .git file ("gitdir: PATH") and returns its target
+// relative to the root, if it lies inside it.
+func gitlinkTarget(r *os.Root, root, rel string) (string, bool) {
+	data, err := readSmall(r, rel, maxSmall)
+	if err != nil {
+		return "", false
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	t, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	t = strings.TrimSpace(t)
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(root, filepath.Dir(rel), t)
+	}
+	return under(root, filepath.Clean(t))
+}
+
+// readSmall reads up to max bytes of rel, never through a symbolic link at
+// its last component.
+func readSmall(r *os.Root, rel string, max int64) ([]byte, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// checkDir compares one git directory with the snapshot and disarms what
+// the run planted in it.
+func (c *checker) checkDir(abs string, ref gitDirRef) {
+	if c.b.known[abs] && c.b.dirs[abs] == nil {
+		c.note(fmt.Sprintf("%s existed before the run but was not recorded (more than %d git directories)", abs, MaxSnapshotDirs))
+		return
+	}
+	g, err := ref.root.OpenRoot(ref.rel)
+	if err != nil {
+		return
+	}
+	defer g.Close()
+	d := &dirCheck{c: c, g: g, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
+	d.hooks()
+	for _, name := range configFiles {
+		d.config(name)
+	}
+	d.commondir()
+}
+
+// dirCheck is the check of one git directory.
+type dirCheck struct {
+	c    *checker
+	g    *os.Root // the git directory
+	abs  string
+	rel  string    // relative to the walked root, for messages
+	prev *dirState // nil: the directory is new (or was not known)
+}
+
+// planted reports whether a file not in the snapshot counts as the run's:
+// always in a recorded directory; by its change time in an unknown one.
+func (d *dirCheck) planted(fi fs.FileInfo) bool {
+	return d.prev != nil || d.c.recent(fi)
+}
+
+func (d *dirCheck) add(f Finding) { d.c.findings = append(d.c.findings, f) }
+
+func (d *dirCheck) finding(name, kind, key, value, rule string) Finding {
+	if len(value) > maxValue {
+		value = value[:maxValue] + "..."
+	}
+	return Finding{Path: filepath.Join(d.abs, name), Rel: filepath.Join(d.rel, name), Kind: kind, Key: key, Value: value, Rule: rule}
+}
+
+// hooks checks hooks/: executable files and symbolic links that are new or
+// changed, and hooks itself if it became a symbolic link.
+func (d *dirCheck) hooks() {
+	fi, err := d.g.Lstat("hooks")
+	if err != nil {
+		return
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := d.g.Readlink("hooks")
+		if d.prev != nil && d.prev.hooksLink != nil && d.prev.hooksLink.same(fi) || !d.planted(fi) {
+			return
+		}
+		f := d.finding("hooks", KindHook, "hooks", target, "planted:hook")
+		d.disarmRename(&f, "hooks", "symbolic link renamed to hooks"+DisarmedSuffix)
+		d.add(f)
+		return
+	}
+	if !fi.IsDir() {
+		return
+	}
+	if d.prev != nil && d.prev.hooks == nil {
+		d.c.note(fmt.Sprintf("the hooks of %s were not recorded before the run (more than %d entries)", d.abs, maxHooks))
+		return
+	}
+	hf, err := d.g.OpenFile("hooks", os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return
+	}
+	names, err := hf.Readdirnames(maxHooks + 1)
+	hf.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	if len(names) > maxHooks {
+		d.c.note(fmt.Sprintf("%s/hooks has more than %d entries; only some were checked", d.abs, maxHooks))
+		names = names[:maxHooks]
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if strings.HasSuffix(n, ".sample") || strings.HasSuffix(n, DisarmedSuffix) {
+			continue
+		}
+		rel := filepath.Join("hooks", n)
+		hi, err := d.g.Lstat(rel)
+		if err != nil {
+			continue
+		}
+		link := hi.Mode()&fs.ModeSymlink != 0
+		if !link && !(hi.Mode().IsRegular() && hi.Mode()&0o111 != 0) {
+			continue
+		}
+		if d.prev != nil {
+			if old, ok := d.prev.hooks[n]; ok && old.same(hi) {
+				continue
+			}
+		}
+		if !d.planted(hi) {
+			continue
+		}
+		var target string
+		if link {
+			target, _ = d.g.Readlink(rel)
+		}
+		f := d.finding(rel, KindHook, n, target, "planted:hook")
+		if link {
+			d.disarmRename(&f, rel, "symbolic link renamed to "+n+DisarmedSuffix)
+		} else {
+			d.disarmHook(&f, rel, hi)
+		}
+		d.add(f)
+	}
+}
+
+// disarmRename renames rel to rel+DisarmedSuffix unless KeepArmed.
+func (d *dirCheck) disarmRename(f *Finding, rel, how string) {
+	if d.c.opts.KeepArmed {
+		f.How = keptHow
+		return
+	}
+	if _, err := renameAside(d.g, rel); err != nil {
+		f.How = "could not disarm: " + err.Error()
+		return
+	}
+	f.Disarmed, f.How = true, how
+}
+
+// renameAside renames rel to rel+DisarmedSuffix (or, if that exists,
+// rel+DisarmedSuffix+".N") and returns the new name.
+func renameAside(r *os.Root, rel string) (string, error) {
+	to := rel + DisarmedSuffix
+	for i := 1; ; i++ {
+		if _, err := r.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if i > 100 {
+			return "", fmt.Errorf("renaming %s: too many %s files", rel, DisarmedSuffix)
+		}
+		to = rel + DisarmedSuffix + "." + strconv.Itoa(i)
+	}
+	if err := r.Rename(rel, to); err != nil {
+		return "", fmt.Errorf("renaming %s: %w", rel, err)
+	}
+	return to, nil
+}
+
+// disarmHook drops the execute bits of a hook through a descriptor opened
+// without following links (and checked to be the file examined), and
+// writes a note beside it.
+func (d *dirCheck) disarmHook(f *Finding, rel string, seen fs.FileInfo) {
+	if d.c.opts.KeepArmed {
+		f.How = keptHow
+		return
+	}
+	fail := func(err error) { f.How = "could not disarm: " + err.Error() }
+	h, err := d.g.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer h.Close()
+	fi, err := h.Stat()
+	if err != nil {
+		fail(err)
+		return
+	}
+	if !fi.Mode().IsRegular() || statOf(fi).ino != statOf(seen).ino {
+		fail(fmt.Errorf("%s was replaced while cordon examined it", rel))
+		return
+	}
+	if err := h.Chmod(fi.Mode().Perm() &^ 0o111); err != nil {
+		fail(fmt.Errorf("removing the execute bits of %s: %w", rel, err))
+		return
+	}
+	f.Disarmed, f.How = true, "execute bits removed; see "+filepath.Base(rel)+DisarmedSuffix
+	note := fmt.Sprintf(`cordon disarmed the git hook %s on %s.
+
+A command that cordon ran confined created or changed this hook. Left as it
+was, git would run it on your machine, outside the sandbox, the next time you
+commit, check out, push or merge here. cordon removed its execute bits.
+
+Review the hook. To re-arm it, if you trust it:
+
+    chmod +x %s
+
+Then delete this file.
+`, f.Path, d.c.now.UTC().Format(time.RFC3339), strconv.Quote(f.Path))
+	w, err := d.g.OpenFile(rel+DisarmedSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if err == nil {
+		if wi, serr := w.Stat(); serr == nil && wi.Mode().IsRegular() {
+			_, _ = io.WriteString(w, note)
+		}
+		w.Close()
+	}
+}
+
+// config checks one config file for planted keys that run a program.
+func (d *dirCheck) config(name string) {
+	fi, err := d.g.Lstat(name)
+	if err != nil {
+		return
+	}
+	var old *fileState
+	if d.prev != nil {
+		old = d.prev.configs[name]
+	}
+	if old != nil && old.same(fi) {
+		return // unchanged: the common case, one lstat
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// A config that is a link reads another file's keys.
+		if !d.planted(fi) {
+			return
+		}
+		target, _ := d.g.Readlink(name)
+		f := d.finding(name, KindConfig, "(symbolic link)", target, "planted:config-link")
+		d.disarmRename(&f, name, "symbolic link renamed to "+name+DisarmedSuffix)
+		d.add(f)
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		return
+	}
+	if fi.Size() > MaxConfigSize {
+		d.c.note(fmt.Sprintf("%s is larger than %d bytes and was not examined", filepath.Join(d.abs, name), MaxConfigSize))
+		return
+	}
+	h, err := d.g.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(h, MaxConfigSize+1))
+	hi, serr := h.Stat()
+	h.Close()
+	if err != nil || serr != nil || !hi.Mode().IsRegular() {
+		return
+	}
+	var had map[string]bool
+	switch {
+	case old != nil && old.content == nil:
+		d.c.note(fmt.Sprintf("%s could not be compared with its content before the run (too large or unreadable)", filepath.Join(d.abs, name)))
+		return
+	case old != nil:
+		had = map[string]bool{}
+		for _, e := range parseConfig(old.content) {
+			had[e.tuple()] = true
+		}
+	case !d.planted(hi):
+		return // in an unknown directory, and older than the run
+	}
+	var bad []configEntry
+	var rules []string
+	for _, e := range parseConfig(data) {
+		if r := dangerous(e); r != "" && !had[e.tuple()] {
+			bad = append(bad, e)
+			rules = append(rules, r)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	found := make([]Finding, len(bad))
+	for i, e := range bad {
+		found[i] = d.finding(name, KindConfig, e.Key(), e.Value, "planted:"+rules[i])
+	}
+	how, ok := keptHow, false
+	if !d.c.opts.KeepArmed {
+		if err := d.rewrite(name, hi, commentOut(data, bad)); err != nil {
+			how = "could not disarm: " + err.Error()
+		} else {
+			how, ok = "commented out", true
+		}
+	}
+	for _, f := range found {
+		f.How, f.Disarmed = how, ok
+		d.add(f)
+	}
+}
+
+// rewrite replaces name with data: a temporary file in the same directory,
+// with the same permissions, synced and renamed over it, provided name is
+// still the file that was read.
+func (d *dirCheck) rewrite(name string, was fs.FileInfo, data []byte) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := "." + name + ".cordon-" + hex.EncodeToString(rnd[:])
+	w, err := d.g.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("rewriting %s: %w", name, err)
+	}
+	_, err = w.Write(data)
+	if err == nil {
+		err = w.Chmod(was.Mode().Perm())
+	}
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if now, lerr := d.g.Lstat(name); lerr != nil || statOf(now).ino != statOf(was).ino {
+			err = fmt.Errorf("%s was replaced while cordon examined it", name)
+		}
+	}
+	if err == nil {
+		err = d.g.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = d.g.Remove(tmp)
+		return fmt.Errorf("rewriting %s: %w", name, err)
+	}
+	return nil
+}
+
+// commondir checks a commondir file that appeared or changed. cordon's own
+// placeholder (".") is ignored, and so is a new worktree's "../..", which
+// points at the repository it belongs to.
+func (d *dirCheck) commondir() {
+	fi, err := d.g.Lstat("commondir")
+	if err != nil {
+		return
+	}
+	if d.prev != nil && d.prev.commondir != nil && d.prev.commondir.same(fi) {
+		return
+	}
+	var content []byte
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, _ := d.g.Readlink("commondir")
+		content = []byte("symbolic link to " + t)
+	} else if content, err = readSmall(d.g, "commondir", maxSmall); err != nil {
+		return
+	}
+	c := string(content)
+	if c == "." || c == ".\n" {
+		return
+	}
+	if d.prev != nil && d.prev.commondir != nil && string(d.prev.commondir.content) == c {
+		return
+	}
+	if filepath.Base(filepath.Dir(d.abs)) == "worktrees" && strings.TrimRight(c, "\n") == "../.." {
+		return
+	}
+	if !d.planted(fi) {
+		return
+	}
+	f := d.finding("commondir", KindCommondir, "commondir", strings.TrimRight(c, "\n"), "planted:commondir")
+	d.disarmRename(&f, "commondir", "renamed to commondir"+DisarmedSuffix)
+	d.add(f)
+}

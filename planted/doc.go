@@ -1,0 +1,22 @@
+// Package planted finds and disarms what a confined run planted in its
+// writable trees to run later on the host: executable git hooks, git
+// config keys that run a program (core.fsmonitor, aliases with "!", diff
+// and merge drivers, ...), commondir files that redirect a git directory,
+// and protected names such as .envrc or .vscode/.
+//
+// The launcher takes a Snapshot of the git directories and protected names
+// that exist just before the command starts, and calls Check after it
+// ended. Check walks the writable roots again (bounded in entries and
+// time), compares every git directory with the snapshot, and reports and
+// disarms only what appeared or changed during the run: a hook loses its
+// execute bits, a config key is commented out, a commondir or a protected
+// name is renamed aside. What the user had before the run is never
+// touched.
+//
+// The package owns the comparison and the disarming, and a small tolerant
+// parser of git's configuration format. It must not decide policy (what
+// is writable, which paths are protected: that is package policy and
+// package plan), print anything, or write the audit log: it returns a
+// Report and the caller tells the user. It never follows a symbolic link
+// out of a checked root.
+package planted

@@ -1,0 +1,170 @@
+package planted
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Bounds of a Snapshot.
+const (
+	// MaxSnapshotDirs is the most git directories a Snapshot records;
+	// the others are remembered by path only and not checked after the
+	// run (Report.Incomplete says so).
+	MaxSnapshotDirs = 4096
+	// MaxConfigSize is the largest config file recorded or examined.
+	MaxConfigSize = 1 << 20
+	// maxHooks is the most entries of one hooks directory recorded.
+	maxHooks = 4096
+	// maxSmall bounds commondir and gitlink files.
+	maxSmall = 4096
+)
+
+// Before is what existed before the run: the git directories given to
+// Snapshot with their config files, commondir and hooks, and the
+// protected names.
+type Before struct {
+	at    time.Time
+	dirs  map[string]*dirState // recorded git directories
+	known map[string]bool      // every git directory given, recorded or not
+	names map[string]bool
+}
+
+// dirState is one git directory as Snapshot found it.
+type dirState struct {
+	configs   map[string]*fileState // "config", "config.worktree"
+	commondir *fileState
+	hooks     map[string]fileState // by name; nil when not recorded
+	hooksLink *fileState           // hooks itself is a symbolic link
+}
+
+// fileState identifies a version of a file: its stat fields and, for
+// small files, its content (nil when too large or unreadable).
+type fileState struct {
+	mode    fs.FileMode
+	size    int64
+	mtime   time.Time
+	ctime   time.Time
+	ino     uint64
+	content []byte
+}
+
+// statOf records fi's identifying fields.
+func statOf(fi fs.FileInfo) fileState {
+	s := fileState{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.ino = st.Ino
+		s.ctime = time.Unix(st.Ctim.Unix())
+	}
+	return s
+}
+
+// same reports whether fi is, as far as stat tells, this version.
+func (s *fileState) same(fi fs.FileInfo) bool {
+	o := statOf(fi)
+	return s.mode == o.mode && s.size == o.size && s.mtime.Equal(o.mtime) && s.ctime.Equal(o.ctime) && s.ino == o.ino
+}
+
+// Snapshot records, just before the command starts, the git directories
+// that exist (gitDirs, absolute) and the existing protected names (names,
+// absolute), so that Check reports only what the run planted. It records
+// each git directory's config and config.worktree (up to MaxConfigSize),
+// commondir, and hooks (name, mode, size, times, inode); at most
+// MaxSnapshotDirs directories are recorded. It never fails: what it cannot
+// read is recorded as absent or unreadable.
+func Snapshot(gitDirs, names []string) *Before {
+	b := &Before{at: time.Now(), dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}}
+	for _, n := range names {
+		b.names[filepath.Clean(n)] = true
+	}
+	for _, d := range gitDirs {
+		d = filepath.Clean(d)
+		if b.known[d] {
+			continue
+		}
+		b.known[d] = true
+		if len(b.dirs) < MaxSnapshotDirs {
+			b.dirs[d] = recordDir(d)
+		}
+	}
+	return b
+}
+
+// recordDir reads one git directory's state.
+func recordDir(d string) *dirState {
+	s := &dirState{configs: map[string]*fileState{}}
+	for _, name := range configFiles {
+		if f := recordFile(filepath.Join(d, name), MaxConfigSize); f != nil {
+			s.configs[name] = f
+		}
+	}
+	s.commondir = recordFile(filepath.Join(d, "commondir"), maxSmall)
+	hooks := filepath.Join(d, "hooks")
+	fi, err := os.Lstat(hooks)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		s.hooksLink = recordFile(hooks, maxSmall)
+		s.hooks = map[string]fileState{}
+	case err == nil && fi.IsDir():
+		ents, err := readDirNames(hooks, maxHooks+1)
+		if err != nil || len(ents) > maxHooks {
+			return s // hooks not recorded: Check says so
+		}
+		s.hooks = map[string]fileState{}
+		for _, n := range ents {
+			if hi, err := os.Lstat(filepath.Join(hooks, n)); err == nil {
+				s.hooks[n] = statOf(hi)
+			}
+		}
+	default:
+		s.hooks = map[string]fileState{}
+	}
+	return s
+}
+
+// configFiles are the configuration files of a git directory.
+var configFiles = []string{"config", "config.worktree"}
+
+// recordFile returns the state of path (a symbolic link is recorded with
+// its target as content), or nil if it does not exist.
+func recordFile(path string, max int64) *fileState {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	s := statOf(fi)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if t, err := os.Readlink(path); err == nil {
+			s.content = []byte(t)
+		}
+	case fi.Mode().IsRegular() && fi.Size() <= max:
+		if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err == nil {
+			s.content, _ = io.ReadAll(io.LimitReader(f, max+1))
+			f.Close()
+			if int64(len(s.content)) > max {
+				s.content = nil
+			}
+		}
+	}
+	return &s
+}
+
+// readDirNames lists up to n names of dir, without following a symbolic
+// link at dir itself.
+func readDirNames(dir string, n int) ([]string, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(n)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return names, err
+}
