@@ -2,7 +2,6 @@ package launch
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -60,12 +59,13 @@ func writesWorkspace(pl *plan.Plan) bool {
 	return false
 }
 
-// finish runs the check after the command ended, prints one
-// "cordon: warning:" line per finding (and one for what it could not
-// check) to stderr, and records the findings in res.
-func (g *guard) finish(res *result.Result, stderr io.Writer) {
+// finish runs the check after the command ended, records the findings in
+// res and returns one "cordon: warning:" line per finding (and one for what
+// it could not check), for the caller to print once the terminal is its
+// own again.
+func (g *guard) finish(res *result.Result) (lines []string) {
 	if g == nil {
-		return
+		return nil
 	}
 	rep, err := g.before.Check(g.roots, g.opts)
 	incomplete := rep.Incomplete
@@ -78,12 +78,11 @@ func (g *guard) finish(res *result.Result, stderr io.Writer) {
 	for _, f := range rep.Findings {
 		w := f.Warning()
 		res.Planted = append(res.Planted, result.Planted{Path: f.Path, Kind: f.Kind, Key: f.Key, Rule: f.Rule, Disarmed: f.Disarmed, Warning: w})
-		if stderr != nil {
-			fmt.Fprintln(stderr, "cordon: warning: "+w)
-		}
+		lines = append(lines, "cordon: warning: "+w)
 	}
 	res.PlantedIncomplete = strings.TrimPrefix(incomplete, "; ")
-	if res.PlantedIncomplete != "" && stderr != nil {
-		fmt.Fprintln(stderr, "cordon: warning: "+res.PlantedIncomplete)
+	if res.PlantedIncomplete != "" {
+		lines = append(lines, "cordon: warning: "+res.PlantedIncomplete)
 	}
+	return lines
 }

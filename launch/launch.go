@@ -176,6 +176,17 @@ func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result
 		return nil, &SetupError{Err: fmt.Errorf("creating stderr pipe: %w", err)}
 	}
 
+	// Warnings about what the run planted are printed last, after the
+	// host terminal is restored (a raw terminal would garble them).
+	warnTo := stdio.Stderr
+	var warnings []string
+	defer func() {
+		for _, w := range warnings {
+			if warnTo != nil {
+				fmt.Fprintln(warnTo, w)
+			}
+		}
+	}()
 	term, err := newTerminal(pl, &stdio)
 	if err != nil {
 		statusChild.Close()
@@ -453,7 +464,7 @@ loop:
 	if ready {
 		// The command ran: disarm what it planted, before the lock is
 		// released (and placeholders are removed).
-		guarded.finish(res, stdio.Stderr)
+		warnings = guarded.finish(res)
 	}
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
 	switch {

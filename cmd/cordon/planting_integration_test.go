@@ -214,3 +214,24 @@ func filterListing(l []string, prefix string) []string {
 	}
 	return out
 }
+
+// TestPlantedWarningOnTerminal: on an interactive terminal (cordon gives
+// the command a private pty and puts the host terminal in raw mode), the
+// warnings about what the run planted are printed once the terminal is
+// restored, so they are whole lines the user sees.
+func TestPlantedWarningOnTerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	out, code := runOnPty(t, e, "", "", "run", "--", "sh", "-c", `git init -q x && git -C x config core.fsmonitor "echo PWNED"`)
+	if code != 0 {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+	const want = "cordon: warning: planted git config x/.git/config: core.fsmonitor"
+	i := strings.Index(out, want)
+	if i < 0 {
+		t.Fatalf("no warning on the terminal: %q", out)
+	}
+	if i > 0 && !strings.HasSuffix(out[:i], "\r\n") {
+		t.Errorf("the warning does not start a line of a restored terminal: %q", out)
+	}
+}
