@@ -1,0 +1,366 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/limits"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/result"
+	"golang.org/x/sys/unix"
+)
+
+// sandboxRun is one run of a sandbox plan: what start sets up, supervise
+// watches and finish reads. Its descriptors follow os/exec's discipline:
+// onStarted holds the child's ends (the parent closes them once the child
+// has them, or on a failed start), onWaited everything the parent holds
+// until the run is over, released in reverse order.
+type sandboxRun struct {
+	pl    *plan.Plan
+	stdio Stdio
+	bwrap bool
+	res   *result.Result
+
+	onStarted []func() // the child's ends, closed after start
+	onWaited  []func() // closed when the run is over, last first
+
+	group      *limits.Group
+	cmd        *exec.Cmd
+	term       *terminal
+	statusHost *os.File    // the host's end of the helper's status socket
+	statusCh   chan status // the helper's status messages (see readStatus)
+	outerAdded chan error  // the move of the outer process into the group
+	cmdStderr  *os.File    // the write end of bwErr's pipe, bwrap's stderr
+	bwErrR     *os.File
+	bwErr      lockedBuffer // bwrap's own stderr
+	bwErrDone  chan struct{}
+	stderrDone chan struct{} // the command's stderr copier, if any
+	waitc      chan error
+	sigs       chan os.Signal
+	guard      *guard
+	started    time.Time
+
+	// Set by supervise.
+	ready    bool
+	cmdPid   int // the helper's (then the command's) pid on the host
+	initPid  int // bwrap's init, reaped for the command's CPU time
+	reaper   bool
+	timedOut bool
+	execErr  *ExecError
+	groupErr error
+	// warnings about what the run planted, printed after the terminal is
+	// restored (a raw terminal would garble them).
+	warnings []string
+}
+
+// status is what the helper reported on the status socket.
+type status struct {
+	pid      int
+	ready    bool
+	degraded []string // what the helper could not enforce
+	execErr  *ExecError
+}
+
+// afterWait registers f to run when the run is over, before what was
+// registered earlier.
+func (r *sandboxRun) afterWait(f func()) { r.onWaited = append(r.onWaited, f) }
+
+// afterStart registers f to run once the child has started, or if it
+// could not be started.
+func (r *sandboxRun) afterStart(f func()) { r.onStarted = append(r.onStarted, f) }
+
+// closeStarted closes the child's ends of its descriptors.
+func (r *sandboxRun) closeStarted() {
+	for _, f := range r.onStarted {
+		f()
+	}
+	r.onStarted = nil
+}
+
+// closeAfterWait releases everything the run held, last registered first.
+func (r *sandboxRun) closeAfterWait() {
+	r.closeStarted()
+	for i := len(r.onWaited) - 1; i >= 0; i-- {
+		r.onWaited[i]()
+	}
+	r.onWaited = nil
+}
+
+// start prepares the host side (workspace lock and placeholders, private
+// /tmp, cgroup), the descriptors the helper inherits, the terminal, and
+// starts bwrap (or the helper itself on the Landlock-only backend). An
+// error is a *SetupError; everything made so far is released by
+// closeAfterWait.
+func (r *sandboxRun) start() error {
+	if err := r.prepareHost(); err != nil {
+		return &SetupError{Err: err}
+	}
+	files, err := r.helperFiles()
+	if err != nil {
+		return &SetupError{Err: err}
+	}
+	r.newCommand(files)
+	// What exists now is the user's; what the run plants is checked for
+	// after it (see guard).
+	r.guard = startGuard(r.pl)
+	r.started = time.Now()
+	err = r.cmd.Start()
+	r.closeStarted()
+	if err != nil {
+		return &SetupError{Err: fmt.Errorf("starting %s: %w", r.pl.Argv[0], err)}
+	}
+	r.term.start(r.cmd.Process.Pid)
+	r.enterGroupEarly()
+	r.readOutputs()
+	return nil
+}
+
+// prepareHost takes the per-workspace lock (creating placeholders), makes
+// the private /tmp of the Landlock-only backend and the cgroup.
+func (r *sandboxRun) prepareHost() error {
+	pl := r.pl
+	if r.bwrap {
+		lock, err := lockWorkspace(pl)
+		if err != nil {
+			return err
+		}
+		r.afterWait(lock.release)
+	}
+	if pl.PrivateTmp != "" {
+		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
+			return fmt.Errorf("creating a private temporary directory: %w", err)
+		}
+		r.afterWait(func() { os.RemoveAll(pl.PrivateTmp) })
+	}
+	group, notes, err := newGroup(pl)
+	if err != nil {
+		return err
+	}
+	if group != nil {
+		r.group = group
+		r.afterWait(func() { group.Close() })
+		r.afterWait(sweepGroups())
+	}
+	for _, n := range notes {
+		r.res.Degraded = append(r.res.Degraded, n)
+		if r.stdio.Stderr != nil {
+			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+n)
+		}
+	}
+	return nil
+}
+
+// helperFiles opens what the helper inherits, at plan.FdHelperExe,
+// FdSpec, FdStatus and FdStderr: cordon's own binary, a pipe carrying the
+// spec, the status socket and the command's real stderr. It also sets up
+// the terminal and bwrap's stderr pipe.
+func (r *sandboxRun) helperFiles() ([]*os.File, error) {
+	pl, stdio := r.pl, &r.stdio
+	spec := pl.Spec
+	spec.WaitGo = r.group != nil
+
+	exe, err := os.Open(plan.HelperSelf)
+	if err != nil {
+		return nil, fmt.Errorf("opening cordon's own binary: %w", err)
+	}
+	r.afterWait(func() { exe.Close() })
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating spec pipe: %w", err)
+	}
+	r.afterWait(func() { specR.Close() })
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		specW.Close()
+		return nil, fmt.Errorf("encoding helper spec: %w", err)
+	}
+	go func() {
+		_, _ = specW.Write(specJSON)
+		specW.Close()
+	}()
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("creating status socket: %w", err)
+	}
+	r.statusHost = os.NewFile(uintptr(fds[0]), "status")
+	statusChild := os.NewFile(uintptr(fds[1]), "status-child")
+	r.afterWait(func() { r.statusHost.Close() })
+	r.afterStart(func() { statusChild.Close() })
+	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		return nil, fmt.Errorf("status socket: %w", err)
+	}
+
+	bwErrR, bwErrW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating stderr pipe: %w", err)
+	}
+	r.afterStart(func() { bwErrW.Close() })
+	r.bwErrDone = make(chan struct{})
+	r.afterWait(func() { bwErrR.Close() })
+	r.cmdStderr = bwErrW
+	r.bwErrR = bwErrR
+
+	// Warnings are printed last: registered before the terminal's
+	// restore, so they run after it.
+	warnTo := stdio.Stderr
+	r.afterWait(func() {
+		for _, w := range r.warnings {
+			if warnTo != nil {
+				fmt.Fprintln(warnTo, w)
+			}
+		}
+	})
+	term, err := newTerminal(pl, stdio)
+	if err != nil {
+		return nil, err
+	}
+	r.term = term
+	r.afterWait(term.close)
+
+	// The command's stderr travels to the helper as a descriptor: a
+	// non-file writer gets a pipe and a copier.
+	realStderr, closeStderr, stderrDone, err := stderrFile(stdio.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	r.afterStart(closeStderr)
+	r.stderrDone = stderrDone
+	r.afterWait(func() { <-stderrDone })
+	return []*os.File{exe, specR, statusChild, realStderr}, nil
+}
+
+// newCommand builds the exec.Cmd that starts bwrap (or the helper).
+func (r *sandboxRun) newCommand(files []*os.File) {
+	pl, stdio := r.pl, r.stdio
+	cmd := &exec.Cmd{
+		Path:       pl.Argv[0],
+		Args:       pl.Argv,
+		Env:        pl.Env,
+		Dir:        "/", // bwrap changes directory itself (--chdir)
+		Stderr:     r.cmdStderr,
+		ExtraFiles: files,
+		SysProcAttr: &syscall.SysProcAttr{
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if !r.bwrap {
+		cmd.Dir = pl.Dir
+	}
+	if stdio.Stdin != nil {
+		cmd.Stdin = stdio.Stdin
+	}
+	if stdio.Stdout != nil {
+		cmd.Stdout = stdio.Stdout
+	}
+	if r.term != nil {
+		cmd.SysProcAttr.Setsid = true
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+	} else {
+		cmd.SysProcAttr.Setpgid = true
+	}
+	r.cmd = cmd
+	r.sigs = make(chan os.Signal, 8)
+	if stdio.ForwardSignals {
+		signal.Notify(r.sigs, forwarded...)
+		r.afterWait(func() { signal.Stop(r.sigs) })
+	}
+}
+
+// enterGroupEarly moves the outer process (bwrap, or the helper itself
+// without bwrap) into the cgroup now, while the sandbox is being set up:
+// on cgroup v1 the first move waits for an RCU grace period (about 10 ms),
+// which would otherwise add to every run once the helper is ready.
+// Processes it forks after the move are born inside; enterGroup checks,
+// and moves what is not.
+func (r *sandboxRun) enterGroupEarly() {
+	if r.group == nil {
+		return
+	}
+	r.outerAdded = make(chan error, 1)
+	outer, group, added := r.cmd.Process.Pid, r.group, r.outerAdded
+	go func() { added <- group.Add(outer) }()
+	r.afterWait(func() {
+		if r.outerAdded != nil {
+			<-r.outerAdded // never leave a move racing with Close
+		}
+	})
+}
+
+// readOutputs starts the readers: bwrap's own stderr (collected until the
+// helper is ready, so a setup failure becomes one clear line; passed
+// through afterwards), the helper's status messages, and the wait for the
+// outer process.
+func (r *sandboxRun) readOutputs() {
+	go func() {
+		defer close(r.bwErrDone)
+		_, _ = io.Copy(&r.bwErr, r.bwErrR)
+	}()
+	r.statusCh = make(chan status, 1)
+	go readStatus(r.statusHost, r.statusCh)
+	r.waitc = make(chan error, 1)
+	go func() { r.waitc <- r.cmd.Wait() }()
+}
+
+// finish runs after the sandbox exited: it drains what the helper and
+// bwrap still had to say, disarms what the run planted, and turns the end
+// into the Result (or the setup or exec error).
+func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
+	stdio, res := r.stdio, r.res
+	// Drain the status channel: the helper may have reported just before
+	// the sandbox ended.
+	for st := range r.statusCh {
+		if st.ready {
+			r.ready = true
+		}
+		if st.execErr != nil {
+			r.execErr = st.execErr
+		}
+	}
+	<-r.bwErrDone
+	<-r.stderrDone
+	r.term.wait()
+	if !r.bwrap && r.reaper && stdio.OwnsChildren {
+		sweepOrphans()
+	}
+	if r.ready {
+		// The command ran: disarm what it planted, before the lock is
+		// released (and placeholders are removed).
+		r.warnings = r.guard.finish(res)
+	}
+	res.Usage = usage(r.cmd.ProcessState, time.Since(r.started))
+	switch {
+	case r.initPid > 0:
+		addUsage(&res.Usage, reapInit(r.initPid))
+	case r.bwrap && !r.reaper && r.ready && !stdio.NoUsage:
+		res.Usage.Incomplete = append(res.Usage.Incomplete, incompleteCPU)
+	}
+	groupUsage(r.group, &res.Usage)
+	if r.groupErr != nil {
+		return nil, &SetupError{Err: r.groupErr}
+	}
+	if !r.ready && r.execErr == nil {
+		msg := r.bwErr.String()
+		return nil, &SetupError{Err: setupFailure(msg, waitErr), UserNS: userNSFailure(msg)}
+	}
+	// Anything bwrap said after the helper was ready belongs to the user.
+	if msg := r.bwErr.String(); msg != "" && stdio.Stderr != nil {
+		_, _ = io.WriteString(stdio.Stderr, msg)
+	}
+	if r.execErr != nil {
+		return nil, r.execErr
+	}
+	fillExit(res, r.cmd.ProcessState)
+	if r.timedOut {
+		res.TimedOut = true
+		res.ExitCode = result.ExitTimeout
+	}
+	return res, nil
+}

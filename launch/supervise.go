@@ -1,0 +1,177 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/helper"
+	"golang.org/x/sys/unix"
+)
+
+// readStatus reads the helper's messages on the status socket and sends
+// them on ch: one status when the helper is ready (with its pid, from the
+// kernel-translated credentials, and what it could not enforce), and one
+// at the end if it never got ready or could not exec the command. It
+// closes ch when the socket closes.
+func readStatus(sock *os.File, ch chan<- status) {
+	var st status
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, 0)
+		if err != nil || n == 0 {
+			break
+		}
+		switch buf[0] {
+		case helper.MsgReady:
+			st.ready = true
+			if n > 1 {
+				st.degraded = strings.Split(string(buf[1:n]), "\n")
+			}
+			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+				for _, m := range msgs {
+					if c, err := unix.ParseUnixCredentials(&m); err == nil {
+						st.pid = int(c.Pid)
+					}
+				}
+			}
+			ch <- st
+			st = status{pid: st.pid, ready: true}
+		case helper.MsgExecFailed:
+			code, msg, _ := strings.Cut(string(buf[1:n]), " ")
+			c, _ := strconv.Atoi(code)
+			st.execErr = &ExecError{Code: c, Msg: msg}
+		}
+	}
+	if !st.ready || st.execErr != nil {
+		ch <- st
+	}
+	close(ch)
+}
+
+// supervise waits for the sandbox to exit, acting meanwhile on the
+// helper's status (the cgroup move and the go byte, degraded notes),
+// forwarded signals, the setup and command timeouts and ctx. It returns
+// the outer process's wait error.
+func (r *sandboxRun) supervise(ctx context.Context) error {
+	var timeout, grace <-chan time.Time
+	if d, err := time.ParseDuration(r.pl.Timeout); err == nil && r.pl.Timeout != "" {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	setupTimer := time.NewTimer(readyTimeout)
+	defer setupTimer.Stop()
+	// In a child subreaper (cordon's own processes are), bwrap's init is
+	// reaped after the sandbox ends, for the command's CPU time.
+	r.reaper = isSubreaper()
+	stc := (<-chan status)(r.statusCh)
+	onStatus := func(st status, ok bool) {
+		if !ok {
+			stc = nil
+			return
+		}
+		if st.ready && !r.ready {
+			setupTimer.Stop()
+			r.onReady(st)
+		}
+		if st.execErr != nil {
+			r.execErr = st.execErr
+		}
+	}
+	for {
+		select {
+		case st, ok := <-stc:
+			onStatus(st, ok)
+		case <-setupTimer.C:
+			if !r.ready {
+				r.killAll()
+			}
+		case s := <-r.sigs:
+			if r.cmdPid == 0 && stc != nil {
+				// The helper may have reported readiness an instant
+				// before the signal came (select picks at random, and
+				// the status reader may not have run yet): wait for it
+				// briefly rather than kill a command that is running.
+				select {
+				case st, ok := <-stc:
+					onStatus(st, ok)
+				case <-time.After(signalReadyWait):
+				}
+			}
+			if r.cmdPid > 0 {
+				signalTree(r.cmdPid, s.(syscall.Signal))
+			} else {
+				r.killAll()
+			}
+		case <-timeout:
+			r.timedOut = true
+			timeout = nil
+			if r.cmdPid > 0 {
+				signalTree(r.cmdPid, syscall.SIGTERM)
+				grace = time.After(gracePeriod)
+			} else {
+				r.killAll()
+			}
+		case <-grace:
+			r.killAll()
+		case <-ctx.Done():
+			r.killAll()
+		case err := <-r.waitc:
+			return err
+		}
+	}
+}
+
+// onReady handles the helper's readiness report: it learns the command's
+// pid (and bwrap's init, to reap), moves the sandbox into its cgroup and
+// releases the helper, and passes on what the helper could not enforce.
+func (r *sandboxRun) onReady(st status) {
+	r.ready = true
+	r.cmdPid = st.pid
+	outer := r.cmd.Process.Pid
+	if r.bwrap && r.reaper && !r.stdio.NoUsage {
+		// bwrap's init inside the pid namespace: see reapInit.
+		if pp, err := parentPid(r.cmdPid); err == nil && pp != outer {
+			r.initPid = pp
+		}
+	}
+	if r.group != nil {
+		// The helper waits for this before exec.
+		if !r.bwrap {
+			outer = r.cmdPid // the helper itself; its parent is cordon
+		}
+		outerErr := <-r.outerAdded
+		r.outerAdded = nil
+		if err := enterGroup(r.group, outer, r.cmdPid, outerErr == nil); err != nil {
+			r.groupErr = err
+			r.killAll()
+		} else if _, err := r.statusHost.Write([]byte{helper.MsgGo}); err != nil {
+			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
+			r.killAll()
+		}
+	}
+	for _, d := range st.degraded {
+		r.res.Degraded = append(r.res.Degraded, d)
+		if r.stdio.Stderr != nil {
+			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+d)
+		}
+	}
+}
+
+// killAll kills the whole sandbox: the outer process, without a pid
+// namespace the command's process group, and the cgroup.
+func (r *sandboxRun) killAll() {
+	_ = r.cmd.Process.Signal(syscall.SIGKILL)
+	if !r.bwrap {
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if r.group != nil {
+		_ = r.group.Kill()
+	}
+}
