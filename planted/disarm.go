@@ -1,0 +1,371 @@
+package planted
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// checkDir compares one git directory with the snapshot and disarms what
+// the run planted in it.
+func (c *checker) checkDir(abs string, ref gitDirRef) {
+	if c.b.known[abs] && c.b.dirs[abs] == nil {
+		c.note(fmt.Sprintf("%s existed before the run but was not recorded (more than %d git directories)", abs, MaxSnapshotDirs))
+		return
+	}
+	g, err := ref.root.OpenRoot(ref.rel)
+	if err != nil {
+		return
+	}
+	defer g.Close()
+	d := &dirCheck{c: c, g: g, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
+	d.hooks()
+	for _, name := range configFiles {
+		d.config(name)
+	}
+	d.commondir()
+}
+
+// dirCheck is the check of one git directory.
+type dirCheck struct {
+	c    *checker
+	g    *os.Root // the git directory
+	abs  string
+	rel  string    // relative to the walked root, for messages
+	prev *dirState // nil: the directory is new (or was not known)
+}
+
+// planted reports whether a file not in the snapshot counts as the run's:
+// always in a recorded directory; by its change time in an unknown one.
+func (d *dirCheck) planted(fi fs.FileInfo) bool {
+	return d.prev != nil || d.c.recent(fi)
+}
+
+func (d *dirCheck) add(f Finding) { d.c.findings = append(d.c.findings, f) }
+
+func (d *dirCheck) finding(name, kind, key, value, rule string) Finding {
+	if len(value) > maxValue {
+		value = value[:maxValue] + "..."
+	}
+	return Finding{Path: filepath.Join(d.abs, name), Rel: filepath.Join(d.rel, name), Kind: kind, Key: key, Value: value, Rule: rule}
+}
+
+// hooks checks hooks/: executable files and symbolic links that are new or
+// changed, and hooks itself if it became a symbolic link.
+func (d *dirCheck) hooks() {
+	fi, err := d.g.Lstat("hooks")
+	if err != nil {
+		return
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := d.g.Readlink("hooks")
+		if d.prev != nil && d.prev.hooksLink != nil && d.prev.hooksLink.same(fi) || !d.planted(fi) {
+			return
+		}
+		f := d.finding("hooks", KindHook, "hooks", target, "planted:hook")
+		d.disarmRename(&f, "hooks", "symbolic link renamed to hooks"+DisarmedSuffix)
+		d.add(f)
+		return
+	}
+	if !fi.IsDir() {
+		return
+	}
+	if d.prev != nil && d.prev.hooks == nil {
+		d.c.note(fmt.Sprintf("the hooks of %s were not recorded before the run (more than %d entries)", d.abs, maxHooks))
+		return
+	}
+	hf, err := d.g.OpenFile("hooks", os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return
+	}
+	names, err := hf.Readdirnames(maxHooks + 1)
+	hf.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	if len(names) > maxHooks {
+		d.c.note(fmt.Sprintf("%s/hooks has more than %d entries; only some were checked", d.abs, maxHooks))
+		names = names[:maxHooks]
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if strings.HasSuffix(n, ".sample") || strings.HasSuffix(n, DisarmedSuffix) {
+			continue
+		}
+		rel := filepath.Join("hooks", n)
+		hi, err := d.g.Lstat(rel)
+		if err != nil {
+			continue
+		}
+		link := hi.Mode()&fs.ModeSymlink != 0
+		if !link && !(hi.Mode().IsRegular() && hi.Mode()&0o111 != 0) {
+			continue
+		}
+		if d.prev != nil {
+			if old, ok := d.prev.hooks[n]; ok && old.same(hi) {
+				continue
+			}
+		}
+		if !d.planted(hi) {
+			continue
+		}
+		var target string
+		if link {
+			target, _ = d.g.Readlink(rel)
+		}
+		f := d.finding(rel, KindHook, n, target, "planted:hook")
+		if link {
+			d.disarmRename(&f, rel, "symbolic link renamed to "+n+DisarmedSuffix)
+		} else {
+			d.disarmHook(&f, rel, hi)
+		}
+		d.add(f)
+	}
+}
+
+// disarmRename renames rel to rel+DisarmedSuffix unless KeepArmed.
+func (d *dirCheck) disarmRename(f *Finding, rel, how string) {
+	if d.c.opts.KeepArmed {
+		f.How = keptHow
+		return
+	}
+	if _, err := renameAside(d.g, rel); err != nil {
+		f.How = "could not disarm: " + err.Error()
+		return
+	}
+	f.Disarmed, f.How = true, how
+}
+
+// renameAside renames rel to rel+DisarmedSuffix (or, if that exists,
+// rel+DisarmedSuffix+".N") and returns the new name.
+func renameAside(r *os.Root, rel string) (string, error) {
+	to := rel + DisarmedSuffix
+	for i := 1; ; i++ {
+		if _, err := r.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if i > 100 {
+			return "", fmt.Errorf("renaming %s: too many %s files", rel, DisarmedSuffix)
+		}
+		to = rel + DisarmedSuffix + "." + strconv.Itoa(i)
+	}
+	if err := r.Rename(rel, to); err != nil {
+		return "", fmt.Errorf("renaming %s: %w", rel, err)
+	}
+	return to, nil
+}
+
+// disarmHook drops the execute bits of a hook through a descriptor opened
+// without following links (and checked to be the file examined), and
+// writes a note beside it.
+func (d *dirCheck) disarmHook(f *Finding, rel string, seen fs.FileInfo) {
+	if d.c.opts.KeepArmed {
+		f.How = keptHow
+		return
+	}
+	fail := func(err error) { f.How = "could not disarm: " + err.Error() }
+	h, err := d.g.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer h.Close()
+	fi, err := h.Stat()
+	if err != nil {
+		fail(err)
+		return
+	}
+	if !fi.Mode().IsRegular() || statOf(fi).ino != statOf(seen).ino {
+		fail(fmt.Errorf("%s was replaced while cordon examined it", rel))
+		return
+	}
+	if err := h.Chmod(fi.Mode().Perm() &^ 0o111); err != nil {
+		fail(fmt.Errorf("removing the execute bits of %s: %w", rel, err))
+		return
+	}
+	f.Disarmed, f.How = true, "execute bits removed; see "+filepath.Base(rel)+DisarmedSuffix
+	note := fmt.Sprintf(`cordon disarmed the git hook %s on %s.
+
+A command that cordon ran confined created or changed this hook. Left as it
+was, git would run it on your machine, outside the sandbox, the next time you
+commit, check out, push or merge here. cordon removed its execute bits.
+
+Review the hook. To re-arm it, if you trust it:
+
+    chmod +x %s
+
+Then delete this file.
+`, f.Path, d.c.now.UTC().Format(time.RFC3339), strconv.Quote(f.Path))
+	w, err := d.g.OpenFile(rel+DisarmedSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if err == nil {
+		if wi, serr := w.Stat(); serr == nil && wi.Mode().IsRegular() {
+			_, _ = io.WriteString(w, note)
+		}
+		w.Close()
+	}
+}
+
+// config checks one config file for planted keys that run a program.
+func (d *dirCheck) config(name string) {
+	fi, err := d.g.Lstat(name)
+	if err != nil {
+		return
+	}
+	var old *fileState
+	if d.prev != nil {
+		old = d.prev.configs[name]
+	}
+	if old != nil && old.same(fi) {
+		return // unchanged: the common case, one lstat
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// A config that is a link reads another file's keys.
+		if !d.planted(fi) {
+			return
+		}
+		target, _ := d.g.Readlink(name)
+		f := d.finding(name, KindConfig, "(symbolic link)", target, "planted:config-link")
+		d.disarmRename(&f, name, "symbolic link renamed to "+name+DisarmedSuffix)
+		d.add(f)
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		return
+	}
+	if fi.Size() > MaxConfigSize {
+		d.c.note(fmt.Sprintf("%s is larger than %d bytes and was not examined", filepath.Join(d.abs, name), MaxConfigSize))
+		return
+	}
+	h, err := d.g.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(h, MaxConfigSize+1))
+	hi, serr := h.Stat()
+	h.Close()
+	if err != nil || serr != nil || !hi.Mode().IsRegular() {
+		return
+	}
+	var had map[string]bool
+	switch {
+	case old != nil && old.content == nil:
+		d.c.note(fmt.Sprintf("%s could not be compared with its content before the run (too large or unreadable)", filepath.Join(d.abs, name)))
+		return
+	case old != nil:
+		had = map[string]bool{}
+		for _, e := range parseConfig(old.content) {
+			had[e.tuple()] = true
+		}
+	case !d.planted(hi):
+		return // in an unknown directory, and older than the run
+	}
+	var bad []configEntry
+	var rules []string
+	for _, e := range parseConfig(data) {
+		if r := dangerous(e); r != "" && !had[e.tuple()] {
+			bad = append(bad, e)
+			rules = append(rules, r)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	found := make([]Finding, len(bad))
+	for i, e := range bad {
+		found[i] = d.finding(name, KindConfig, e.Key(), e.Value, "planted:"+rules[i])
+	}
+	how, ok := keptHow, false
+	if !d.c.opts.KeepArmed {
+		if err := d.rewrite(name, hi, commentOut(data, bad)); err != nil {
+			how = "could not disarm: " + err.Error()
+		} else {
+			how, ok = "commented out", true
+		}
+	}
+	for _, f := range found {
+		f.How, f.Disarmed = how, ok
+		d.add(f)
+	}
+}
+
+// rewrite replaces name with data: a temporary file in the same directory,
+// with the same permissions, synced and renamed over it, provided name is
+// still the file that was read.
+func (d *dirCheck) rewrite(name string, was fs.FileInfo, data []byte) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := "." + name + ".cordon-" + hex.EncodeToString(rnd[:])
+	w, err := d.g.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("rewriting %s: %w", name, err)
+	}
+	_, err = w.Write(data)
+	if err == nil {
+		err = w.Chmod(was.Mode().Perm())
+	}
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if now, lerr := d.g.Lstat(name); lerr != nil || statOf(now).ino != statOf(was).ino {
+			err = fmt.Errorf("%s was replaced while cordon examined it", name)
+		}
+	}
+	if err == nil {
+		err = d.g.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = d.g.Remove(tmp)
+		return fmt.Errorf("rewriting %s: %w", name, err)
+	}
+	return nil
+}
+
+// commondir checks a commondir file that appeared or changed. cordon's own
+// placeholder (".") is ignored, and so is a new worktree's "../..", which
+// points at the repository it belongs to.
+func (d *dirCheck) commondir() {
+	fi, err := d.g.Lstat("commondir")
+	if err != nil {
+		return
+	}
+	if d.prev != nil && d.prev.commondir != nil && d.prev.commondir.same(fi) {
+		return
+	}
+	var content []byte
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, _ := d.g.Readlink("commondir")
+		content = []byte("symbolic link to " + t)
+	} else if content, err = readSmall(d.g, "commondir", maxSmall); err != nil {
+		return
+	}
+	c := string(content)
+	if c == "." || c == ".\n" {
+		return
+	}
+	if d.prev != nil && d.prev.commondir != nil && string(d.prev.commondir.content) == c {
+		return
+	}
+	if filepath.Base(filepath.Dir(d.abs)) == "worktrees" && strings.TrimRight(c, "\n") == "../.." {
+		return
+	}
+	if !d.planted(fi) {
+		return
+	}
+	f := d.finding("commondir", KindCommondir, "commondir", strings.TrimRight(c, "\n"), "planted:commondir")
+	d.disarmRename(&f, "commondir", "renamed to commondir"+DisarmedSuffix)
+	d.add(f)
+}
