@@ -38,7 +38,7 @@ func BenchmarkCheckUnchanged(b *testing.B) {
 			}
 		}
 	}
-	dirs, names, _ := Discover([]string{ws}, Limits{})
+	dirs, names, _ := discover([]string{ws}, Limits{})
 	before := Snapshot(dirs, names)
 	b.ResetTimer()
 	for b.Loop() {

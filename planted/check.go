@@ -344,10 +344,11 @@ func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
 	return w
 }
 
-// Discover walks roots as Check does and returns the git directories and
-// protected names that exist, for a Snapshot when the plan did not list
-// them; incomplete says what a walk that stopped at its bound left out.
-func Discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
+// discover walks roots as Check does and returns the git directories and
+// protected names that exist (what a plan's walk gives Snapshot; the tests
+// use it in its place); incomplete says what a walk that stopped at its
+// bound left out.
+func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
 	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now())
 	defer w.close()
 	for d := range w.dirs {

@@ -74,7 +74,7 @@ func summary(r Report) []string {
 // would list them.
 func snapshotOf(t *testing.T, ws string) *Before {
 	t.Helper()
-	dirs, names, note := Discover([]string{ws}, Limits{})
+	dirs, names, note := discover([]string{ws}, Limits{})
 	if note != "" {
 		t.Fatalf("Discover: %s", note)
 	}
@@ -373,7 +373,7 @@ func TestCheckBound(t *testing.T) {
 	if got := summary(rep); !slices.Equal(got, []string{"hook .git/hooks/pre-commit pre-commit true"}) {
 		t.Errorf("findings %q", got)
 	}
-	if _, _, note := Discover([]string{ws}, Limits{MaxEntries: 10}); note == "" {
+	if _, _, note := discover([]string{ws}, Limits{MaxEntries: 10}); note == "" {
 		t.Error("Discover over its bound said nothing")
 	}
 }
