@@ -31,7 +31,7 @@ const HelperSelf = "/proc/self/exe"
 // every run. It is printed at run time and refused by strict mode.
 var landlockDegraded = []string{
 	"no pid namespace: the command can see host processes (it cannot signal them: Landlock scoping); cordon run kills what is left of its tree when it ends or times out, but processes that left its process group (setsid) survive cordon's own death (kill -9) unless a cgroup holds the sandbox",
-	"no read-only carve-outs inside writable roots: protected paths (.git/hooks, .git/config, .envrc, ...) there are writable",
+	"no read-only carve-outs inside writable roots: protected paths (.git/hooks, .git/config, .envrc, ...) there are writable; what the command plants there is disarmed after the run",
 	"no mount namespace: the host's /tmp is hidden, not replaced (TMPDIR points to a private directory)",
 }
 
