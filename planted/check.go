@@ -220,7 +220,14 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	var renamed []string
 	for _, h := range nameHits {
 		p := filepath.Join(h.ref.base, h.ref.rel)
-		if b.names[p] || c.ignored(p) || inAny(p, renamed) {
+		if c.ignored(p) || inAny(p, renamed) {
+			continue
+		}
+		if b.names[p] {
+			// It existed: what the run changed in it (possible only
+			// where no mount kept it read-only, as on the Landlock-only
+			// backend) is planted.
+			c.changedName(h, &renamed)
 			continue
 		}
 		fi, err := h.ref.root.Lstat(h.ref.rel)
@@ -249,6 +256,59 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		rep.Incomplete = "not everything the run may have planted was checked: " + strings.Join(c.notes, "; ")
 	}
 	return rep, nil
+}
+
+// maxNameEntries bounds the entries of one existing protected directory
+// (.vscode, .claude, ...) that Check compares.
+const maxNameEntries = 1000
+
+// changedName reports, and unless KeepArmed renames aside, each file of
+// the existing protected name h (the name itself, or the entries of a
+// protected directory) that the run created or changed.
+func (c *checker) changedName(h nameHit, renamed *[]string) {
+	var rels []string
+	fi, err := h.ref.root.Lstat(h.ref.rel)
+	if err != nil {
+		return
+	}
+	if fi.IsDir() {
+		_ = fs.WalkDir(h.ref.root.FS(), filepath.ToSlash(h.ref.rel), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || len(rels) >= maxNameEntries {
+				return fs.SkipDir
+			}
+			if !d.IsDir() {
+				rels = append(rels, filepath.FromSlash(p))
+			}
+			return nil
+		})
+	} else {
+		rels = []string{h.ref.rel}
+	}
+	for _, rel := range rels {
+		fi, err := h.ref.root.Lstat(rel)
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(h.ref.base, rel)
+		if was, ok := c.b.nameFiles[p]; ok && was.same(fi) {
+			continue
+		}
+		f := Finding{Path: p, Rel: rel, Kind: KindName, Key: filepath.Base(h.ref.rel), Rule: "planted:" + filepath.Base(h.ref.rel)}
+		switch {
+		case !h.rename:
+			f.How = "changed during the run; left in place (review it)"
+		case c.opts.KeepArmed:
+			f.How = keptHow
+		default:
+			if to, err := renameAside(h.ref.root, rel); err != nil {
+				f.How = "could not disarm: " + err.Error()
+			} else {
+				f.Disarmed, f.How = true, "changed during the run; renamed to "+filepath.Base(to)
+				*renamed = append(*renamed, p)
+			}
+		}
+		c.findings = append(c.findings, f)
+	}
 }
 
 // walkResult is what find found under the roots.
@@ -296,7 +356,8 @@ func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
 		if left <= 0 {
 			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
 		} else {
-			matches, _, err := globscan.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
+			matches, st, err := globscan.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
+			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths)...)
 			var le *globscan.LimitError
 			switch {
 			case errors.As(err, &le):
@@ -342,6 +403,26 @@ func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
 		}
 	}
 	return w
+}
+
+// unreadable says which of the directories the walk could not read were
+// made so during the run (their change time is the run's): a repository
+// planted inside one would run on the host once it is readable again.
+// Directories the user had closed before are theirs, and not reported.
+func (b *Before) unreadable(r *os.Root, root string, skipped []string) []string {
+	var out []string
+	for _, p := range skipped {
+		rel, ok := under(root, p)
+		if !ok {
+			continue
+		}
+		fi, err := r.Lstat(rel)
+		if err != nil || statOf(fi).ctime.Before(b.at.Add(-ctimeSlack)) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s was made unreadable during the run and could not be searched: look inside before you run git there", p))
+	}
+	return out
 }
 
 // discover walks roots as Check does and returns the git directories and

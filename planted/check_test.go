@@ -486,3 +486,50 @@ func TestRealGit(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckChangedNames: where no mount kept them read-only (the
+// Landlock-only backend), files of existing protected names that the run
+// changed or added are reported and renamed aside; unchanged ones and the
+// user's other files are not touched.
+func TestCheckChangedNames(t *testing.T) {
+	ws := newWorkspace(t)
+	write(t, filepath.Join(ws, ".envrc"), "user\n", 0o644)
+	write(t, filepath.Join(ws, ".vscode", "settings.json"), "{}\n", 0o644)
+	write(t, filepath.Join(ws, "sub", ".envrc"), "untouched\n", 0o644)
+	b := snapshotOf(t, ws)
+	write(t, filepath.Join(ws, ".envrc"), "user\nexport EVIL=1\n", 0o644)
+	write(t, filepath.Join(ws, ".vscode", "tasks.json"), `{"runOn":"folderOpen"}`, 0o644)
+	rep, err := b.Check([]string{ws}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"name .envrc .envrc true", "name .vscode/tasks.json .vscode true"}
+	if got := summary(rep); !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	for _, p := range []string{".envrc.cordon-disarmed", ".vscode/tasks.json.cordon-disarmed", ".vscode/settings.json", "sub/.envrc"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestCheckUnreadableDir: a directory the run made unreadable cannot be
+// searched; the check says so instead of passing over it in silence.
+func TestCheckUnreadableDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a mode-000 directory: nothing is hidden from it")
+	}
+	ws := newWorkspace(t)
+	b := snapshotOf(t, ws)
+	fakeGitDir(t, filepath.Join(ws, "hidden", "x", ".git"))
+	must(t, os.Chmod(filepath.Join(ws, "hidden"), 0))
+	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "hidden"), 0o755) })
+	rep, err := b.Check([]string{ws}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Incomplete, filepath.Join(ws, "hidden")+" was made unreadable during the run") {
+		t.Errorf("Incomplete = %q", rep.Incomplete)
+	}
+}

@@ -32,6 +32,9 @@ type Before struct {
 	dirs  map[string]*dirState // recorded git directories
 	known map[string]bool      // every git directory given, recorded or not
 	names map[string]bool
+	// nameFiles are the files of the protected names (a name itself, or
+	// the files below a protected directory, at most maxNameEntries each).
+	nameFiles map[string]fileState
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -69,6 +72,33 @@ func (s *fileState) same(fi fs.FileInfo) bool {
 	return s.mode == o.mode && s.size == o.size && s.mtime.Equal(o.mtime) && s.ctime.Equal(o.ctime) && s.ino == o.ino
 }
 
+// Since is a Before that knows nothing but a time: Check then takes every
+// git directory, hook, key and name changed after t for the run's. It is
+// for a run that was killed before it could check (see the launcher's
+// journal), where the user may have changed things too since: report what
+// it finds, with KeepArmed.
+func Since(t time.Time) *Before {
+	return &Before{at: t, dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{}}
+}
+
+// recordName records the files of the protected name n.
+func (b *Before) recordName(n string) {
+	count := 0
+	_ = filepath.WalkDir(n, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || count >= maxNameEntries {
+			return fs.SkipDir
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			b.nameFiles[p] = statOf(fi)
+			count++
+		}
+		return nil
+	})
+}
+
 // Snapshot records, just before the command starts, the git directories
 // that exist (gitDirs, absolute) and the existing protected names (names,
 // absolute), so that Check reports only what the run planted. It records
@@ -77,9 +107,11 @@ func (s *fileState) same(fi fs.FileInfo) bool {
 // MaxSnapshotDirs directories are recorded. It never fails: what it cannot
 // read is recorded as absent or unreadable.
 func Snapshot(gitDirs, names []string) *Before {
-	b := &Before{at: time.Now(), dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}}
+	b := &Before{at: time.Now(), dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{}}
 	for _, n := range names {
-		b.names[filepath.Clean(n)] = true
+		n = filepath.Clean(n)
+		b.names[n] = true
+		b.recordName(n)
 	}
 	for _, d := range gitDirs {
 		d = filepath.Clean(d)
