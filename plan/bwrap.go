@@ -209,7 +209,7 @@ func (b *bwrapBuilder) collect() error {
 	if err := b.mask(trees); err != nil {
 		return err
 	}
-	b.plan.Guard = guardFrom(writable, trees, b.opts.KeepPlanted)
+	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
 	if sd := b.opts.StateDir; b.visible(sd) {

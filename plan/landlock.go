@@ -71,6 +71,18 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		}
 		writes = append(writes, w)
 	}
+	if err := refuseGuardedWrites(p, writes, opts.StateDir); err != nil {
+		return nil, err
+	}
+	var loose []string
+	for _, d := range p.DenyWrite {
+		if filepath.IsAbs(d) && policy.CoveredBy(d, writes) && !slices.Contains(p.Guarded, d) {
+			loose = append(loose, d)
+		}
+	}
+	if len(loose) > 0 {
+		pl.Degraded = append(pl.Degraded, fmt.Sprintf("deny_write paths inside writable roots stay writable without bubblewrap: %s", strings.Join(limitList(loose, 5), ", ")))
+	}
 	denied, guard := expandDenied(p, opts.WalkLimits)
 	guard.KeepArmed = opts.KeepPlanted
 	pl.Guard = guard
@@ -128,6 +140,25 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	}
 	pl.Argv = append([]string{HelperSelf, HelperCommand, "--"}, command...)
 	return pl, nil
+}
+
+// refuseGuardedWrites refuses a Landlock-only run in which a write path
+// contains cordon's own config or state, or a path of the home directory
+// that runs code later (Policy.Guarded): Landlock can only grant, never
+// carve a read-only path out of a writable tree, and a run that could
+// rewrite cordon's config could turn the sandbox off for every later run.
+func refuseGuardedWrites(p *policy.Policy, writes []string, stateDir string) error {
+	for _, g := range append(slices.Clone(p.Guarded), stateDir) {
+		if g == "" {
+			continue
+		}
+		for _, w := range writes {
+			if policy.Within(g, w) {
+				return fmt.Errorf("the Landlock-only backend cannot keep %s read-only inside the writable %s (it has no mount namespace), and a command could then loosen cordon's next run or plant code that runs later; drop that write path (--allow-write, --allow-home-workspace) or run where bubblewrap works (see cordon status)", g, w)
+			}
+		}
+	}
+	return nil
 }
 
 // expandDenied lists the existing paths the deny rules name: absolute
@@ -190,7 +221,7 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 			out = append(out, m.Path)
 		}
 	}
-	return out, guardFrom(guardRoots, trees, false)
+	return out, guardFrom(p, guardRoots, trees, false)
 }
 
 // privateTmpDir names a fresh directory, created by the launcher and removed

@@ -316,10 +316,19 @@ func unwritable(dir string) bool {
 	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
 }
 
-// guard fills the plan's Guard from the walk: the writable roots and what
-// they held before the run.
-func guardFrom(roots []string, trees map[string]*tree, keep bool) Guard {
-	g := Guard{Roots: roots, KeepArmed: keep}
+// guardFrom fills the plan's Guard from the walk: the writable roots and
+// what they held before the run. The sandbox cache, when writable, is
+// checked after the run too, though not walked before it (what is there
+// was made by sandboxes, and is judged by when it changed): a repository
+// planted there would run on the host through a gitlink or a symbolic link
+// from the workspace.
+func guardFrom(p *policy.Policy, roots []string, trees map[string]*tree, keep bool) Guard {
+	g := Guard{Roots: slices.Clone(roots), KeepArmed: keep}
+	if c := p.SandboxCache; c != "" && slices.Contains(p.Write, c) && !slices.Contains(g.Roots, c) {
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			g.Roots = append(g.Roots, c)
+		}
+	}
 	for _, r := range roots {
 		if t := trees[r]; t != nil {
 			g.GitDirs = append(g.GitDirs, t.gitDirs...)

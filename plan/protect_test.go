@@ -162,3 +162,31 @@ func TestWalkBoundRefuses(t *testing.T) {
 		t.Fatalf("within the bound: err %v, %d git dirs", err, len(pl.Guard.GitDirs))
 	}
 }
+
+// TestLandlockRefusesGuardedWrites: Landlock cannot keep a path read-only
+// inside a writable tree, so a Landlock-only plan whose write paths hold
+// cordon's config, its state or a home path that runs code later is
+// refused rather than run with them writable; another deny_write path
+// there is declared degraded.
+func TestLandlockRefusesGuardedWrites(t *testing.T) {
+	p, opts := testPolicy(t)
+	p.Backend = BackendLandlock
+	home := opts.Home
+	cfg := filepath.Join(home, ".config", "cordon")
+	p.Guarded = []string{cfg, filepath.Join(home, ".local", "bin")}
+	p.DenyWrite = append(slices.Clone(p.Guarded), filepath.Join(p.Workspace, "vendor"))
+	for _, w := range []string{filepath.Join(home, ".config"), home, filepath.Join(home, ".local")} {
+		q := *p
+		q.Write = append(slices.Clone(p.Write), w)
+		if _, err := Build(&q, []string{"true"}, opts); err == nil || !strings.Contains(err.Error(), "cannot keep") {
+			t.Errorf("write %s: err = %v, want a refusal", w, err)
+		}
+	}
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(pl.Degraded, "\n"), filepath.Join(p.Workspace, "vendor")) {
+		t.Errorf("degraded %q lacks the writable deny_write path", pl.Degraded)
+	}
+}

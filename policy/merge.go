@@ -435,6 +435,15 @@ func (b *builder) finish() *Policy {
 	// contains it (e.g. --workspace ~): the sandbox must not loosen its
 	// own next run.
 	p.DenyWrite = append(p.DenyWrite, filepath.Join(b.host.configHome(), "cordon"))
+	// What a run must never be able to change, whatever the backend: the
+	// paths that decide later runs or run code later (HomeProtected) and
+	// cordon's own config.
+	p.Guarded = []string{filepath.Join(b.host.configHome(), "cordon")}
+	for _, h := range HomeProtected {
+		if e, err := b.expand(h); err == nil {
+			p.Guarded = append(p.Guarded, e)
+		}
+	}
 	p.Protected = slices.Clone(Protected)
 	p.SandboxCache = SandboxCache(b.host, b.ws)
 	if strict {

@@ -69,6 +69,11 @@ type Policy struct {
 	Deny []string `yaml:"deny" json:"deny"`
 	// DenyWrite lists paths that stay read-only even inside Write.
 	DenyWrite []string `yaml:"deny_write" json:"deny_write"`
+	// Guarded are the deny_write paths that no backend may leave writable,
+	// because they decide later runs or run code later (cordon's own
+	// config, HomeProtected): a backend that cannot keep one read-only
+	// inside a writable root refuses to run.
+	Guarded []string `yaml:"-" json:"-"`
 	// Protected lists paths, relative to each writable root, that stay
 	// read-only whether or not they exist (.git/hooks, .bashrc, ...).
 	Protected []string `yaml:"protected" json:"protected"`

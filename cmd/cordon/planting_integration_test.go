@@ -235,3 +235,53 @@ func TestPlantedWarningOnTerminal(t *testing.T) {
 		t.Errorf("the warning does not start a line of a restored terminal: %q", out)
 	}
 }
+
+// TestLandlockRefusesCordonConfigWrites: the Landlock-only backend cannot
+// keep cordon's own config read-only inside a writable tree, so it refuses
+// such a run (exit 125) instead of letting a command write `mode: off` for
+// every later run.
+func TestLandlockRefusesCordonConfigWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, ".config", "cordon", "config.yaml")
+	r := e.sh(`mkdir -p ~/.config/cordon && echo 'sandbox: {mode: off}' > ~/.config/cordon/config.yaml`,
+		"--backend", "landlock", "--allow-write", filepath.Join(e.home, ".config"))
+	if r.code != 125 || !strings.Contains(r.stderr, "cannot keep") || exists(cfg) {
+		t.Errorf("want exit 125 and no config written:\n%s", r)
+	}
+}
+
+// TestPlantedInSandboxCache: a repository planted in the sandbox cache
+// (writable, not the workspace) and reached from the workspace through a
+// gitlink or a symbolic link is disarmed after the run like one in the
+// workspace: host git there runs nothing.
+func TestPlantedInSandboxCache(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = T\n\temail = t@example.com\n")
+	script := `set -e
+C=$(dirname "$GOCACHE")
+git init -q "$C/y"
+git -C "$C/y" config core.fsmonitor "echo FSMON"
+printf '#!/bin/sh\necho HOOK-RAN\n' > "$C/y/.git/hooks/pre-commit"
+chmod +x "$C/y/.git/hooks/pre-commit"
+mkdir sub2
+echo "gitdir: $C/y/.git" > sub2/.git
+ln -s "$C/y" linkrepo`
+	r := e.sh(script)
+	if r.code != 0 {
+		t.Fatalf("planting in the cache failed:\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "core.fsmonitor") || !strings.Contains(r.stderr, "pre-commit") {
+		t.Errorf("no warnings for the repository planted in the sandbox cache:\n%s", r)
+	}
+	for _, dir := range []string{filepath.Join(e.ws, "linkrepo")} {
+		writeFile(t, filepath.Join(dir, "n.txt"), "n\n")
+		out := e.mustGit(dir, "status")
+		e.mustGit(dir, "add", "n.txt")
+		out += e.mustGit(dir, "commit", "-qm", "host")
+		if strings.Contains(out, "FSMON") || strings.Contains(out, "HOOK-RAN") {
+			t.Errorf("host git in %s ran planted code:\n%s", dir, out)
+		}
+	}
+}
