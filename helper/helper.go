@@ -239,6 +239,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// maxSpec bounds the size of the spec the helper reads.
+const maxSpec = 16 << 20
+
 // readSpec reads the JSON Spec from plan.FdSpec and closes it.
 func readSpec() (plan.Spec, error) {
 	var s plan.Spec
@@ -247,7 +250,10 @@ func readSpec() (plan.Spec, error) {
 		return s, errors.New("no spec descriptor")
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	// The spec carries the command's environment (the kernel takes up to
+	// a quarter of the stack limit of arguments and environment, 2 MiB by
+	// default) and the Landlock rules: the bound is a sanity check only.
+	data, err := io.ReadAll(io.LimitReader(f, maxSpec))
 	if err != nil {
 		return s, fmt.Errorf("reading spec: %w", err)
 	}
