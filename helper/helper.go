@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,7 +78,10 @@ func Main(args []string) int {
 			return fail(125, "helper: setting %s to %d: %v", r.Name, r.Value, err)
 		}
 	}
-	path, err := exec.LookPath(args[0])
+	// The command's environment is the spec's, never the helper's own
+	// (plan.LauncherEnv): so is the PATH it is looked up in.
+	env := withPWD(dedupEnv(spec.Env))
+	path, err := lookPath(args[0], env)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return fail(127, "%s: command not found inside the sandbox (is its directory readable? see cordon policy)", args[0])
@@ -124,7 +128,7 @@ func Main(args []string) int {
 			}
 		}
 	}
-	err = unix.Exec(path, args, os.Environ())
+	err = unix.Exec(path, args, env)
 	code := 126
 	if errors.Is(err, syscall.ENOENT) {
 		code = 127
@@ -160,6 +164,69 @@ func takeForeground() {
 	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 }
 
+// lookPath finds the command as a shell would with the environment env:
+// a name without a slash in env's PATH (none: not found), with
+// exec.LookPath's rules. The helper's own PATH is set to env's for the
+// look-up; nothing else of env enters the helper's environment (GODEBUG,
+// say, would change the Go runtime's behaviour in the helper).
+func lookPath(name string, env []string) (string, error) {
+	if v, ok := lookupEnv(env, "PATH"); ok {
+		if err := os.Setenv("PATH", v); err != nil {
+			return "", fmt.Errorf("setting PATH: %w", err)
+		}
+	} else if err := os.Unsetenv("PATH"); err != nil {
+		return "", fmt.Errorf("unsetting PATH: %w", err)
+	}
+	return exec.LookPath(name)
+}
+
+// withPWD adds PWD, the working directory, to env when it has none, as
+// bwrap does for its child and a shell for its commands (make's $(PWD),
+// for one, reads it from the environment).
+func withPWD(env []string) []string {
+	if _, ok := lookupEnv(env, "PWD"); ok {
+		return env
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return append(env, "PWD="+wd)
+	}
+	return env
+}
+
+// lookupEnv returns the value of name in env.
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// dedupEnv keeps the last entry of each name, as os/exec does for a
+// Cmd's Env (a library host's cmd.Env may name a variable twice), in the
+// order of those last entries; entries without "=" are kept as they are,
+// empty ones dropped.
+func dedupEnv(env []string) []string {
+	seen := make(map[string]bool, len(env))
+	out := make([]string, 0, len(env))
+	for i := len(env) - 1; i >= 0; i-- {
+		kv := env[i]
+		name, _, ok := strings.Cut(kv, "=")
+		switch {
+		case kv == "":
+			continue
+		case ok && seen[name]:
+			continue
+		case ok:
+			seen[name] = true
+		}
+		out = append(out, kv)
+	}
+	slices.Reverse(out)
+	return out
+}
+
 func unwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -172,6 +239,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// maxSpec bounds the size of the spec the helper reads.
+const maxSpec = 16 << 20
+
 // readSpec reads the JSON Spec from plan.FdSpec and closes it.
 func readSpec() (plan.Spec, error) {
 	var s plan.Spec
@@ -180,7 +250,10 @@ func readSpec() (plan.Spec, error) {
 		return s, errors.New("no spec descriptor")
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	// The spec carries the command's environment (the kernel takes up to
+	// a quarter of the stack limit of arguments and environment, 2 MiB by
+	// default) and the Landlock rules: the bound is a sanity check only.
+	data, err := io.ReadAll(io.LimitReader(f, maxSpec))
 	if err != nil {
 		return s, fmt.Errorf("reading spec: %w", err)
 	}

@@ -164,6 +164,9 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	pl, stdio := r.pl, &r.stdio
 	spec := pl.Spec
 	spec.WaitGo = r.group != nil
+	// The command's environment travels in the spec; bwrap and the
+	// helper start with plan.LauncherEnv (see newCommand).
+	spec.Env = pl.Env
 
 	exe, err := os.Open(plan.HelperSelf)
 	if err != nil {
@@ -236,13 +239,17 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	return []*os.File{exe, specR, statusChild, realStderr}, nil
 }
 
-// newCommand builds the exec.Cmd that starts bwrap (or the helper).
+// newCommand builds the exec.Cmd that starts bwrap (or the helper). Its
+// environment is plan.LauncherEnv, never the command's: the command's
+// reaches the helper in its spec (helperFiles), so no variable the policy
+// passes or sets (LD_PRELOAD, LD_LIBRARY_PATH, ...) acts on a process
+// outside the sandbox.
 func (r *sandboxRun) newCommand(files []*os.File) {
 	pl, stdio := r.pl, r.stdio
 	cmd := &exec.Cmd{
 		Path:       pl.Argv[0],
 		Args:       pl.Argv,
-		Env:        pl.Env,
+		Env:        plan.LauncherEnv(),
 		Dir:        "/", // bwrap changes directory itself (--chdir)
 		Stderr:     r.cmdStderr,
 		ExtraFiles: files,

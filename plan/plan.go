@@ -54,7 +54,9 @@ type Plan struct {
 	Argv []string `json:"argv"`
 	// Command is the user's command and arguments.
 	Command []string `json:"command"`
-	// Env is the environment the command sees.
+	// Env is the environment the command sees. It reaches the command
+	// only through the helper's spec (the launcher copies it into
+	// Spec.Env); what cordon starts on the host gets LauncherEnv.
 	Env []string `json:"env"`
 	// Dir is the command's working directory (inside the sandbox).
 	Dir string `json:"dir"`
@@ -127,7 +129,26 @@ type Spec struct {
 	// Seccomp is the seccomp filter to install last: "standard", "strict",
 	// or "" for none.
 	Seccomp string `json:"seccomp,omitempty"`
+	// Env is the environment the helper execs the command with, and the
+	// PATH it looks the command up in. The launcher fills it from
+	// Plan.Env when it hands the spec over (a built plan leaves it
+	// empty): bwrap, and the helper itself, run with LauncherEnv, so
+	// nothing in the command's environment (LD_PRELOAD, LD_LIBRARY_PATH,
+	// GODEBUG, secrets) reaches a process on the host.
+	Env []string `json:"env,omitempty"`
 }
+
+// LauncherEnv is the environment of every process cordon starts on the
+// host to set up a sandbox: bwrap, or cordon's own binary as the helper on
+// the Landlock-only backend. It is empty, never the command's: a variable
+// such as LD_PRELOAD or LD_LIBRARY_PATH naming a library the command
+// planted in the workspace would otherwise load that library into bwrap,
+// unconfined, and the values would show in bwrap's /proc/PID/environ.
+// bwrap needs nothing from the environment (its path and the helper's are
+// absolute), nor does the helper (its spec arrives on FdSpec). The slice
+// is new and non-nil: a nil exec.Cmd.Env would mean cordon's own
+// environment.
+func LauncherEnv() []string { return []string{} }
 
 // Rlimit is one setrlimit call.
 type Rlimit struct {

@@ -299,7 +299,10 @@ func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error
 
 // Wrap rewrites cmd so that Start runs it in the sandbox: cmd.Path and
 // cmd.Args become bubblewrap's, with the original command inside. Stdin,
-// Stdout, Stderr, Env, Dir and SysProcAttr are kept. A command can be
+// Stdout, Stderr, Dir and SysProcAttr are kept. The command's Env (nil: the
+// policy's environment allowlist) moves into the helper's spec, which
+// gives it to the command inside; cmd.Env becomes plan.LauncherEnv, the
+// empty environment of bwrap on the host. A command can be
 // wrapped once: a second Wrap is an error. Wrap does not forward signals
 // or enforce the timeout, and the process and memory limits are the
 // helper's rlimits only, never a cgroup (Run does all of that): the caller
@@ -329,21 +332,30 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: opening the helper binary: %w", err)
 	}
+	// The command's environment travels in the helper's spec; bwrap (or
+	// the helper on the host) gets plan.LauncherEnv, so nothing in it
+	// (LD_PRELOAD, LD_LIBRARY_PATH, ...) acts outside the sandbox.
+	spec := pl.Spec
+	spec.Env = pl.Env
+	if cmd.Env != nil {
+		spec.Env = cmd.Env
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		exe.Close()
+		return fmt.Errorf("sandbox: encoding the helper spec: %w", err)
+	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		exe.Close()
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	spec, err := json.Marshal(pl.Spec)
-	if err == nil {
-		_, err = specW.Write(spec) // small: fits the pipe buffer
-	}
-	specW.Close()
-	if err != nil {
-		exe.Close()
-		specR.Close()
-		return fmt.Errorf("sandbox: writing the helper spec: %w", err)
-	}
+	// With the environment the spec may outgrow the pipe's buffer: the
+	// helper reads it once started; Close ends a write nobody will read.
+	go func() {
+		_, _ = specW.Write(specJSON)
+		specW.Close()
+	}()
 	lock, err := launch.LockWorkspace(pl)
 	if err != nil {
 		exe.Close()
@@ -354,9 +366,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if f, ok := cmd.Stderr.(*os.File); ok {
 		stderr = f
 	}
-	if cmd.Env == nil {
-		cmd.Env = pl.Env
-	}
+	cmd.Env = plan.LauncherEnv()
 	if pl.PrivateTmp != "" {
 		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
 			lock.Release()
@@ -367,6 +377,9 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	}
 	cmd.Path = pl.Argv[0]
 	cmd.Args = pl.Argv
+	// exec.Command's look-up of the name in the host's PATH no longer
+	// matters: the helper looks it up inside, in the command's PATH.
+	cmd.Err = nil
 	cmd.Dir = "" // bwrap changes directory itself
 	if pl.Backend != plan.BackendBwrap {
 		cmd.Dir = pl.Dir

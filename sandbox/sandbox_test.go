@@ -261,3 +261,72 @@ func TestHomeWorkspaceOptIn(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandEnv: the command's environment (cmd.Env, or the policy's
+// allowlist when it is nil) reaches the command inside, PATH look-up
+// included, through the helper's spec; bwrap itself, on the host, gets an
+// empty one. A large environment must not block Wrap on the spec's pipe.
+func TestCommandEnv(t *testing.T) {
+	_, ws := fakeHost(t)
+	bin := filepath.Join(ws, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "cordon-env-tool"), []byte("#!/bin/sh\necho \"X=$X big=${#BIG}\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("b", 100<<10) // more than a pipe's buffer
+	sb, err := New(WithWorkspace(ws), WithEnv("X=policy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		wrap bool
+		argv []string
+		env  []string
+		want string
+	}{
+		{"Run, policy env", false, []string{"sh", "-c", `echo "X=$X big=${#BIG}"`}, nil, "X=policy big=0\n"},
+		{"Run, cmd.Env", false, []string{"cordon-env-tool"}, []string{"PATH=" + bin + ":/usr/bin:/bin", "X=1", "X=cmd", "BIG=" + big}, "X=cmd big=102400\n"},
+		{"Wrap, policy env", true, []string{"sh", "-c", `echo "X=$X big=${#BIG}"`}, nil, "X=policy big=0\n"},
+		{"Wrap, cmd.Env", true, []string{"cordon-env-tool"}, []string{"PATH=" + bin + ":/usr/bin:/bin", "X=1", "X=cmd", "BIG=" + big}, "X=cmd big=102400\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+			cmd.Dir, cmd.Env = ws, tc.env
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if tc.wrap {
+				if err := sb.Wrap(cmd); err != nil {
+					t.Fatal(err)
+				}
+				if cmd.Env == nil || len(cmd.Env) != 0 {
+					t.Errorf("bwrap's environment after Wrap is %.200q, want empty", cmd.Env)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Run() }()
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatalf("run: %v\n%s", err, errb.String())
+					}
+				case <-time.After(20 * time.Second):
+					_ = cmd.Process.Kill()
+					t.Fatal("the wrapped command hung")
+				}
+			} else {
+				res, err := sb.Run(context.Background(), cmd)
+				if err != nil || res.ExitCode != 0 {
+					t.Fatalf("run: %v %+v\n%s", err, res, errb.String())
+				}
+			}
+			if out.String() != tc.want {
+				t.Errorf("stdout %q, want %q (stderr %q)", out.String(), tc.want, errb.String())
+			}
+		})
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -253,6 +253,9 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, e := range pl.Env {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
+	if pl.Backend != plan.BackendNone {
+		fmt.Fprintf(w, "host env: %s\n", launcherEnvLine(pl))
+	}
 	if r := pl.Spec.Landlock; r != nil {
 		fmt.Fprintln(w, "landlock (best effort for the kernel's ABI):")
 		fmt.Fprintf(w, "  read-only: %s\n", strings.Join(limitedList(r.ReadOnly, 12), " "))
@@ -289,6 +292,20 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, d := range pl.Degraded {
 		fmt.Fprintf(w, "degraded: %s\n", d)
 	}
+}
+
+// launcherEnvLine says what environment the process cordon starts on the
+// host gets, and how the command's reaches the command.
+func launcherEnvLine(pl *plan.Plan) string {
+	who := "bwrap"
+	if pl.Backend == plan.BackendLandlock {
+		who = "the helper"
+	}
+	env := "empty"
+	if le := plan.LauncherEnv(); len(le) > 0 {
+		env = strings.Join(le, " ")
+	}
+	return fmt.Sprintf("%s (%s runs on the host with it; the env above reaches the command only through the helper's spec, on fd %d)", env, who, plan.FdSpec)
 }
 
 // limitedList shortens a long list for printing.

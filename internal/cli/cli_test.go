@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/spf13/cobra"
 )
 
@@ -124,5 +125,34 @@ func TestQuote(t *testing.T) {
 		if got := quote(in); got != want {
 			t.Errorf("quote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestExplainHostEnv: --explain shows the command's environment and says
+// that the process cordon starts on the host gets none of it.
+func TestExplainHostEnv(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		want    string // "": no host env line
+	}{
+		{plan.BackendBwrap, "host env: empty (bwrap runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
+		{plan.BackendLandlock, "host env: empty (the helper runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
+		{plan.BackendNone, ""},
+	} {
+		t.Run(tc.backend, func(t *testing.T) {
+			var out bytes.Buffer
+			writeExplain(&out, &plan.Plan{Backend: tc.backend, Argv: []string{"/usr/bin/bwrap", "--", "true"}, Env: []string{"LD_PRELOAD=/ws/x.so"}})
+			got := out.String()
+			if !strings.Contains(got, "env:\n  LD_PRELOAD=/ws/x.so\n") {
+				t.Errorf("the command's environment is missing:\n%s", got)
+			}
+			if tc.want == "" {
+				if strings.Contains(got, "host env:") {
+					t.Errorf("mode off runs nothing on the host but the command:\n%s", got)
+				}
+			} else if !strings.Contains(got, tc.want) {
+				t.Errorf("missing %q:\n%s", tc.want, got)
+			}
+		})
 	}
 }

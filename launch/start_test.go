@@ -1,0 +1,72 @@
+//go:build linux
+
+package launch
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// TestLauncherEnv: the process the launcher starts on the host (bwrap, or
+// the helper on the Landlock-only backend) gets plan.LauncherEnv, an empty
+// environment and never cordon's own (a nil Env would be), while the
+// command's environment reaches the helper in its spec.
+func TestLauncherEnv(t *testing.T) {
+	commandEnv := []string{"LD_PRELOAD=/ws/evil.so", "LD_LIBRARY_PATH=/ws/lib", "GODEBUG=panicnil=1", "PATH=/usr/bin:/bin", "TOKEN=secret"}
+	for _, tc := range []struct {
+		name    string
+		backend string
+		argv    []string
+	}{
+		{"bwrap", plan.BackendBwrap, []string{"/usr/bin/bwrap", "--", plan.HelperPath, plan.HelperCommand, "--", "true"}},
+		{"landlock", plan.BackendLandlock, []string{plan.HelperSelf, plan.HelperCommand, "--", "true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("LD_PRELOAD", "/from/cordons/own/env.so")
+			pl := &plan.Plan{Backend: tc.backend, Argv: tc.argv, Command: []string{"true"},
+				Env: commandEnv, Dir: t.TempDir()}
+			r := &sandboxRun{pl: pl, bwrap: tc.backend == plan.BackendBwrap, res: &result.Result{}}
+			defer r.closeAfterWait()
+			files, err := r.helperFiles()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.newCommand(files)
+			if r.cmd.Env == nil || len(r.cmd.Env) != 0 {
+				t.Errorf("the host process's environment is %q (nil: cordon's own), want empty", r.cmd.Env)
+			}
+			if r.cmd.Path != tc.argv[0] || !slices.Equal(r.cmd.Args, tc.argv) {
+				t.Errorf("command %s %q, want the plan's argv %q", r.cmd.Path, r.cmd.Args, tc.argv)
+			}
+			data, err := io.ReadAll(files[plan.FdSpec-plan.FdHelperExe])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec plan.Spec
+			if err := json.Unmarshal(data, &spec); err != nil {
+				t.Fatalf("decoding the spec %q: %v", data, err)
+			}
+			if !slices.Equal(spec.Env, commandEnv) {
+				t.Errorf("the spec's environment is %q, want the command's %q", spec.Env, commandEnv)
+			}
+		})
+	}
+}
+
+// TestLauncherEnvFresh: each call is a new, empty, non-nil slice, so a
+// caller appending to one cannot change another's.
+func TestLauncherEnvFresh(t *testing.T) {
+	a, b := plan.LauncherEnv(), plan.LauncherEnv()
+	if a == nil || len(a) != 0 || len(b) != 0 {
+		t.Fatalf("LauncherEnv() = %#v, %#v: want empty and non-nil", a, b)
+	}
+	a = append(a, "X=1")
+	if len(plan.LauncherEnv()) != 0 || len(a) != 1 {
+		t.Errorf("LauncherEnv shares its slice")
+	}
+}
