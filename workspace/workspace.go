@@ -382,13 +382,11 @@ func splitRel(p string) []string {
 	return out
 }
 
-// wrapErr turns an os.Root escape error into a Violation and wraps others.
+// wrapErr wraps an error of the operation op on the path p (as given) of m.
+// Escapes never get here: the walk refuses them as Violations itself.
 func (f *FS) wrapErr(op, p string, m *mount, err error) error {
 	if err == nil {
 		return nil
-	}
-	if strings.Contains(err.Error(), "path escapes from parent") {
-		return &Violation{Op: op, Path: p, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
 	}
 	return fmt.Errorf("%s %s: %w", strings.TrimPrefix(op, "file-"), quote(p), err)
 }
