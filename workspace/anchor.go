@@ -133,6 +133,7 @@ func (f *FS) EditLines(p string, edits []LineEdit) (*WriteResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.close()
 	lines, final := splitLines(data)
 	check := func(a string, allowZero bool) (int, error) {
 		n, h, err := parseAnchor(a)

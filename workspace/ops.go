@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Entry describes one file or directory.
@@ -82,56 +83,77 @@ func truncUTF8(s string, n int) string {
 	return s[:i]
 }
 
-// openRegular opens t for reading, refusing anything but a regular file
-// without blocking: it Lstats first, opens with O_NONBLOCK and checks the
-// opened descriptor's type and identity.
-func (f *FS) openRegular(op string, t *target) (*os.File, fs.FileInfo, error) {
-	fi, err := t.m.root.Lstat(t.rel)
-	if err != nil {
-		return nil, nil, f.wrapErr(op, t.user, t.m, err)
+// openRegular opens the existing target t for reading, refusing anything
+// but a regular file without blocking: the walk looked the last component
+// up with fstatat (a special file is refused before any open), and it is
+// opened with openat(parent, name, O_RDONLY|O_NOFOLLOW|O_NONBLOCK) relative
+// to the directory the walk holds; the descriptor's fstat must show a
+// regular file, the one the walk saw. The caller closes the descriptor.
+func (f *FS) openRegular(op string, t *target) (int, *fileStat, error) {
+	if !t.exists {
+		return -1, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "open", Path: t.rel, Err: unix.ENOENT})
 	}
+	fi := &fileStat{name: path.Base(t.rel), st: t.st}
 	if fi.IsDir() {
-		return nil, nil, fmt.Errorf("%s %s: is a directory", strings.TrimPrefix(op, "file-"), quote(t.user))
+		return -1, nil, fmt.Errorf("%s %s: is a directory", strings.TrimPrefix(op, "file-"), quote(t.user))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(fi.Mode()), Workspace: f.workspace}
+		return -1, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(fi.Mode()), Workspace: f.workspace}
 	}
-	file, err := t.m.root.OpenFile(t.rel, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return nil, nil, f.wrapErr(op, t.user, t.m, err)
+	dirfd, name := t.leaf()
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	if err == unix.ELOOP {
+		return -1, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
 	}
-	st, err := file.Stat()
 	if err != nil {
-		file.Close()
-		return nil, nil, f.wrapErr(op, t.user, t.m, err)
+		return -1, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "openat", Path: t.rel, Err: err})
+	}
+	st := &fileStat{name: fi.name}
+	if err := unix.Fstat(fd, &st.st); err != nil {
+		unix.Close(fd)
+		return -1, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "fstat", Path: t.rel, Err: err})
 	}
 	if !st.Mode().IsRegular() {
-		file.Close()
-		return nil, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(st.Mode()), Workspace: f.workspace}
+		unix.Close(fd)
+		return -1, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(st.Mode()), Workspace: f.workspace}
 	}
-	if !os.SameFile(fi, st) {
-		file.Close()
-		return nil, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
+	if !sameFile(&t.st, &st.st) {
+		unix.Close(fd)
+		return -1, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
 	}
-	return file, st, nil
+	return fd, st, nil
 }
 
-// readAll reads t (a regular file) up to the read limit; truncated reports
-// whether the file was longer.
+// readAll reads t (a regular file, see openRegular) up to the read limit;
+// truncated reports whether the file was longer.
 func (f *FS) readAll(op string, t *target) (data []byte, fi fs.FileInfo, truncated bool, err error) {
-	file, fi, err := f.openRegular(op, t)
+	fd, st, err := f.openRegular(op, t)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	defer file.Close()
-	data, err = io.ReadAll(io.LimitReader(file, f.Limits.MaxReadBytes+1))
-	if err != nil {
-		return nil, nil, false, f.wrapErr(op, t.user, t.m, err)
+	defer unix.Close(fd)
+	limit := f.Limits.MaxReadBytes
+	data = make([]byte, 0, min(st.Size(), limit)+1)
+	for int64(len(data)) <= limit {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, rerr := unix.Read(fd, data[len(data):min(int64(cap(data)), limit+1)])
+		if rerr == unix.EINTR {
+			continue
+		}
+		if rerr != nil {
+			return nil, nil, false, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "read", Path: t.rel, Err: rerr})
+		}
+		if n <= 0 {
+			break
+		}
+		data = data[:len(data)+n]
 	}
-	if int64(len(data)) > f.Limits.MaxReadBytes {
-		return data[:f.Limits.MaxReadBytes], fi, true, nil
+	if int64(len(data)) > limit {
+		return data[:limit], st, true, nil
 	}
-	return data, fi, false, nil
+	return data, st, false, nil
 }
 
 // ReadResult is the result of ReadFile.
@@ -168,6 +190,7 @@ func (f *FS) readChecked(p string) (t *target, data []byte, trunc bool, err erro
 	if t, err = f.resolve("file-read", p); err != nil {
 		return nil, nil, false, err
 	}
+	defer t.close()
 	if err = f.checkRead("file-read", t); err != nil {
 		return nil, nil, false, err
 	}
@@ -328,18 +351,29 @@ func (f *FS) WriteFile(p, content string) (*WriteResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.close()
 	return f.write(t, content)
 }
 
 // checkExisting checks an existing write target: a regular file with one
-// link. It returns its mode, or exists=false.
+// link, looked up with fstatat(parent, name, AT_SYMLINK_NOFOLLOW) in the
+// directory the walk holds, which is the entry the final renameat replaces.
+// It returns its mode, or exists=false.
 func (f *FS) checkExisting(t *target) (mode fs.FileMode, exists bool, err error) {
-	fi, err := t.m.root.Lstat(t.rel)
-	if errors.Is(err, os.ErrNotExist) {
+	if len(t.names) == 0 {
+		return 0, false, fmt.Errorf("write %s: is a directory", quote(t.user))
+	}
+	if t.firstMissing() < len(t.names)-1 {
+		return 0o644, false, nil // a parent directory is missing
+	}
+	dirfd, name := t.leaf()
+	fi := &fileStat{name: name}
+	err = fstatat(dirfd, name, &fi.st)
+	if err == unix.ENOENT {
 		return 0o644, false, nil
 	}
 	if err != nil {
-		return 0, false, f.wrapErr("file-write", t.user, t.m, err)
+		return 0, false, f.wrapErr("file-write", t.user, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: err})
 	}
 	if fi.IsDir() {
 		return 0, false, fmt.Errorf("write %s: is a directory", quote(t.user))
@@ -347,12 +381,17 @@ func (f *FS) checkExisting(t *target) (mode fs.FileMode, exists bool, err error)
 	if !fi.Mode().IsRegular() {
 		return 0, false, &Violation{Op: "file-write", Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(fi.Mode()), Workspace: f.workspace}
 	}
-	if n := nlink(fi); n > 1 && !f.off {
+	if n := uint64(fi.st.Nlink); n > 1 && !f.off {
 		return 0, false, &Violation{Op: "file-write", Path: t.user, Resolved: t.abs, Kind: KindHardLink, Detail: fmt.Sprint(n), Workspace: f.workspace}
 	}
 	return fi.Mode().Perm(), true, nil
 }
 
+// write replaces (or creates) the target t with content: the missing
+// parent directories are made with mkdirat in the directories the walk
+// holds, the content goes to a new temporary file created there with
+// openat(O_CREAT|O_EXCL|O_NOFOLLOW), and renameat replaces the last
+// component's entry in that same directory, never following a link.
 func (f *FS) write(t *target, content string) (*WriteResult, error) {
 	if err := f.checkWrite(t); err != nil {
 		return nil, err
@@ -367,28 +406,22 @@ func (f *FS) write(t *target, content string) (*WriteResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, base := path.Split(t.rel)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
+	if err := t.makeParents(false); err != nil {
+		return nil, f.wrapErr("file-write", t.user, t.m, err)
 	}
-	if dir != "." {
-		if err := t.m.root.MkdirAll(dir, 0o755); err != nil {
-			return nil, f.wrapErr("file-write", t.user, t.m, err)
-		}
-	}
+	dirfd, base := t.leaf()
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmpBase := ".cordon-tmp-" + hex.EncodeToString(rnd[:]) + "-" + truncUTF8(base, 100)
-	tmp := path.Join(dir, tmpBase)
-	file, err := t.m.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	fd, err := openatMode(dirfd, tmpBase, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
 	if err != nil {
-		return nil, f.wrapErr("file-write", t.user, t.m, err)
+		return nil, f.wrapErr("file-write", t.user, t.m, &fs.PathError{Op: "openat", Path: path.Join(path.Dir(t.rel), tmpBase), Err: err})
 	}
+	file := os.NewFile(uintptr(fd), tmpBase)
 	ok := false
 	defer func() {
 		if !ok {
-			_ = t.m.root.Remove(tmp)
+			_ = unix.Unlinkat(dirfd, tmpBase, 0)
 		}
 	}()
 	if _, err := io.WriteString(file, content); err != nil {
@@ -406,30 +439,36 @@ func (f *FS) write(t *target, content string) (*WriteResult, error) {
 	if _, _, err := f.checkExisting(t); err != nil {
 		return nil, err
 	}
-	if err := t.m.root.Rename(tmp, t.rel); err != nil {
-		return nil, f.wrapErr("file-write", t.user, t.m, err)
+	if err := unix.Renameat(dirfd, tmpBase, dirfd, base); err != nil {
+		return nil, f.wrapErr("file-write", t.user, t.m, &os.LinkError{Op: "renameat", Old: tmpBase, New: t.rel, Err: err})
 	}
 	ok = true
 	return &WriteResult{Path: t.abs, Bytes: len(content), Created: !exists}, nil
 }
 
-// readForEdit resolves and reads a file that is to be rewritten.
+// readForEdit resolves and reads a file that is to be rewritten; the
+// caller closes the target.
 func (f *FS) readForEdit(p string) (*target, string, error) {
 	t, err := f.resolve("file-write", p)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := f.checkWrite(t); err != nil {
+	fail := func(err error) (*target, string, error) {
+		t.close()
 		return nil, "", err
 	}
+	if err := f.checkWrite(t); err != nil {
+		return fail(err)
+	}
 	if _, _, err := f.checkExisting(t); err != nil {
-		return nil, "", err
+		return fail(err)
 	}
 	data, _, trunc, err := f.readAll("file-read", t)
 	if err != nil {
-		return nil, "", err
+		return fail(err)
 	}
 	if trunc {
+		t.close()
 		return nil, "", fmt.Errorf("edit %s: the file is larger than the %d-byte limit", quote(p), f.Limits.MaxReadBytes)
 	}
 	return t, string(data), nil
@@ -445,6 +484,7 @@ func (f *FS) EditFile(p, old, new string) (*WriteResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.close()
 	switch n := strings.Count(data, old); n {
 	case 0:
 		return nil, fmt.Errorf("edit %s: the text to replace was not found; re-read the file and copy it exactly", quote(p))
@@ -460,41 +500,49 @@ func (f *FS) EditFile(p, old, new string) (*WriteResult, error) {
 	return res, nil
 }
 
-// Mkdir creates a directory and its missing parents inside the root.
+// Mkdir creates a directory and its missing parents inside the root, each
+// with mkdirat in the directory the walk holds.
 func (f *FS) Mkdir(p string) (*Entry, error) {
 	t, err := f.resolve("file-write", p)
 	if err != nil {
 		return nil, err
 	}
+	defer t.close()
 	if err := f.checkWrite(t); err != nil {
 		return nil, err
 	}
-	if err := t.m.root.MkdirAll(t.rel, 0o755); err != nil {
+	if t.exists && t.st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, f.wrapErr("file-write", p, t.m, &fs.PathError{Op: "mkdir", Path: t.rel, Err: unix.ENOTDIR})
+	}
+	if err := t.makeParents(true); err != nil {
 		return nil, f.wrapErr("file-write", p, t.m, err)
 	}
-	fi, err := t.m.root.Lstat(t.rel)
-	if err != nil {
-		return nil, f.wrapErr("file-write", p, t.m, err)
+	dirfd, name := t.leaf()
+	fi := &fileStat{name: name}
+	if err := fstatat(dirfd, name, &fi.st); err != nil {
+		return nil, f.wrapErr("file-write", p, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: err})
 	}
 	e := entryOf(t.abs, fi)
 	return &e, nil
 }
 
 // statChecked resolves p inside its root, applies the read rules and
-// describes what it names (without following a final link).
+// describes what it names (the walk's fstatat of the last component). The
+// caller closes the target.
 func (f *FS) statChecked(p string) (*target, fs.FileInfo, error) {
 	t, err := f.resolve("file-read", p)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := f.checkRead("file-read", t); err != nil {
+		t.close()
 		return nil, nil, err
 	}
-	fi, err := t.m.root.Lstat(t.rel)
-	if err != nil {
-		return nil, nil, f.wrapErr("file-read", p, t.m, err)
+	if !t.exists {
+		t.close()
+		return nil, nil, f.wrapErr("file-read", p, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: unix.ENOENT})
 	}
-	return t, fi, nil
+	return t, &fileStat{name: path.Base(t.rel), st: t.st}, nil
 }
 
 // Info describes a file or directory; symbolic links are followed (inside
@@ -504,6 +552,7 @@ func (f *FS) Info(p string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.close()
 	e := entryOf(t.abs, fi)
 	return &e, nil
 }
@@ -524,15 +573,19 @@ func (f *FS) List(p string) (*ListResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.close()
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("list %s: not a directory", quote(p))
 	}
-	dir, err := t.m.root.Open(t.rel)
+	dirfd, name := t.leaf()
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
-		return nil, f.wrapErr("file-read", p, t.m, err)
+		return nil, fmt.Errorf("list %s: the directory changed while it was opened; try again", quote(p))
 	}
+	dir := os.NewFile(uintptr(fd), t.abs)
 	defer dir.Close()
-	if st, err := dir.Stat(); err != nil || !st.IsDir() || !os.SameFile(st, fi) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || !sameFile(&st, &t.st) {
 		return nil, fmt.Errorf("list %s: the directory changed while it was opened; try again", quote(p))
 	}
 	res := &ListResult{Path: t.abs}
@@ -546,8 +599,9 @@ func (f *FS) List(p string) (*ListResult, error) {
 				res.Truncated = true
 				break
 			}
-			info, ierr := de.Info()
-			if ierr != nil {
+			// Described by fstatat on the listed directory's descriptor.
+			info := &fileStat{name: de.Name()}
+			if fstatat(fd, de.Name(), &info.st) != nil {
 				continue
 			}
 			res.Entries = append(res.Entries, entryOf(de.Name(), info))

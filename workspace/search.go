@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -60,9 +60,10 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.close()
 	res := &FindResult{}
 	visited := 0
-	err = f.walk(t.m, t.rel, func(p string, typ fs.FileMode, _ *dirRef, name string) error {
+	err = f.walk(t, func(p string, typ fs.FileMode, _ *dirRef, name string) error {
 		visited++
 		if visited > f.Limits.MaxVisit {
 			res.Truncated = true
@@ -100,14 +101,20 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 	return res, nil
 }
 
-// dirTarget resolves and checks a directory to search.
+// dirTarget resolves and checks a directory to search; it must exist. The
+// caller closes the target.
 func (f *FS) dirTarget(dir string) (*target, error) {
 	t, err := f.resolve("file-read", dir)
 	if err != nil {
 		return nil, err
 	}
 	if err := f.checkRead("file-read", t); err != nil {
+		t.close()
 		return nil, err
+	}
+	if !t.exists {
+		t.close()
+		return nil, f.wrapErr("file-read", dir, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: syscall.ENOENT})
 	}
 	return t, nil
 }
@@ -174,10 +181,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := t.m.root.Lstat(t.rel)
-	if err != nil {
-		return nil, f.wrapErr("file-read", p, t.m, err)
-	}
+	defer t.close()
 	res := &GrepResult{}
 	out := 0
 	// emit adds one file's matches in walk order, applying the result and
@@ -197,8 +201,8 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		}
 		return true
 	}
-	if !fi.IsDir() {
-		emit(t.rel, f.grepFile(mt, t.m, t.rel, max))
+	if t.st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		emit(t.rel, f.grepFile(mt, t, max))
 		return res, nil
 	}
 	ign := f.loadGitignore(t.m)
@@ -245,7 +249,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	}()
 	visited := 0
 	incSlash := strings.Contains(opts.Include, "/")
-	err = f.walk(t.m, t.rel, func(rel string, typ fs.FileMode, dir *dirRef, name string) error {
+	err = f.walk(t, func(rel string, typ fs.FileMode, dir *dirRef, name string) error {
 		if stop.Load() {
 			return errStop
 		}
@@ -322,21 +326,15 @@ type grepFileResult struct {
 	matches  []GrepMatch // Path is left empty
 }
 
-// grepFile reads the regular file rel of m through the root (up to
-// Limits.MaxReadBytes) and returns its matching lines (see grepData).
-// Unreadable and special files are skipped.
-func (f *FS) grepFile(mt *matcher, m *mount, rel string, max int) grepFileResult {
-	ft := &target{m: m, rel: rel, abs: filepath.Join(m.Path, rel), user: rel}
-	file, _, err := f.openRegular("file-read", ft)
+// grepFile reads the regular file t, resolved and checked (up to
+// Limits.MaxReadBytes, see readAll), and returns its matching lines (see
+// grepData). Unreadable and special files are skipped.
+func (f *FS) grepFile(mt *matcher, t *target, max int) grepFileResult {
+	data, _, _, err := f.readAll("file-read", t)
 	if err != nil {
 		return grepFileResult{}
 	}
-	data, err := io.ReadAll(io.LimitReader(file, f.Limits.MaxReadBytes))
-	file.Close()
-	if err != nil {
-		return grepFileResult{}
-	}
-	return f.grepData(mt, data, rel, max)
+	return f.grepData(mt, data, t.rel, max)
 }
 
 // grepFileAt is grepFile for the file name in the walked directory dir (by
@@ -506,7 +504,14 @@ type ignoreRule struct {
 type gitignore []ignoreRule
 
 func (f *FS) loadGitignore(m *mount) gitignore {
-	t := &target{m: m, rel: ".gitignore", abs: filepath.Join(m.Path, ".gitignore"), user: ".gitignore"}
+	t, err := f.walkPath("file-read", ".gitignore", filepath.Join(m.Path, ".gitignore"), m, []string{".gitignore"})
+	if err != nil {
+		return nil
+	}
+	defer t.close()
+	if f.checkRead("file-read", t) != nil {
+		return nil
+	}
 	data, _, _, err := f.readAll("file-read", t)
 	if err != nil {
 		return nil

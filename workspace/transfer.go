@@ -28,51 +28,69 @@ func (f *FS) Upload(files []FileData) ([]*WriteResult, error) {
 		return nil, fmt.Errorf("upload: no files given")
 	}
 	type item struct {
-		t       *target
-		content string
+		path, content string
 	}
 	items := make([]item, 0, len(files))
 	seen := map[string]string{}
 	for _, fd := range files {
-		t, err := f.resolve("file-write", fd.Path)
+		content, err := f.uploadCheck(fd, seen)
 		if err != nil {
 			return nil, err
 		}
-		if err := f.checkWrite(t); err != nil {
-			return nil, err
-		}
-		if t.rel == "." {
-			return nil, fmt.Errorf("upload %s: is a directory", quote(fd.Path))
-		}
-		if prev, dup := seen[t.abs]; dup {
-			return nil, fmt.Errorf("upload: %s and %s name the same file", quote(prev), quote(fd.Path))
-		}
-		seen[t.abs] = fd.Path
-		content := fd.Content
-		if fd.Base64 {
-			b, err := base64.StdEncoding.DecodeString(fd.Content)
-			if err != nil {
-				return nil, fmt.Errorf("upload %s: content is not valid base64: %w", quote(fd.Path), err)
-			}
-			content = string(b)
-		}
-		if int64(len(content)) > f.Limits.MaxWriteBytes {
-			return nil, fmt.Errorf("upload %s: content of %d bytes exceeds the %d-byte limit", quote(fd.Path), len(content), f.Limits.MaxWriteBytes)
-		}
-		if _, _, err := f.checkExisting(t); err != nil {
-			return nil, err
-		}
-		items = append(items, item{t, content})
+		items = append(items, item{fd.Path, content})
 	}
 	out := make([]*WriteResult, 0, len(items))
 	for _, it := range items {
-		r, err := f.write(it.t, it.content)
+		// Each file is walked again and written by what that walk opened
+		// (write checks it again); the first pass only validated.
+		t, err := f.resolve("file-write", it.path)
+		if err != nil {
+			return out, err
+		}
+		r, err := f.write(t, it.content)
+		t.close()
 		if err != nil {
 			return out, err
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// uploadCheck resolves and checks one file of an upload and returns its
+// decoded content; seen maps the resolved paths met so far to their paths
+// as given.
+func (f *FS) uploadCheck(fd FileData, seen map[string]string) (string, error) {
+	t, err := f.resolve("file-write", fd.Path)
+	if err != nil {
+		return "", err
+	}
+	defer t.close()
+	if err := f.checkWrite(t); err != nil {
+		return "", err
+	}
+	if t.rel == "." {
+		return "", fmt.Errorf("upload %s: is a directory", quote(fd.Path))
+	}
+	if prev, dup := seen[t.abs]; dup {
+		return "", fmt.Errorf("upload: %s and %s name the same file", quote(prev), quote(fd.Path))
+	}
+	seen[t.abs] = fd.Path
+	content := fd.Content
+	if fd.Base64 {
+		b, err := base64.StdEncoding.DecodeString(fd.Content)
+		if err != nil {
+			return "", fmt.Errorf("upload %s: content is not valid base64: %w", quote(fd.Path), err)
+		}
+		content = string(b)
+	}
+	if int64(len(content)) > f.Limits.MaxWriteBytes {
+		return "", fmt.Errorf("upload %s: content of %d bytes exceeds the %d-byte limit", quote(fd.Path), len(content), f.Limits.MaxWriteBytes)
+	}
+	if _, _, err := f.checkExisting(t); err != nil {
+		return "", err
+	}
+	return content, nil
 }
 
 // Downloaded is one file returned by Download.
@@ -103,24 +121,27 @@ func (f *FS) Download(paths []string, maxBytes int64) ([]*Downloaded, error) {
 	if maxBytes <= 0 {
 		maxBytes = int64(f.Limits.MaxOutputBytes)
 	}
-	ts := make([]*target, 0, len(paths))
 	for _, p := range paths {
 		t, err := f.resolve("file-read", p)
 		if err != nil {
 			return nil, err
 		}
-		if err := f.checkRead("file-read", t); err != nil {
-			return nil, err
-		}
-		ts = append(ts, t)
-	}
-	left := maxBytes
-	out := make([]*Downloaded, 0, len(ts))
-	for _, t := range ts {
-		data, fi, trunc, err := f.readAll("file-read", t)
+		err = f.checkRead("file-read", t)
+		t.close()
 		if err != nil {
 			return nil, err
 		}
+	}
+	left := maxBytes
+	out := make([]*Downloaded, 0, len(paths))
+	for _, p := range paths {
+		// Each file is walked again, checked and read by what that walk
+		// opened; the first pass only validated.
+		t, data, trunc, err := f.readChecked(p)
+		if err != nil {
+			return nil, err
+		}
+		fi := &fileStat{st: t.st}
 		d := &Downloaded{Path: t.user, Resolved: t.abs, Size: fi.Size(), Truncated: trunc}
 		binary := bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 		if int64(len(data)) > left {

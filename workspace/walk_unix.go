@@ -42,35 +42,36 @@ func (d *dirRef) release() {
 // the walk.
 type walkFunc func(rel string, typ fs.FileMode, parent *dirRef, name string) error
 
-// walk visits the tree under start (a resolved, checked path of m) like
-// fs.WalkDir, but by descriptor: the start directory is opened once through
-// the root, and each directory below it with openat(parent, name,
-// O_DIRECTORY|O_NOFOLLOW), so a symbolic link swapped in for a directory is
-// refused by the kernel instead of being followed. Unreadable directories are
-// skipped. An error from the start itself is returned.
-func (f *FS) walk(m *mount, start string, fn walkFunc) error {
-	file, err := m.root.Open(start)
-	if err != nil {
-		return err
-	}
-	st, err := file.Stat()
-	if err != nil {
-		file.Close()
-		return err
-	}
-	if !st.IsDir() {
-		file.Close()
-		err := fn(start, st.Mode().Type(), nil, filepath.Base(start))
+// walk visits the tree under the resolved, checked target t like
+// fs.WalkDir, but by descriptor: the start directory is opened with
+// openat(parent, name, O_DIRECTORY|O_NOFOLLOW) relative to the directory
+// the walk of t holds (and must be the directory that walk looked up), and
+// each directory below it with openat(dir, name, O_DIRECTORY|O_NOFOLLOW),
+// so a symbolic link swapped in for a directory is refused by the kernel
+// instead of being followed. fn sees each entry, by name, before it is
+// entered or opened: that is where the deny rules are applied (deniedLeaf).
+// Unreadable directories are skipped. An error from the start itself is
+// returned.
+func (f *FS) walk(t *target, fn walkFunc) error {
+	start := t.rel
+	if t.st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		err := fn(start, (&fileStat{st: t.st}).Mode().Type(), nil, filepath.Base(start))
 		if err == fs.SkipDir {
 			err = nil
 		}
 		return err
 	}
-	fd, err := unix.Openat(int(file.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	file.Close()
+	dirfd, name := t.leaf()
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: start, Err: err}
+		return &fs.PathError{Op: "openat", Path: start, Err: err}
 	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || !sameFile(&st, &t.st) {
+		unix.Close(fd)
+		return &fs.PathError{Op: "openat", Path: start, Err: errChanged}
+	}
+	m := t.m
 	d := newDirRef(fd, filepath.Join(m.Path, start))
 	defer d.release()
 	if err := fn(start, fs.ModeDir, nil, filepath.Base(start)); err != nil {

@@ -3,24 +3,67 @@
 // or more roots (the workspace first, plus extra read-only or read-write
 // roots), routed by path like a mount table.
 //
-// Every operation resolves its path inside its root with the standard
-// library's os.Root, by descriptor: a path is never checked as a string and
-// then opened. The resolver walks the path one component at a time inside the
-// root (Lstat and Readlink through the os.Root), following symbolic links
-// that stay inside the root and refusing those that leave it; the resulting
-// symlink-free path is then opened through the same os.Root, which refuses
-// any escape that a concurrent change could introduce. The policy's deny
-// rules and protected paths are matched against that resolved path, so a
-// link inside the root cannot be used to reach a denied file. A symbolic
-// link from one root into another root is refused like any other escape.
+// # One resolution, by descriptor
+//
+// Every operation resolves its path once, by descriptor, and decides on
+// what it opened; a path is never checked as a string and then resolved
+// again (a check of one path and an open of another is what a concurrent
+// swap of a directory with a symbolic link exploits: renameat2
+// RENAME_EXCHANGE of a directory a with a link to .git, while write_file
+// writes a/config). Each root is opened once, by New. The walk (walkPath)
+// starts at the root's descriptor and, for each component:
+//
+//   - ".." pops the stack of directories the walk holds (refused at the
+//     root: a KindSymlink escape); "." is dropped;
+//   - a directory component is opened with openat(parent, name,
+//     O_DIRECTORY|O_NOFOLLOW) and pushed, so the next component is looked
+//     up in the directory that was opened, never by a path string;
+//   - the last component is looked up with fstatat(parent, name,
+//     AT_SYMLINK_NOFOLLOW), not opened (a device or FIFO is refused before
+//     any open);
+//   - a component that is a symbolic link (the open fails with ELOOP or
+//     ENOTDIR and fstatat says so) is read with readlinkat on the parent's
+//     descriptor, and the target's components continue the walk, each
+//     opened and checked like any other; an absolute target restarts at the
+//     root when it lies inside it and is refused (KindSymlink) otherwise, and
+//     at most 40 links are followed;
+//   - a missing component ends the walk: it and the rest are what a write
+//     would create.
+//
+// The deny, deny_write and protected rules are matched against the names of
+// the components the walk opened (joined into the path relative to the root),
+// and whether a directory is a git directory (HEAD plus objects/ or
+// commondir) is decided by fstatat on that directory's descriptor, held by
+// the walk. The operation then acts relative to the descriptor of the last
+// component's directory: a read opens the name with
+// openat(O_RDONLY|O_NOFOLLOW|O_NONBLOCK) and fstat must show a regular file,
+// the one the walk looked up; a write makes missing directories with mkdirat
+// in their held parents, creates its temporary file with
+// openat(O_CREAT|O_EXCL|O_NOFOLLOW) in the held directory, checks the entry
+// it replaces with fstatat (a regular file with one link) and renameat()s
+// over it there, which replaces the entry and never follows a link; a listing
+// or a search opens the directory with openat(O_DIRECTORY|O_NOFOLLOW),
+// describes entries with fstatat on its descriptor, and opens each entry the
+// same way from its directory's descriptor after checking its name (see
+// walk). A swap after the walk therefore moves nothing that was checked: a
+// held directory renamed elsewhere is still the directory that was checked,
+// and a link swapped in for a name makes the O_NOFOLLOW open fail. (A
+// checked directory could still come to a protected place by a rename of the
+// directory itself; the OS sandbox of the commands the agent runs refuses
+// that for the protected and denied paths, which it keeps read-only or
+// hidden.) The walk needs openat, readlinkat and friends: the package is for
+// Linux.
+//
+// A symbolic link from one root into another root is refused like any other
+// escape.
 //
 // Writes are refused, as KindProtected, at any depth: for paths matching
 // the protected rules of policy.Protected ("**/.git/config", "**/.envrc",
 // "**/.git", ...) relative to each writable root, including the missing
 // directories a write would create; for the entries of policy.GitDirProtected
 // (config, hooks/, commondir, ...) inside any directory that git takes for a
-// git directory, decided on the resolved path through the root's descriptor;
-// and for deny_write entries. Creating a path is refused like writing it.
+// git directory, decided on the descriptor of that directory that the walk
+// holds; and for deny_write entries. Creating a path is refused like writing it.
 //
 // A refused path is a *Violation whose message is one sentence naming the
 // rule that decided and how the user could change it, for example
@@ -40,13 +83,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/cordon-sandbox/cordon/policy"
+	"golang.org/x/sys/unix"
 )
 
 // Root is one directory tree the FS may reach.
@@ -109,7 +152,7 @@ type FS struct {
 
 type mount struct {
 	Root
-	root  *os.Root
+	fd    int // the root directory, opened once by New
 	parts []string
 }
 
@@ -213,18 +256,18 @@ func openMount(r Root) (*mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
-	rt, err := os.OpenRoot(real)
+	fd, err := openMountFD(real)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
-	return &mount{Root: Root{Path: real, Writable: r.Writable}, root: rt, parts: split(real)}, nil
+	return &mount{Root: Root{Path: real, Writable: r.Writable}, fd: fd, parts: split(real)}, nil
 }
 
 // Close releases the roots.
 func (f *FS) Close() error {
 	var errs []error
 	for _, m := range f.mounts {
-		errs = append(errs, m.root.Close())
+		errs = append(errs, unix.Close(m.fd))
 	}
 	return errors.Join(errs...)
 }
@@ -264,12 +307,23 @@ func hasPrefix(parts, prefix []string) bool {
 	return true
 }
 
-// target is a resolved path: a root and a symlink-free path inside it.
+// target is a resolved path: a root, the symlink-free path inside it and
+// the descriptors of the directories walked to reach it (see walkPath).
+// The policy is decided on names, the components the walk opened, and
+// every operation acts relative to the descriptors in dirs: dirs[i] is the
+// directory of names[:i] (dirs[0] is the root's, not owned). When exists,
+// dirs holds every directory above the last component and st is that
+// component's lstat; otherwise names[firstMissing():] do not exist yet.
+// Release a target with close.
 type target struct {
-	m    *mount
-	rel  string // "." for the root itself
-	abs  string
-	user string // as given
+	m      *mount
+	rel    string // "." for the root itself
+	abs    string
+	user   string // as given
+	names  []string
+	dirs   []int
+	exists bool
+	st     unix.Stat_t
 }
 
 // route finds the root containing the clean absolute path abs (longest
@@ -288,8 +342,9 @@ func (f *FS) route(abs string) (*mount, []string) {
 	return best, parts[len(best.parts):]
 }
 
-// resolve maps a user path to a root and a symlink-free path inside it,
-// following symbolic links inside the root. op is "file-read" or "file-write".
+// resolve maps a user path to a root and walks it there once, by
+// descriptor (see walkPath), following symbolic links inside the root. op is
+// "file-read" or "file-write". The caller closes the target.
 func (f *FS) resolve(op, p string) (*target, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: "it contains a NUL byte", Workspace: f.workspace}
@@ -313,68 +368,7 @@ func (f *FS) resolve(op, p string) (*target, error) {
 		}
 		return nil, v
 	}
-	var cur []string
-	links := 0
-	for len(rest) > 0 {
-		c := rest[0]
-		rest = rest[1:]
-		if c == ".." {
-			if len(cur) == 0 {
-				return nil, &Violation{Op: op, Path: p, Resolved: abs, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
-			}
-			cur = cur[:len(cur)-1]
-			continue
-		}
-		cand := strings.Join(append(cur[:len(cur):len(cur)], c), "/")
-		fi, err := m.root.Lstat(cand)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				// The rest does not exist yet (a file or directory to create);
-				// it has no links to follow. ".." below a missing directory
-				// cannot be resolved and is refused.
-				for _, r := range rest {
-					if r == ".." {
-						return nil, fmt.Errorf("resolve %s: %w", quote(p), os.ErrNotExist)
-					}
-				}
-				cur = append(cur, c)
-				cur = append(cur, rest...)
-				break
-			}
-			return nil, f.wrapErr(op, p, m, err)
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			cur = append(cur, c)
-			continue
-		}
-		links++
-		if links > maxLinks {
-			return nil, fmt.Errorf("resolve %s: too many levels of symbolic links", quote(p))
-		}
-		link, err := m.root.Readlink(cand)
-		if err != nil {
-			return nil, f.wrapErr(op, p, m, err)
-		}
-		if link == "" {
-			return nil, fmt.Errorf("resolve %s: empty symbolic link", quote(p))
-		}
-		if filepath.IsAbs(link) {
-			lp := split(filepath.Clean(link))
-			if !hasPrefix(lp, m.parts) {
-				return nil, &Violation{Op: op, Path: p, Resolved: link, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
-			}
-			cur = nil
-			rest = append(lp[len(m.parts):len(lp):len(lp)], rest...)
-			continue
-		}
-		rest = append(splitRel(link), rest...)
-	}
-	rel := strings.Join(cur, "/")
-	if rel == "" {
-		rel = "."
-	}
-	t := &target{m: m, rel: rel, abs: filepath.Join(m.Path, rel), user: p}
-	return t, nil
+	return f.walkPath(op, p, abs, m, rest)
 }
 
 // splitRel splits a relative link target, keeping ".." components.
@@ -388,13 +382,11 @@ func splitRel(p string) []string {
 	return out
 }
 
-// wrapErr turns an os.Root escape error into a Violation and wraps others.
+// wrapErr wraps an error of the operation op on the path p (as given) of m.
+// Escapes never get here: the walk refuses them as Violations itself.
 func (f *FS) wrapErr(op, p string, m *mount, err error) error {
 	if err == nil {
 		return nil
-	}
-	if strings.Contains(err.Error(), "path escapes from parent") {
-		return &Violation{Op: op, Path: p, Kind: KindSymlink, Rule: m.Path, Workspace: f.workspace}
 	}
 	return fmt.Errorf("%s %s: %w", strings.TrimPrefix(op, "file-"), quote(p), err)
 }
@@ -441,17 +433,18 @@ func (f *FS) checkWrite(t *target) error {
 // protection returns the rule protecting the write target t, its source
 // (SourceProtected or SourceGitDir) and, for a git directory entry, the git
 // directory's absolute path; or "" when none does. It is decided on the
-// resolved path, in every writable root that contains it (a workspace inside
-// a writable home is checked relative to both):
+// components the walk opened (t.names), in every writable root that contains
+// them (a workspace inside a writable home is checked relative to both):
 //
 //   - a rule of policy.Protected (policy.ProtectedBy) matching the path, or
 //     one of the missing directories that writing it would create (so a new
 //     ".git" directory is refused however it would come about);
 //   - an entry of policy.GitDirProtected (or a path below "hooks/") inside
 //     an existing directory that git takes for a git directory: one holding
-//     HEAD and either objects or a commondir file, looked up through the
-//     root's descriptor. This covers git directories not named .git: a bare
-//     repository, a --separate-git-dir, a worktree's or a submodule's.
+//     HEAD and either objects or a commondir file, looked up with fstatat on
+//     the descriptor of that directory that the walk holds. This covers git
+//     directories not named .git: a bare repository, a --separate-git-dir, a
+//     worktree's or a submodule's.
 func (f *FS) protection(t *target) (rule, source, gitDir string) {
 	parts := split(t.abs)
 	for _, m := range f.mounts {
@@ -459,10 +452,12 @@ func (f *FS) protection(t *target) (rule, source, gitDir string) {
 			continue
 		}
 		below := parts[len(m.parts):]
-		if r := f.protectedRule(m, below); r != "" {
+		// below[:i] is t.names[:i+d]: d < 0 when m contains t's root.
+		d := len(m.parts) - len(t.m.parts)
+		if r := f.protectedRule(below, t.firstMissing()-d); r != "" {
 			return r, SourceProtected, ""
 		}
-		if r, dir := gitDirEntry(m, below); r != "" {
+		if r, dir := gitDirEntry(m, t, below, d); r != "" {
 			return r, SourceGitDir, filepath.Join(m.Path, dir)
 		}
 	}
@@ -470,52 +465,48 @@ func (f *FS) protection(t *target) (rule, source, gitDir string) {
 }
 
 // protectedRule returns the protected rule matching the path of components
-// parts below m, or any directory on it that does not exist yet (a write
-// creates missing parents), or "".
-func (f *FS) protectedRule(m *mount, parts []string) string {
+// parts (relative to a writable root), or any directory on it that does not
+// exist yet: parts[missing:] are missing, and a write creates the missing
+// parents.
+func (f *FS) protectedRule(parts []string, missing int) string {
 	if len(parts) == 0 || len(f.protected) == 0 {
 		return ""
 	}
 	if r := policy.ProtectedBy(f.protected, strings.Join(parts, "/")); r != "" {
 		return r
 	}
-	if len(parts) == 1 {
-		return ""
-	}
-	if _, err := m.root.Lstat(strings.Join(parts[:len(parts)-1], "/")); err == nil {
-		return "" // the parent exists: nothing is created but the path
-	}
-	for i := 1; i < len(parts); i++ {
-		dir := strings.Join(parts[:i], "/")
-		if _, err := m.root.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
-			continue
+	// parts[:j] for each directory from the first missing one to the parent.
+	for j := max(missing+1, 1); j < len(parts); j++ {
+		if r := policy.ProtectedBy(f.protected, strings.Join(parts[:j], "/")); r != "" {
+			return r
 		}
-		// dir and everything below it would be created.
-		for j := i; j < len(parts); j++ {
-			if r := policy.ProtectedBy(f.protected, strings.Join(parts[:j], "/")); r != "" {
-				return r
-			}
-		}
-		break
 	}
 	return ""
 }
 
 // gitDirEntry returns the entry of policy.GitDirProtected that the path of
 // components parts below m is, or lies below, inside a git directory, with
-// that directory relative to m ("." for m itself); or "", "".
-func gitDirEntry(m *mount, parts []string) (entry, dir string) {
+// that directory relative to m ("." for m itself); or "", "". parts[:i] is
+// t.names[:i+d]; its descriptor is the one t holds, or, for a directory
+// above t's root (d < 0), one opened from m's root.
+func gitDirEntry(m *mount, t *target, parts []string, d int) (entry, dir string) {
 	for i := len(parts) - 1; i >= 0; i-- {
 		e := gitProtectedEntry(parts[i:])
 		if e == "" {
 			continue
 		}
-		d := "."
-		if i > 0 {
-			d = strings.Join(parts[:i], "/")
+		var git bool
+		switch j := i + d; {
+		case j < 0:
+			git = isGitDirBelow(m, parts[:i])
+		case j < len(t.dirs):
+			git = isGitDirAt(t.dirs[j])
 		}
-		if isGitDir(m.root, d) {
-			return e, d
+		if git {
+			if i == 0 {
+				return e, "."
+			}
+			return e, strings.Join(parts[:i], "/")
 		}
 	}
 	return "", ""
@@ -531,22 +522,6 @@ func gitProtectedEntry(rest []string) string {
 		}
 	}
 	return ""
-}
-
-// isGitDir reports whether dir (relative to root) is a directory that git
-// takes for a git directory: it holds HEAD and either objects or a commondir
-// file (gitrepository-layout(5)). Entries are looked up without following
-// links, and a link counts as present: git follows it, possibly out of the
-// root.
-func isGitDir(root *os.Root, dir string) bool {
-	if fi, err := root.Lstat(path.Join(dir, "HEAD")); err != nil || fi.IsDir() {
-		return false
-	}
-	if _, err := root.Lstat(path.Join(dir, "objects")); err == nil {
-		return true
-	}
-	fi, err := root.Lstat(path.Join(dir, "commondir"))
-	return err == nil && !fi.IsDir()
 }
 
 // denied returns the deny rule matching t or one of its parents, or "".
