@@ -1,33 +1,130 @@
 package launch
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/planted"
 	"github.com/cordon-sandbox/cordon/result"
+	"golang.org/x/sys/unix"
 )
 
 // guard is the check, after the run, for what the command planted in its
 // writable trees to run later on the host (see package planted).
 type guard struct {
-	before *planted.Before
-	roots  []string
-	opts   planted.Options
+	before  *planted.Before
+	roots   []string
+	opts    planted.Options
+	journal string // this run's journal file, removed by finish
 }
 
 // startGuard takes the snapshot of pl.Guard just before the command
 // starts: the git directories and protected names the plan's walk found
 // in the writable roots. It returns nil when the command writes no root
-// that is checked.
+// that is checked. While the run lasts, a journal in the state directory
+// names its roots, so that if cordon is killed before its check (kill -9),
+// the next run reports what it may have planted (see sweepJournals).
 func startGuard(pl *plan.Plan) *guard {
 	g := pl.Guard
 	if len(g.Roots) == 0 {
 		return nil
 	}
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: pl.Placeholders}
-	return &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts}
+	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts}
+	gd.journal = writeJournal(pl.StateDir, g.Roots)
+	return gd
+}
+
+// journal is what a run in progress records of itself.
+type journal struct {
+	Pid   int      `json:"pid"`
+	Start int64    `json:"start_unix_nano"`
+	Roots []string `json:"roots"`
+}
+
+// journalDir holds the journals of runs in progress.
+func journalDir(stateDir string) string { return filepath.Join(stateDir, "runs") }
+
+// writeJournal records a run in progress and returns its file, or "" if
+// it could not (the run goes on; only a kill -9 would then go unchecked).
+func writeJournal(stateDir string, roots []string) string {
+	if stateDir == "" {
+		return ""
+	}
+	dir := journalDir(stateDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	j := journal{Pid: os.Getpid(), Start: time.Now().UnixNano(), Roots: roots}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return ""
+	}
+	f, err := os.CreateTemp(dir, fmt.Sprintf("%d-*.json", j.Pid))
+	if err != nil {
+		return ""
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err != nil || cerr != nil {
+		os.Remove(f.Name())
+		return ""
+	}
+	return f.Name()
+}
+
+// maxJournals bounds how many journals of killed runs one run examines.
+const maxJournals = 16
+
+// sweepJournals checks, for each run whose journal remains although its
+// cordon is gone (killed before its own check), the trees it could write
+// for what was created or changed since it started, and returns one
+// warning line per finding. It only reports (the user may have changed
+// things there since, and those are theirs), and removes the journal.
+// placeholders are this run's, which the killed run may have left too.
+func sweepJournals(stateDir string, placeholders []string) []string {
+	if stateDir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(journalDir(stateDir))
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	seen := 0
+	for _, e := range ents {
+		if seen >= maxJournals || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(journalDir(stateDir), e.Name())
+		b, err := os.ReadFile(p)
+		var j journal
+		if err != nil || json.Unmarshal(b, &j) != nil || j.Pid <= 0 {
+			os.Remove(p)
+			continue
+		}
+		if j.Pid == os.Getpid() || unix.Kill(j.Pid, 0) != unix.ESRCH {
+			continue // still running (or its pid taken again): not ours to judge
+		}
+		seen++
+		os.Remove(p)
+		start := time.Unix(0, j.Start)
+		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, Ignore: placeholders})
+		if err != nil {
+			continue
+		}
+		for _, f := range rep.Findings {
+			lines = append(lines, fmt.Sprintf("cordon: warning: a run killed before its check (started %s) may have planted: %s", start.Format(time.DateTime), f.Warning()))
+		}
+		if rep.Incomplete != "" {
+			lines = append(lines, "cordon: warning: a run killed before its check: "+rep.Incomplete)
+		}
+	}
+	return lines
 }
 
 // finish runs the check after the command ended, records the findings in
@@ -38,6 +135,7 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 	if g == nil {
 		return nil
 	}
+	defer g.done()
 	rep, err := g.before.Check(g.roots, g.opts)
 	incomplete := rep.Incomplete
 	if err != nil {
@@ -53,4 +151,13 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		lines = append(lines, "cordon: warning: "+res.PlantedIncomplete)
 	}
 	return lines
+}
+
+// done removes the run's journal: its check has run (or the command never
+// started).
+func (g *guard) done() {
+	if g != nil && g.journal != "" {
+		os.Remove(g.journal)
+		g.journal = ""
+	}
 }

@@ -108,7 +108,9 @@ func (r *sandboxRun) start() error {
 	r.newCommand(files)
 	// What exists now is the user's; what the run plants is checked for
 	// after it (see guard).
+	r.warnings = sweepJournals(r.pl.StateDir, r.pl.Placeholders)
 	r.guard = startGuard(r.pl)
+	r.afterWait(r.guard.done)
 	r.started = time.Now()
 	err = r.cmd.Start()
 	r.closeStarted()
@@ -340,7 +342,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	if r.ready {
 		// The command ran: disarm what it planted, before the lock is
 		// released (and placeholders are removed).
-		r.warnings = r.guard.finish(res)
+		r.warnings = append(r.warnings, r.guard.finish(res)...)
 	}
 	res.Usage = usage(r.cmd.ProcessState, time.Since(r.started))
 	switch {

@@ -4,10 +4,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
 
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -283,5 +286,34 @@ ln -s "$C/y" linkrepo`
 		if strings.Contains(out, "FSMON") || strings.Contains(out, "HOOK-RAN") {
 			t.Errorf("host git in %s ran planted code:\n%s", dir, out)
 		}
+	}
+}
+
+// TestKilledRunPlantedReported: a cordon killed with SIGKILL never runs its
+// own check after the run; its journal makes the next run report what it
+// may have planted (without disarming: the user may have changed things
+// since).
+func TestKilledRunPlantedReported(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := uniqueSleep(311)
+	t.Cleanup(func() { killLeftovers(waitNoProcs([]string{"sleep " + s}, 0)) })
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd, _, _ := startCordon(t, e, ctx, "run", "--", "sh", "-c",
+		`git init -q x && git -C x config core.fsmonitor "echo FSMON" && echo ready && exec sleep `+s)
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "x", ".git", "config")); !strings.Contains(string(b), "fsmonitor") {
+		t.Fatalf("the planted key is not there: %q", b)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = waitCode(t, cmd)
+	r := e.run("run", "--", "true")
+	if r.code != 0 || !strings.Contains(r.stderr, "a run killed before its check") || !strings.Contains(r.stderr, "core.fsmonitor") {
+		t.Errorf("the next run does not report what the killed run planted:\n%s", r)
+	}
+	if r := e.run("run", "--", "true"); strings.Contains(r.stderr, "killed before its check") {
+		t.Errorf("reported twice:\n%s", r)
 	}
 }
