@@ -29,7 +29,6 @@
 //     pidfd_getfd, process_madvise, fanotify_init; and on amd64 also
 //     uselib, ioperm, iopl, modify_ldt, _sysctl, sysfs, ustat,
 //     create_module, get_kernel_syms, query_module.
-//
 //   - With Options.DenyNetwork, socket(2) for AF_INET, AF_INET6 and
 //     AF_PACKET fails with EPERM; with Options.DenyUnix, socket(2) for
 //     AF_UNIX does (socketpair(2) stays allowed).
