@@ -51,7 +51,9 @@ type Rules struct {
 	// calling process's stdin, stdout and stderr are open on (its own
 	// /dev/pts/N); /dev itself and the rest of /dev/pts
 	// stay unlisted, so the user's other terminals cannot be opened.
-	// /dev/ptmx only creates new pseudo-terminals. Use it for the
+	// /dev/ptmx only creates new pseudo-terminals, whose slave side is
+	// then reachable through TIOCGPTPEER but not by path (openpty(3)
+	// opens /dev/pts/N, which no rule grants). Use it for the
 	// Landlock-only backend, where /dev is the host's; under bwrap put
 	// "/dev" in ReadWrite instead.
 	StdDevices bool `json:"std_devices,omitempty"`
