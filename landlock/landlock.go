@@ -47,13 +47,13 @@ type Rules struct {
 	ReadWrite []string `json:"read_write,omitempty"`
 	// StdDevices grants read, write and device ioctls on the standard
 	// character devices (/dev/null, /dev/zero, /dev/full, /dev/random,
-	// /dev/urandom, /dev/tty, /dev/ptmx) and on the terminal devices the
-	// calling process's stdin, stdout and stderr are open on (its own
-	// /dev/pts/N); /dev itself and the rest of /dev/pts
-	// stay unlisted, so the user's other terminals cannot be opened.
-	// /dev/ptmx only creates new pseudo-terminals, whose slave side is
-	// then reachable through TIOCGPTPEER but not by path (openpty(3)
-	// opens /dev/pts/N, which no rule grants). Use it for the
+	// /dev/urandom, /dev/tty) and on the terminal devices the calling
+	// process's stdin, stdout and stderr are open on (its own
+	// /dev/pts/N); /dev itself, /dev/ptmx and the rest of /dev/pts stay
+	// unlisted, so the user's other terminals cannot be opened. New
+	// pseudo-terminals cannot be used either: Landlock checks their
+	// /dev/pts/N at open, also through TIOCGPTPEER, and no rule can name a
+	// terminal that does not exist yet. Use it for the
 	// Landlock-only backend, where /dev is the host's; under bwrap put
 	// "/dev" in ReadWrite instead.
 	StdDevices bool `json:"std_devices,omitempty"`
@@ -102,7 +102,7 @@ const ResolveUnixABI = 9
 // into it).
 var stdDevices = []string{
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", "/dev/ptmx",
+	"/dev/tty",
 }
 
 // Report says what Apply enforced on this kernel.

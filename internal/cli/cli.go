@@ -414,7 +414,7 @@ func landlockOnlyDetail(r *probe.Report) string {
 	if plan.UnixSocketGap(r.Landlock.ABI) == "" {
 		unixSockets = fmt.Sprintf("pathname unix sockets (ssh-agent, docker): only those in the write paths, --allow-unix-socket's and the sandbox's own (Landlock ABI %d)", r.Landlock.ABI)
 	}
-	return "where no user namespace can be created: Landlock read allowlist and write paths; devices: only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty, /dev/ptmx and the command's own terminal, never another /dev/pts/N (nor a new one opened by path: openpty, script); " +
+	return "where no user namespace can be created: Landlock read allowlist and write paths; devices: only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty and the command's own terminal, never another /dev/pts/N (so no new pseudo-terminals: openpty, script, tmux fail); " +
 		unixSockets + "; seccomp refuses internet sockets when the network is denied; rlimits or cgroup. What it cannot enforce is listed below, printed as degraded at run time, and strict mode refuses to run"
 }
 
