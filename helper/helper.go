@@ -106,7 +106,7 @@ func Main(args []string) int {
 	if spec.Seccomp != "" {
 		// Last before exec: the filter also forbids what the helper did
 		// above (no mount, no new user namespace after this).
-		if err := seccomp.InstallWith(seccomp.Options{Strict: spec.Seccomp == "strict", DenyNetwork: spec.DenySockets}); err != nil {
+		if err := seccomp.InstallWith(seccomp.Options{Strict: spec.Seccomp == "strict", DenyNetwork: spec.DenySockets, DenyUnix: spec.DenyUnixSockets}); err != nil {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock"
@@ -25,11 +28,12 @@ const (
 	fsWriteDir = fsWrite | lls.AccessFSRemoveDir | lls.AccessFSRemoveFile |
 		lls.AccessFSMakeDir | lls.AccessFSMakeReg | lls.AccessFSMakeSock |
 		lls.AccessFSMakeFifo | lls.AccessFSMakeSym | lls.AccessFSRefer
-	// fsHandled is every right up to ABI 5. ResolveUnix (ABI 9) is left
-	// alone: pathname unix sockets (ssh-agent, docker) are the policy's
-	// business, not this package's.
-	fsHandled  = (1 << 16) - 1
-	netHandled = lls.AccessNetBindTCP | lls.AccessNetConnectTCP
+	// fsHandled is every right up to ABI 5. ResolveUnix (ABI 9) is
+	// handled only when Rules.RestrictUnix asks for it: under bwrap the
+	// mount namespace decides which sockets exist.
+	fsHandled   = (1 << 16) - 1
+	resolveUnix = lls.AccessFSResolveUnix
+	netHandled  = lls.AccessNetBindTCP | lls.AccessNetConnectTCP
 )
 
 // fsSupported is the file-system rights mask of each ABI version.
@@ -43,8 +47,10 @@ func fsSupported(abi int) uint64 {
 		return (1 << 14) - 1
 	case abi <= 4:
 		return (1 << 15) - 1
-	default:
+	case abi < ResolveUnixABI:
 		return fsHandled
+	default:
+		return fsHandled | resolveUnix
 	}
 }
 
@@ -91,6 +97,11 @@ func Apply(r Rules) (Report, error) {
 	var handledFS uint64
 	if fs {
 		handledFS = fsHandled & mask
+		var unixRight uint64
+		if r.RestrictUnix {
+			unixRight = resolveUnix & mask
+			handledFS |= unixRight
+		}
 		add := func(p string, dirRights, fileRights uint64) {
 			fi, err := os.Stat(p)
 			if err != nil {
@@ -107,7 +118,7 @@ func Apply(r Rules) (Report, error) {
 			add(filepath.Clean(p), fsReadDir, fsRead)
 		}
 		for _, p := range r.ReadWrite {
-			add(filepath.Clean(p), fsReadDir|fsWriteDir, fsRead|fsWrite)
+			add(filepath.Clean(p), fsReadDir|fsWriteDir|unixRight, fsRead|fsWrite|unixRight)
 		}
 		if r.StdDevices {
 			for _, p := range stdDevices {
@@ -115,6 +126,10 @@ func Apply(r Rules) (Report, error) {
 					continue // not every host has them all; not worth a line
 				}
 				add(p, fsReadDir|fsWrite, fsRead|fsWrite)
+			}
+			rep.Terminals = ownTerminals()
+			for _, p := range rep.Terminals {
+				add(p, fsRead|fsWrite, fsRead|fsWrite)
 			}
 		}
 	}
@@ -166,6 +181,7 @@ func Apply(r Rules) (Report, error) {
 		rep.TCP = handledNet != 0
 		rep.ScopeSignals = scoped&lls.ScopeSignal != 0
 		rep.ScopeAbstractUnix = scoped&lls.ScopeAbstractUnixSocket != 0
+		rep.ResolveUnix = handledFS&resolveUnix != 0
 	}
 	rep.Degraded = degraded(r, rep)
 	return rep, nil
@@ -200,5 +216,35 @@ func degraded(r Rules, rep Report) []string {
 	if r.ScopeAbstractUnix && !rep.ScopeAbstractUnix {
 		d = append(d, fmt.Sprintf("Landlock ABI %d: abstract unix sockets outside the sandbox reachable (needs ABI 6)", rep.ABI))
 	}
+	if r.RestrictUnix && r.FS() && !rep.ResolveUnix {
+		d = append(d, fmt.Sprintf("Landlock ABI %d: pathname unix sockets outside the write paths not restricted by Landlock (needs ABI %d)", rep.ABI, ResolveUnixABI))
+	}
 	return d
+}
+
+// ownTerminals lists the terminal devices under /dev that the calling
+// process's stdin, stdout and stderr are open on: the command may reopen
+// its own terminal by name (ttyname, /proc/self/fd/0), but no other. A
+// descriptor counts when it is a terminal (TCGETS works) and the path it
+// was opened by still names the same device.
+func ownTerminals() []string {
+	var out []string
+	for fd := 0; fd <= 2; fd++ {
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+			continue
+		}
+		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err != nil || !strings.HasPrefix(p, "/dev/") || slices.Contains(out, p) {
+			continue
+		}
+		var byFd, byPath unix.Stat_t
+		if unix.Fstat(fd, &byFd) != nil || unix.Stat(p, &byPath) != nil {
+			continue
+		}
+		if byFd.Mode&unix.S_IFMT != unix.S_IFCHR || byPath.Rdev != byFd.Rdev || byPath.Mode&unix.S_IFMT != unix.S_IFCHR {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

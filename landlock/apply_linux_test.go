@@ -110,6 +110,13 @@ func do(o op) error {
 		return unix.Connect(fd, sa)
 	case "kill0": // signal 0 only: a permission check, no signal sent
 		return unix.Kill(o.N, 0)
+	case "pathunix": // connect to a pathname unix socket
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: o.Path})
 	case "abstract":
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
@@ -140,6 +147,12 @@ func errName(err error) string {
 // result per op ("ok" or an errno name such as "EACCES").
 func child(t *testing.T, r Rules, ops ...op) (Report, []string) {
 	t.Helper()
+	return childIn(t, nil, r, ops...)
+}
+
+// childIn is child with stdin (nil: the null device).
+func childIn(t *testing.T, stdin *os.File, r Rules, ops ...op) (Report, []string) {
+	t.Helper()
 	job, err := json.Marshal(childJob{Rules: r, Ops: ops})
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +161,9 @@ func child(t *testing.T, r Rules, ops ...op) (Report, []string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"="+string(job))
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -302,10 +318,121 @@ func TestLandlockOnlyShape(t *testing.T) {
 		{op{Op: "write", Path: filepath.Join(ro, "f")}, "EACCES"},
 		{op{Op: "write", Path: filepath.Join(base, "new")}, "EACCES"},
 	}
-	if abi(t) >= 5 {
-		cases = append(cases, kase{op{Op: "ioctl", Path: "/dev/ptmx"}, "ok"})
-	}
+	cases = append(cases, kase{op{Op: "ioctl", Path: "/dev/ptmx"}, "EACCES"}) // no new terminals: their /dev/pts/N could not be granted
 	expect(t, r, cases...)
+}
+
+// openPty opens a new pseudo-terminal and returns its slave side and path.
+func openPty(t *testing.T) (*os.File, string) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("/dev/pts/%d", n)
+	slave, err := os.OpenFile(name, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slave.Close() })
+	return slave, name
+}
+
+// TestStdDevicesOwnTerminalOnly: StdDevices grants the standard devices
+// and the terminal the process's stdin is open on, never another
+// /dev/pts/N (the user's other terminals).
+func TestStdDevicesOwnTerminalOnly(t *testing.T) {
+	needABI(t, 1)
+	own, ownName := openPty(t)
+	_, otherName := openPty(t)
+	r := Rules{ReadOnly: append(append([]string{}, systemDirs...), "/proc"), StdDevices: true}
+	cases := []kase{
+		{op{Op: "write", Path: otherName}, "EACCES"},
+		{op{Op: "read", Path: otherName}, "EACCES"},
+		{op{Op: "readdir", Path: "/dev/pts"}, "EACCES"},
+		{op{Op: "write", Path: ownName}, "ok"},
+		{op{Op: "write", Path: "/dev/null"}, "ok"},
+		{op{Op: "read", Path: "/dev/null"}, "ok"},
+		{op{Op: "write", Path: "/dev/full"}, "ENOSPC"},
+	}
+	if abi(t) >= 5 {
+		cases = append(cases, kase{op{Op: "ioctl", Path: ownName}, "ok"})
+	}
+	var ops []op
+	for _, c := range cases {
+		ops = append(ops, c.o)
+	}
+	rep, got := childIn(t, own, r, ops...)
+	for i, c := range cases {
+		if got[i] != c.want {
+			t.Errorf("%s %s: got %s, want %s", c.o.Op, c.o.Path, got[i], c.want)
+		}
+	}
+	if len(rep.Terminals) != 1 || rep.Terminals[0] != ownName {
+		t.Errorf("Terminals %q, want [%s]", rep.Terminals, ownName)
+	}
+	// Without a terminal on stdin, no /dev/pts/N at all.
+	rep, got = child(t, r, op{Op: "write", Path: ownName})
+	if got[0] != "EACCES" || len(rep.Terminals) != 0 {
+		t.Errorf("no terminal on stdin: write %s = %s, Terminals %q", ownName, got[0], rep.Terminals)
+	}
+}
+
+// unixListener listens on a pathname unix socket in a fresh directory and
+// returns its path.
+func unixListener(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return path
+}
+
+// TestRestrictUnix: from ABI 9, RestrictUnix refuses connecting to a
+// pathname unix socket outside ReadWrite; below, Landlock cannot, and the
+// report says so (the Landlock-only backend then refuses AF_UNIX sockets
+// with seccomp).
+func TestRestrictUnix(t *testing.T) {
+	needABI(t, 1)
+	outside, allowed := unixListener(t), unixListener(t)
+	r := Rules{ReadOnly: append([]string{}, systemDirs...), ReadWrite: []string{allowed}, RestrictUnix: true}
+	want := "EACCES"
+	if abi(t) < ResolveUnixABI {
+		want = "ok" // the gap the report declares
+	}
+	rep := expect(t, r,
+		kase{op{Op: "pathunix", Path: outside}, want},
+		kase{op{Op: "pathunix", Path: allowed}, "ok"},
+	)
+	line := strings.Join(rep.Degraded, "\n")
+	if got := strings.Contains(line, "pathname unix sockets"); rep.ResolveUnix == got || rep.ResolveUnix != (abi(t) >= ResolveUnixABI) {
+		t.Errorf("ABI %d: ResolveUnix %v, degraded %q", abi(t), rep.ResolveUnix, rep.Degraded)
+	}
+	// Not asked: never restricted, never declared.
+	rep = expect(t, Rules{ReadOnly: append([]string{}, systemDirs...)}, kase{op{Op: "pathunix", Path: outside}, "ok"})
+	if rep.ResolveUnix || strings.Contains(strings.Join(rep.Degraded, "\n"), "unix") {
+		t.Errorf("RestrictUnix unset: report %+v", rep)
+	}
 }
 
 func TestCarveOutEnforced(t *testing.T) {
@@ -420,6 +547,10 @@ func TestReportDegraded(t *testing.T) {
 	d := degraded(r, Report{ABI: 3, Enforced: true, FS: true, Refer: true, Truncate: true})
 	if len(d) != 4 {
 		t.Errorf("ABI 3: got %d lines, want 4 (ioctl, tcp, signals, abstract): %q", len(d), d)
+	}
+	r.RestrictUnix = true
+	if d := degraded(r, Report{ABI: 8, Enforced: true, FS: true, Refer: true, Truncate: true, IoctlDev: true, TCP: true, ScopeSignals: true, ScopeAbstractUnix: true}); len(d) != 1 || !strings.Contains(d[0], "needs ABI 9") {
+		t.Errorf("ABI 8 with RestrictUnix: %q", d)
 	}
 	if d := degraded(Rules{}, Report{ABI: 1}); len(d) != 0 {
 		t.Errorf("nothing asked: %q", d)

@@ -9,7 +9,7 @@ func ABI() (int, error) { return 0, nil }
 // a Degraded line when r asks for anything.
 func Apply(r Rules) (Report, error) {
 	var rep Report
-	if r.FS() || r.Net() || r.ScopeSignals || r.ScopeAbstractUnix {
+	if r.FS() || r.Net() || r.ScopeSignals || r.ScopeAbstractUnix || r.RestrictUnix {
 		rep.Degraded = []string{"Landlock unavailable on this system: file-system, TCP and IPC rules not enforced by Landlock"}
 	}
 	return rep, nil

@@ -14,7 +14,8 @@
 //   - Landlock-only backend (no bwrap): ReadOnly is the read allowlist
 //     (system directories, workspace, tool caches, "/proc"), with denied
 //     paths removed by CarveOut; ReadWrite the write paths; StdDevices for
-//     /dev/null, /dev/tty, /dev/pts and friends.
+//     /dev/null, /dev/tty and friends and the command's own terminal (never
+//     another /dev/pts/N); RestrictUnix for pathname unix sockets (ABI 9).
 //
 // Landlock rules are hierarchical and only grant: a path denied inside an
 // allowed tree cannot be expressed directly, hence CarveOut, which grants
@@ -46,11 +47,23 @@ type Rules struct {
 	ReadWrite []string `json:"read_write,omitempty"`
 	// StdDevices grants read, write and device ioctls on the standard
 	// character devices (/dev/null, /dev/zero, /dev/full, /dev/random,
-	// /dev/urandom, /dev/tty, /dev/ptmx) and the /dev/pts hierarchy; /dev
-	// itself stays unlisted. Use it for the Landlock-only
-	// backend, where /dev is the host's; under bwrap put "/dev" in
-	// ReadWrite instead.
+	// /dev/urandom, /dev/tty) and on the terminal devices the calling
+	// process's stdin, stdout and stderr are open on (its own
+	// /dev/pts/N); /dev itself, /dev/ptmx and the rest of /dev/pts stay
+	// unlisted, so the user's other terminals cannot be opened. New
+	// pseudo-terminals cannot be used either: Landlock checks their
+	// /dev/pts/N at open, also through TIOCGPTPEER, and no rule can name a
+	// terminal that does not exist yet. Use it for the
+	// Landlock-only backend, where /dev is the host's; under bwrap put
+	// "/dev" in ReadWrite instead.
 	StdDevices bool `json:"std_devices,omitempty"`
+	// RestrictUnix confines connect(2) and sendmsg(2) to pathname unix
+	// sockets (ssh-agent, docker, D-Bus) to sockets beneath ReadWrite and
+	// to sockets created inside the sandbox (ABI 9+: the "resolve unix"
+	// right). Below ABI 9 Landlock cannot restrict them at all: Report
+	// says so, and a caller that must refuse them falls back to refusing
+	// socket(AF_UNIX) with seccomp. Abstract sockets are ScopeAbstractUnix.
+	RestrictUnix bool `json:"restrict_unix,omitempty"`
 	// DenyNetwork restricts TCP bind and connect (ABI 4+) to the ports
 	// in BindTCP and ConnectTCP (none by default). Without DenyNetwork, TCP
 	// is restricted only if BindTCP or ConnectTCP is non-empty.
@@ -79,11 +92,17 @@ func (r Rules) Net() bool {
 	return r.DenyNetwork || len(r.ConnectTCP) > 0 || len(r.BindTCP) > 0
 }
 
-// stdDevices are granted by Rules.StdDevices. Directories get the
-// hierarchy, device files the file rights.
+// ResolveUnixABI is the first Landlock ABI that can restrict connecting to
+// pathname unix sockets (Rules.RestrictUnix).
+const ResolveUnixABI = 9
+
+// stdDevices are granted by Rules.StdDevices, with the caller's own
+// terminals (see ownTerminals). /dev/pts is deliberately absent: granting it
+// would open every terminal of the user (read what is typed there, write
+// into it).
 var stdDevices = []string{
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", "/dev/ptmx", "/dev/pts",
+	"/dev/tty",
 }
 
 // Report says what Apply enforced on this kernel.
@@ -115,6 +134,12 @@ type Report struct {
 	// ScopeAbstractUnix: connecting to abstract unix sockets outside the
 	// domain is denied (ABI 6+, when requested).
 	ScopeAbstractUnix bool `json:"scope_abstract_unix"`
+	// ResolveUnix: connecting to pathname unix sockets outside ReadWrite
+	// and the domain is denied (ABI 9+, when requested).
+	ResolveUnix bool `json:"resolve_unix"`
+	// Terminals lists the terminal devices StdDevices granted because the
+	// caller's stdin, stdout or stderr is open on them.
+	Terminals []string `json:"terminals,omitempty"`
 	// Skipped lists the paths of the rules that do not exist and were
 	// left out.
 	Skipped []string `json:"skipped,omitempty"`

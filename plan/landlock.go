@@ -33,12 +33,65 @@ var landlockDegraded = []string{
 	"no pid namespace: the command can see host processes (it cannot signal them: Landlock scoping); cordon run kills what is left of its tree when it ends or times out, but processes that left its process group (setsid) survive cordon's own death (kill -9) unless a cgroup holds the sandbox",
 	"no read-only carve-outs inside writable roots: protected paths (.git/hooks, .git/config, .envrc, ...) there are writable; what the command plants there is disarmed after the run",
 	"no mount namespace: the host's /tmp is hidden, not replaced (TMPDIR points to a private directory)",
+	metadataGap,
+}
+
+// metadataGap: Landlock has no access right for changing an existing
+// file's metadata (landlock.h: chmod, chown, setxattr, utime are not
+// restricted), and seccomp sees only a pointer to the path. Refusing the
+// syscalls outright would also refuse them in the write paths (chmod +x,
+// tar, cp -p, git), so the gap is declared instead. Capabilities are
+// dropped, so even root reaches only the files it owns, and chown only
+// changes the group.
+const metadataGap = "no protection of file metadata outside the write paths: chmod, chown (group only), utimes and extended attributes (setxattr, removexattr) work on every file this user owns, readable or not (chmod 666 ~/.ssh/id_rsa, chmod 000 ~/.bashrc, touch -d); Landlock has no right for them and seccomp cannot see their paths"
+
+// LandlockGaps lists what the Landlock-only backend never enforces, on any
+// kernel and with any policy (each run prints these as degraded, with the
+// policy's and the kernel's own on top; cordon status shows them).
+func LandlockGaps() []string {
+	return slices.Clone(landlockDegraded)
+}
+
+// landlockABI is the kernel's Landlock ABI version (a variable for tests).
+var landlockABI = func() int {
+	v, _ := landlock.ABI()
+	return v
+}
+
+// UnixSocketGap says, for a kernel with Landlock ABI abi, what the
+// Landlock-only backend cannot do about pathname unix sockets (ssh-agent,
+// docker, D-Bus) when seccomp may not refuse them (the network is open, or
+// --allow-unix-socket names sockets, so AF_UNIX sockets must work): "" from
+// ABI 9, where Landlock confines them to the write paths and the allowed
+// sockets.
+func UnixSocketGap(abi int) string {
+	if abi >= landlock.ResolveUnixABI {
+		return ""
+	}
+	return fmt.Sprintf("pathname unix sockets are not confined: Landlock ABI %d cannot (needs ABI %d), and with the network open or --allow-unix-socket seccomp must let unix sockets be created, so every socket this user can name is reachable (an ssh-agent or docker socket too), not only the allowed ones", abi, landlock.ResolveUnixABI)
+}
+
+// unixSockets decides how the Landlock-only backend keeps the command from
+// the host's pathname unix sockets on a kernel with Landlock ABI abi: from
+// ABI 9 by Landlock (restrict: only sockets in the write paths, the allowed
+// sockets and those the sandbox creates); below, with the network denied
+// and no --allow-unix-socket, by seccomp refusing socket(AF_UNIX)
+// (socketpair still works); otherwise not at all, and gap says so.
+func unixSockets(abi int, netDenied bool, allowed []string) (restrict, denySocket bool, gap string) {
+	if abi >= landlock.ResolveUnixABI {
+		return true, false, ""
+	}
+	if netDenied && len(allowed) == 0 {
+		return false, true, ""
+	}
+	return false, false, UnixSocketGap(abi)
 }
 
 // buildLandlock plans a run of the helper directly on the host: Landlock
-// limits reads to an allowlist (denied paths carved out of it) and writes to
-// the write paths; seccomp refuses internet sockets when the network is
-// denied.
+// limits reads to an allowlist (denied paths carved out of it), writes to
+// the write paths and devices to the standard ones and the command's own
+// terminal; seccomp refuses internet sockets when the network is denied;
+// pathname unix sockets are refused as unixSockets decides.
 func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if p.Network.Mode == policy.NetOpen && len(p.Network.Deny) > 0 {
 		return nil, fmt.Errorf("network deny rules need the filtering proxy, which is %w", ErrNotBuilt)
@@ -57,6 +110,10 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	pl.Degraded = append(pl.Degraded, landlockDegraded...)
 	if p.Network.Mode == policy.NetOpen {
 		pl.Degraded = append(pl.Degraded, "no network namespace: with the network open the command shares the host's (abstract unix sockets are scoped by Landlock)")
+	}
+	restrictUnix, denyUnix, unixGap := unixSockets(landlockABI(), p.Network.Mode != policy.NetOpen, p.UnixSockets)
+	if unixGap != "" {
+		pl.Degraded = append(pl.Degraded, unixGap)
 	}
 	tmp, err := privateTmpDir(opts.StateDir)
 	if err != nil {
@@ -124,10 +181,12 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		DenyNetwork:       p.Network.Mode != policy.NetOpen,
 		ScopeSignals:      true,
 		ScopeAbstractUnix: true,
+		RestrictUnix:      restrictUnix,
 	}
 	pl.Spec = buildSpec(p)
 	pl.Spec.Landlock = rules
 	pl.Spec.DenySockets = rules.DenyNetwork
+	pl.Spec.DenyUnixSockets = denyUnix
 	pl.Env = buildEnv(p, opts)
 	for i, e := range pl.Env {
 		if strings.HasPrefix(e, "TMPDIR=") {

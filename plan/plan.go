@@ -126,6 +126,11 @@ type Spec struct {
 	// DenySockets makes the seccomp filter refuse internet and packet
 	// sockets (the Landlock-only backend has no network namespace).
 	DenySockets bool `json:"deny_sockets,omitempty"`
+	// DenyUnixSockets makes the seccomp filter refuse socket(AF_UNIX)
+	// (socketpair stays allowed): on the Landlock-only backend with the
+	// network denied, where Landlock is too old (ABI < 9) to keep the
+	// command from the host's pathname unix sockets.
+	DenyUnixSockets bool `json:"deny_unix_sockets,omitempty"`
 	// Seccomp is the seccomp filter to install last: "standard", "strict",
 	// or "" for none.
 	Seccomp string `json:"seccomp,omitempty"`

@@ -29,6 +29,9 @@
 //     pidfd_getfd, process_madvise, fanotify_init; and on amd64 also
 //     uselib, ioperm, iopl, modify_ldt, _sysctl, sysfs, ustat,
 //     create_module, get_kernel_syms, query_module.
+//   - With Options.DenyNetwork, socket(2) for AF_INET, AF_INET6 and
+//     AF_PACKET fails with EPERM; with Options.DenyUnix, socket(2) for
+//     AF_UNIX does (socketpair(2) stays allowed).
 //
 // Everything else is allowed. Install sets no_new_privs and applies the
 // filter to all threads of the process (SECCOMP_FILTER_FLAG_TSYNC).

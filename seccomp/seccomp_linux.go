@@ -149,6 +149,13 @@ type Options struct {
 	// with EPERM: the Landlock-only backend has no network namespace, and
 	// Landlock's TCP rules do not cover UDP, raw sockets or MPTCP.
 	DenyNetwork bool
+	// DenyUnix refuses socket(2) for AF_UNIX with EPERM: without a mount
+	// namespace, and below Landlock ABI 9, nothing else keeps the command
+	// from connecting to the host's pathname unix sockets (ssh-agent,
+	// docker) by name. The filter cannot read connect's address (a
+	// pointer), so it refuses the socket instead. socketpair(2) stays
+	// allowed: its two ends are connected to each other only.
+	DenyUnix bool
 }
 
 // FilterWith builds the program for o (see Filter).
@@ -174,18 +181,29 @@ func FilterWith(o Options) ([]unix.SockFilter, error) {
 	a.jmp(jeqK, sysUnshare, labNU, "")
 	a.jmp(jeqK, sysIoctl, labIoc, "")
 	a.jmp(jeqK, sysPersonality, labPer, "")
+	var families []uint32
 	if o.DenyNetwork {
+		families = append(families, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET)
+	}
+	if o.DenyUnix {
+		families = append(families, unix.AF_UNIX)
+	}
+	if len(families) > 0 {
 		a.jmp(jeqK, unix.SYS_SOCKET, labSock, "")
 	}
 	a.stmt(retK, retAllow)
 
-	if o.DenyNetwork {
+	if len(families) > 0 {
 		// socket: args[0] is the address family.
 		a.label(labSock)
 		a.stmt(ldAbs, offArgLow(0))
-		a.jmp(jeqK, unix.AF_INET, labDen, "")
-		a.jmp(jeqK, unix.AF_INET6, labDen, "")
-		a.jmp(jeqK, unix.AF_PACKET, labDen, labAll)
+		for i, f := range families {
+			jf := ""
+			if i == len(families)-1 {
+				jf = labAll
+			}
+			a.jmp(jeqK, f, labDen, jf)
+		}
 	}
 
 	// clone and unshare: args[0] are the flags.
@@ -300,6 +318,9 @@ func DescribeWith(o Options) []string {
 	)
 	if o.DenyNetwork {
 		out = append(out, "socket for AF_INET, AF_INET6 and AF_PACKET")
+	}
+	if o.DenyUnix {
+		out = append(out, "socket for AF_UNIX (socketpair stays allowed)")
 	}
 	return out
 }

@@ -23,6 +23,8 @@ const (
 	envCase   = "CORDON_SECCOMP_CHILD"
 	envFilter = "CORDON_SECCOMP_FILTER"
 	envStrict = "CORDON_SECCOMP_STRICT"
+	envNet    = "CORDON_SECCOMP_DENY_NETWORK"
+	envUnix   = "CORDON_SECCOMP_DENY_UNIX"
 	noSuchPid = 0x3ffffff0
 )
 
@@ -72,6 +74,34 @@ func statusField(path, field string) string {
 }
 
 var childCases = map[string]childCase{
+	// sockets: which families socket(2) still creates, and socketpair.
+	"sockets": {run: func(out func(string, syscall.Errno)) {
+		try := func(key string, domain, typ int) {
+			fd, err := unix.Socket(domain, typ|unix.SOCK_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+			out(key, errnoOf(err))
+		}
+		try("unix_stream", unix.AF_UNIX, unix.SOCK_STREAM)
+		try("unix_dgram", unix.AF_UNIX, unix.SOCK_DGRAM)
+		try("inet_stream", unix.AF_INET, unix.SOCK_STREAM)
+		try("inet6_dgram", unix.AF_INET6, unix.SOCK_DGRAM)
+		try("netlink", unix.AF_NETLINK, unix.SOCK_RAW)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			if _, werr := unix.Write(fds[0], []byte("x")); werr != nil {
+				err = werr
+			}
+			b := make([]byte, 1)
+			if n, rerr := unix.Read(fds[1], b); rerr != nil || n != 1 {
+				err = rerr
+			}
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		out("socketpair", errnoOf(err))
+	}},
 	"ptrace": {run: func(out func(string, syscall.Errno)) {
 		if os.Getenv(envFilter) == "1" { // without the filter, root would really stop the parent
 			_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_ATTACH, uintptr(os.Getppid()), 0, 0, 0, 0)
@@ -236,7 +266,8 @@ func childMain(name string) int {
 		c.pre()
 	}
 	if os.Getenv(envFilter) == "1" {
-		if err := Install(os.Getenv(envStrict) == "1"); err != nil {
+		o := Options{Strict: os.Getenv(envStrict) == "1", DenyNetwork: os.Getenv(envNet) == "1", DenyUnix: os.Getenv(envUnix) == "1"}
+		if err := InstallWith(o); err != nil {
 			fmt.Println("install error:", err)
 			return 3
 		}
@@ -273,6 +304,13 @@ func requireSeccomp(t *testing.T) {
 
 func runChild(t *testing.T, name string, filter, strict bool) results {
 	t.Helper()
+	return runChildWith(t, name, filter, Options{Strict: strict})
+}
+
+// runChildWith runs a child case with the filter for o (or none).
+func runChildWith(t *testing.T, name string, filter bool, o Options) results {
+	t.Helper()
+	strict := o.Strict
 	requireSeccomp(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -285,7 +323,8 @@ func runChild(t *testing.T, name string, filter, strict bool) results {
 		return "0"
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envCase+"="+name, envFilter+"="+b(filter), envStrict+"="+b(strict))
+	cmd.Env = append(os.Environ(), envCase+"="+name, envFilter+"="+b(filter), envStrict+"="+b(strict),
+		envNet+"="+b(o.DenyNetwork), envUnix+"="+b(o.DenyUnix))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -380,6 +419,33 @@ func TestX32Denied(t *testing.T) {
 func TestClone3ENOSYS(t *testing.T) {
 	on, off := runChild(t, "clone3", true, false), runChild(t, "clone3", false, false)
 	expectByFilter(t, on, off, "clone3", unix.ENOSYS)
+}
+
+// TestSocketFamilies checks DenyNetwork and DenyUnix in a child that
+// really calls socket(2): each refuses its families with EPERM, leaves the
+// others alone, and never touches socketpair(2).
+func TestSocketFamilies(t *testing.T) {
+	const ok, eperm = syscall.Errno(0), unix.EPERM
+	for _, c := range []struct {
+		name string
+		o    Options
+		want map[string]syscall.Errno
+	}{
+		{"none", Options{}, map[string]syscall.Errno{"unix_stream": ok, "unix_dgram": ok, "inet_stream": ok, "inet6_dgram": ok, "netlink": ok, "socketpair": ok}},
+		{"network", Options{DenyNetwork: true}, map[string]syscall.Errno{"unix_stream": ok, "unix_dgram": ok, "inet_stream": eperm, "inet6_dgram": eperm, "netlink": ok, "socketpair": ok}},
+		{"unix", Options{DenyUnix: true}, map[string]syscall.Errno{"unix_stream": eperm, "unix_dgram": eperm, "inet_stream": ok, "inet6_dgram": ok, "netlink": ok, "socketpair": ok}},
+		{"both", Options{DenyNetwork: true, DenyUnix: true, Strict: true}, map[string]syscall.Errno{"unix_stream": eperm, "unix_dgram": eperm, "inet_stream": eperm, "inet6_dgram": eperm, "netlink": ok, "socketpair": ok}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runChildWith(t, "sockets", true, c.o)
+			for k, want := range c.want {
+				if k == "inet6_dgram" && want == ok && r.errno(t, k) == unix.EAFNOSUPPORT {
+					continue // a kernel without IPv6
+				}
+				expect(t, r, k, want)
+			}
+		})
+	}
 }
 
 func TestPersonality(t *testing.T) {
@@ -521,5 +587,42 @@ func TestDescribe(t *testing.T) {
 	}
 	if strings.Contains(joined, "chroot") || !strings.Contains(strings.Join(s, "\n"), "chroot") {
 		t.Error("chroot should be listed in strict mode only")
+	}
+}
+
+// TestFilterSocketRules interprets the program's socket(2) decisions for
+// each combination of DenyNetwork and DenyUnix.
+func TestFilterSocketRules(t *testing.T) {
+	for _, c := range []struct {
+		o       Options
+		refused []uint64
+	}{
+		{Options{}, nil},
+		{Options{DenyNetwork: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}},
+		{Options{DenyUnix: true}, []uint64{unix.AF_UNIX}},
+		{Options{DenyNetwork: true, DenyUnix: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_UNIX}},
+	} {
+		prog, err := FilterWith(c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fam := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_NETLINK} {
+			want := uint32(retAllow)
+			for _, r := range c.refused {
+				if r == fam {
+					want = retEPERM
+				}
+			}
+			if got := run(t, prog, nativeArch, unix.SYS_SOCKET, fam, unix.SOCK_STREAM); got != want {
+				t.Errorf("%+v: socket(%d): %#x, want %#x", c.o, fam, got, want)
+			}
+			if got := run(t, prog, nativeArch, unix.SYS_SOCKETPAIR, fam, unix.SOCK_STREAM); got != retAllow {
+				t.Errorf("%+v: socketpair(%d): %#x, want allow", c.o, fam, got)
+			}
+		}
+		d := strings.Join(DescribeWith(c.o), "\n")
+		if strings.Contains(d, "AF_UNIX") != c.o.DenyUnix {
+			t.Errorf("%+v: Describe mentions AF_UNIX: %v\n%s", c.o, !c.o.DenyUnix, d)
+		}
 	}
 }

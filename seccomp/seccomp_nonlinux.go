@@ -23,6 +23,8 @@ type Options struct {
 	Strict bool
 	// DenyNetwork refuses internet and packet sockets.
 	DenyNetwork bool
+	// DenyUnix refuses unix sockets other than socketpair.
+	DenyUnix bool
 }
 
 // InstallWith always fails: seccomp exists only on Linux.

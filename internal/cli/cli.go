@@ -270,7 +270,7 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	}
 	if pl.Spec.Seccomp != "" {
 		fmt.Fprintf(w, "seccomp (%s): EPERM for\n", pl.Spec.Seccomp)
-		for _, d := range seccomp.DescribeWith(seccomp.Options{Strict: pl.Spec.Seccomp == "strict", DenyNetwork: pl.Spec.DenySockets}) {
+		for _, d := range seccomp.DescribeWith(seccomp.Options{Strict: pl.Spec.Seccomp == "strict", DenyNetwork: pl.Spec.DenySockets, DenyUnix: pl.Spec.DenyUnixSockets}) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
@@ -364,6 +364,9 @@ type enforcement struct {
 	Area   string `json:"area"`
 	Status string `json:"status"`
 	Detail string `json:"detail"`
+	// Degraded lists what the area cannot enforce on this host, as runs
+	// print it ("cordon: degraded: ...").
+	Degraded []string `json:"degraded,omitempty"`
 }
 
 // enforced says what cordon itself enforces on this host, as opposed to
@@ -381,16 +384,16 @@ func enforced(r *probe.Report) []enforcement {
 	}
 	limitState, limitDetail := limitsState(r)
 	return []enforcement{
-		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths read-only (bubblewrap mounts)"},
-		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies"},
-		{"network", st(true), "deny (empty network namespace) or open"},
-		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125"},
-		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal"},
-		{"resource limits", limitState, limitDetail},
-		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more"},
-		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)"},
-		{"landlock-only backend", landlockOnlyState(r), "where no user namespace can be created: Landlock read allowlist and write paths, seccomp network deny, rlimits or cgroup; no pid or mount namespace and no carve-outs inside writable roots (printed as degraded at run time; strict mode refuses)"},
-		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)"},
+		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths read-only (bubblewrap mounts)", nil},
+		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies", nil},
+		{"network", st(true), "deny (empty network namespace) or open", nil},
+		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125", nil},
+		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal", nil},
+		{"resource limits", limitState, limitDetail, nil},
+		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more", nil},
+		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
+		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
+		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)", nil},
 	}
 }
 
@@ -420,6 +423,31 @@ func landlockOnlyState(r *probe.Report) string {
 	return "unavailable"
 }
 
+// landlockOnlyDetail says what the Landlock-only backend enforces here;
+// how it keeps the command from the host's pathname unix sockets depends
+// on the kernel's Landlock ABI.
+func landlockOnlyDetail(r *probe.Report) string {
+	unixSockets := "pathname unix sockets (ssh-agent, docker): refused when the network is denied, seccomp refusing socket(AF_UNIX) (socketpair works); Landlock confines them only from ABI 9"
+	if plan.UnixSocketGap(r.Landlock.ABI) == "" {
+		unixSockets = fmt.Sprintf("pathname unix sockets (ssh-agent, docker): only those in the write paths, --allow-unix-socket's and the sandbox's own (Landlock ABI %d)", r.Landlock.ABI)
+	}
+	return "where no user namespace can be created: Landlock read allowlist and write paths; devices: only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty and the command's own terminal, never another /dev/pts/N (so no new pseudo-terminals: openpty, script, tmux fail); " +
+		unixSockets + "; seccomp refuses internet sockets when the network is denied; rlimits or cgroup. What it cannot enforce is listed below, printed as degraded at run time, and strict mode refuses to run"
+}
+
+// landlockOnlyDegraded lists what the Landlock-only backend cannot enforce
+// here, as its runs print it.
+func landlockOnlyDegraded(r *probe.Report) []string {
+	if r.Landlock.ABI < 1 {
+		return nil
+	}
+	d := plan.LandlockGaps()
+	if g := plan.UnixSocketGap(r.Landlock.ABI); g != "" {
+		d = append(d, g)
+	}
+	return d
+}
+
 // landlockState says whether the helper's Landlock rules take effect here.
 func landlockState(r *probe.Report) string {
 	switch {
@@ -440,6 +468,11 @@ func writeEnforced(w io.Writer, r *probe.Report) error {
 	for _, e := range enforced(r) {
 		if _, err := fmt.Fprintf(w, "  %-30s %-14s %s\n", e.Area, e.Status, e.Detail); err != nil {
 			return fmt.Errorf("write status: %w", err)
+		}
+		for _, d := range e.Degraded {
+			if _, err := fmt.Fprintf(w, "  %-30s %-14s %s\n", "", "degraded", d); err != nil {
+				return fmt.Errorf("write status: %w", err)
+			}
 		}
 	}
 	return nil
