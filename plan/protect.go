@@ -35,7 +35,8 @@ func (b *bwrapBuilder) placeholderSource(k int) string {
 // placeholder for one is a file (git reads ~/.gitconfig even during a run).
 var homeFiles = map[string]bool{
 	".gitconfig": true, ".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true,
-	".pam_environment": true, ".xprofile": true, ".xsessionrc": true,
+	".pam_environment": true, ".xprofile": true, ".xsessionrc": true, ".xinitrc": true, ".bash_aliases": true,
+	".vimrc": true, ".emacs": true, ".tmux.conf": true, "config.toml": true, "gradle.properties": true, "settings.xml": true,
 }
 
 // writableRoots are the writable trees that are protected and checked after

@@ -76,17 +76,39 @@ var ProtectedNames = []string{
 // global configuration, and cordon's own configuration and state. They are
 // deny_write entries of every profile.
 var HomeProtected = []string{
+	// Directories on PATH.
 	"${HOME}/.local/bin",
 	"${HOME}/bin",
+	"${HOME}/.cargo/bin",
+	// Services, autostart and session start-up.
 	"${HOME}/.config/systemd",
 	"${HOME}/.config/autostart",
 	"${HOME}/.config/environment.d",
-	"${HOME}/.gitconfig",
-	"${HOME}/.config/git",
 	"${HOME}/.local/share/applications",
 	"${HOME}/.pam_environment",
 	"${HOME}/.xprofile",
 	"${HOME}/.xsessionrc",
+	"${HOME}/.xinitrc",
+	"${HOME}/.bash_aliases",
+	// Tools whose configuration runs programs.
+	"${HOME}/.gitconfig",
+	"${HOME}/.config/git",
+	"${HOME}/.config/direnv",
+	"${HOME}/.vimrc",
+	"${HOME}/.vim",
+	"${HOME}/.config/nvim",
+	"${HOME}/.emacs",
+	"${HOME}/.emacs.d",
+	"${HOME}/.tmux.conf",
+	"${HOME}/.config/tmux",
+	"${HOME}/.config/Code/User",
+	"${HOME}/.cargo/config.toml",
+	"${HOME}/.cargo/config",
+	"${HOME}/.gradle/init.d",
+	"${HOME}/.gradle/gradle.properties",
+	"${HOME}/.m2/settings.xml",
+	"${HOME}/.config/pip",
+	"${HOME}/.pip",
 }
 
 // ShellStartup reports whether name is a shell start-up file, which every

@@ -384,7 +384,7 @@ func enforced(r *probe.Report) []enforcement {
 	}
 	limitState, limitDetail := limitsState(r)
 	return []enforcement{
-		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths read-only (bubblewrap mounts)", nil},
+		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths (every git directory's config and hooks at any depth, editor, agent and shell config) read-only and kept from being created (bubblewrap mounts); after each run, what it planted is reported and disarmed", nil},
 		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies", nil},
 		{"network", st(true), "deny (empty network namespace) or open", nil},
 		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125", nil},
@@ -393,7 +393,8 @@ func enforced(r *probe.Report) []enforcement {
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more", nil},
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
-		{"violation monitor, audit log", st(false), "denials show as the command's own errors (Permission denied, Read-only file system)", nil},
+		{"audit log", "enforced", "cordon mcp records every refused file operation; cordon run and run_command record what a run planted (audit.log_file, --audit-log)", nil},
+		{"violation monitor", st(false), "denials of shell commands show as the command's own errors (Permission denied, Read-only file system)", nil},
 	}
 }
 
