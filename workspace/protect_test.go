@@ -60,8 +60,10 @@ func TestProtectedAnyDepth(t *testing.T) {
 	mkGitDir(t, filepath.Join(ws, "sep"), false) // a --separate-git-dir
 	mustMkdir(t, filepath.Join(ws, "mod"))
 	mustWrite(t, filepath.Join(ws, "mod", ".git"), "gitdir: ../.git/modules/lib\n")
-	mustMkdir(t, filepath.Join(ws, "notgit")) // HEAD but no objects or commondir
-	mustWrite(t, filepath.Join(ws, "notgit", "HEAD"), "x\n")
+	mustMkdir(t, filepath.Join(ws, "halfgit")) // HEAD but no objects yet
+	mustWrite(t, filepath.Join(ws, "halfgit", "HEAD"), "x\n")
+	mustMkdir(t, filepath.Join(ws, "cfgfirst")) // config first, HEAD and objects after
+	mustWrite(t, filepath.Join(ws, "cfgfirst", "config"), "[alias]\n\tx = !touch pwned\n")
 	mustLink(t, "x.git", filepath.Join(ws, "bare-link"))
 	mustMkdir(t, filepath.Join(ws, "src"))
 
@@ -119,6 +121,13 @@ func TestProtectedAnyDepth(t *testing.T) {
 		{write, "sub/deep/.env.local", KindDenied, "**/.env.*", ""},
 		{mkdir, "newdir/.env", KindDenied, "**/.env", ""},
 		{write, "frozen/new", KindProtected, filepath.Join(ws, "frozen"), SourceDenyWrite},
+		// Either order of writes that would make a git directory with a
+		// planted config: HEAD first, or the config first.
+		{write, "halfgit/config", KindProtected, "config", SourceGitDir},
+		{write, "halfgit/hooks/x", KindProtected, "hooks/", SourceGitDir},
+		{write, "cfgfirst/HEAD", KindProtected, "HEAD", SourceGitDir},
+		{mkdir, "cfgfirst/objects", KindProtected, "objects", SourceGitDir},
+		{write, "cfgfirst/commondir", KindProtected, "commondir", SourceGitDir},
 	}
 	for _, tc := range refused {
 		t.Run(tc.op+" "+tc.path, func(t *testing.T) {
@@ -180,8 +189,8 @@ func TestProtectedAnyDepth(t *testing.T) {
 		{write, "src/config"},
 		{write, "hooks/x"},
 		{write, "src/hooks/pre-commit"},
-		{write, "notgit/config"},
-		{write, "notgit/hooks/x"},
+		{write, "plain/HEAD"},
+		{mkdir, "plain2/objects"},
 		{write, "docs/.git-notes"},
 		{write, "docs/.gitignore"},
 		{mkdir, "tools/hooks"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -328,15 +329,34 @@ func readlinkat(dirfd int, name string) (string, error) {
 // (gitrepository-layout(5)). Entries are looked up with fstatat on the
 // descriptor without following links, and a link counts as present: git
 // follows it, possibly out of the root.
+//
+// For protection, a directory holding HEAD is taken for one already, even
+// without objects: otherwise writing its config first and its objects
+// after would make a git directory with a planted config (see also
+// becomesGitDir).
 func isGitDirAt(dirfd int) bool {
 	var st unix.Stat_t
-	if err := fstatat(dirfd, "HEAD", &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	return fstatat(dirfd, "HEAD", &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR
+}
+
+// gitMarkers are the entries that, added to a directory, make git take it
+// for a git directory.
+var gitMarkers = map[string]bool{"HEAD": true, "objects": true, "commondir": true}
+
+// becomesGitDir reports whether creating name in the directory dirfd would
+// turn a directory that already holds git configuration or hooks into a
+// git directory (the other order of writes than isGitDirAt guards).
+func becomesGitDir(dirfd int, name string) bool {
+	if !gitMarkers[name] || isGitDirAt(dirfd) {
 		return false
 	}
-	if fstatat(dirfd, "objects", &st) == nil {
-		return true
+	var st unix.Stat_t
+	for _, e := range policy.GitDirProtected {
+		if fstatat(dirfd, strings.TrimSuffix(e, "/"), &st) == nil {
+			return true
+		}
 	}
-	return fstatat(dirfd, "commondir", &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR
+	return false
 }
 
 // isGitDirBelow is isGitDirAt for the directory of components parts below

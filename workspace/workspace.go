@@ -461,6 +461,13 @@ func (f *FS) protection(t *target) (rule, source, gitDir string) {
 			return r, SourceGitDir, filepath.Join(m.Path, dir)
 		}
 	}
+	// Creating HEAD, objects or commondir next to git configuration or
+	// hooks would make a git directory of them.
+	if n := len(t.names); n > 0 && !t.exists && t.firstMissing() == n-1 {
+		if dirfd, name := t.leaf(); becomesGitDir(dirfd, name) {
+			return name, SourceGitDir, filepath.Dir(t.abs)
+		}
+	}
 	return "", "", ""
 }
 
