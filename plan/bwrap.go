@@ -77,6 +77,8 @@ type bwrapBuilder struct {
 	ops   []mountOp
 	plan  *Plan
 	roots []root // visible trees, for deciding what a mask may touch
+	// writable caches writableRoots, once every root is bound.
+	writable []string
 }
 
 type root struct {

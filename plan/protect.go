@@ -43,7 +43,10 @@ var homeFiles = map[string]bool{
 // the run: every write root but the private /tmp and the sandbox cache
 // (only sandboxes use it, and nothing there runs on the host).
 func (b *bwrapBuilder) writableRoots() []string {
-	var out []string
+	if b.writable != nil {
+		return b.writable
+	}
+	out := []string{}
 	for _, r := range b.roots {
 		if r.writable && r.path != privateTmp && r.path != b.p.SandboxCache && !slices.Contains(out, r.path) {
 			if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
@@ -51,6 +54,7 @@ func (b *bwrapBuilder) writableRoots() []string {
 			}
 		}
 	}
+	b.writable = out
 	return out
 }
 

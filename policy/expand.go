@@ -23,13 +23,16 @@ func tildePath(p, home string) string {
 
 // vars are the ${VAR} expansions.
 func (b *builder) vars() map[string]string {
-	return map[string]string{
-		"PROJECT_DIR":   b.ws,
-		"HOME":          b.host.Home,
-		"TMPDIR":        SandboxTmpDir,
-		"CWD":           b.host.Cwd,
-		"SANDBOX_CACHE": SandboxCache(b.host, b.ws),
+	if b.varsCache == nil {
+		b.varsCache = map[string]string{
+			"PROJECT_DIR":   b.ws,
+			"HOME":          b.host.Home,
+			"TMPDIR":        SandboxTmpDir,
+			"CWD":           b.host.Cwd,
+			"SANDBOX_CACHE": SandboxCache(b.host, b.ws),
+		}
 	}
+	return b.varsCache
 }
 
 // expand replaces ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD},

@@ -40,6 +40,7 @@ type builder struct {
 	read      []readEntry
 	userAllow []string // network.allow entries from non-profile layers
 	logFile   string
+	varsCache map[string]string // see vars
 }
 
 // loosen is the error for a tighten-only file (inside the workspace or
