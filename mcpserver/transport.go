@@ -192,6 +192,14 @@ func readLine(br *bufio.Reader, buf []byte, limit int) (line []byte, over bool, 
 			over, buf = true, buf[:0]
 		}
 		if !over {
+			if need := len(buf) + len(chunk); need > cap(buf) {
+				// Double, not append's 1.25 for large slices: a
+				// 100 MB line leaves about 100 MB of smaller buffers
+				// behind, not 400.
+				nb := make([]byte, len(buf), min(max(2*cap(buf), need, 4<<10), limit))
+				copy(nb, buf)
+				buf = nb
+			}
 			buf = append(buf, chunk...)
 		}
 		if err != bufio.ErrBufferFull {
