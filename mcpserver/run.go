@@ -43,20 +43,33 @@ func (c *capBuffer) Write(p []byte) (int, error) {
 }
 
 // timeout returns the timeout for one call: the requested one, never more
-// than the policy's (or MaxTimeout when the policy has none).
-func (s *Server) timeout(seconds int) time.Duration {
+// than the policy's (or MaxTimeout when the policy has none); 0 asks for
+// the default. capped says a longer one was asked for. seconds is compared
+// with the limit before it becomes a Duration, so no value wraps around.
+func (s *Server) timeout(seconds int) (d time.Duration, capped bool, err error) {
 	limit := s.p.Timeout
 	if limit <= 0 {
 		limit = MaxTimeout
 	}
-	d := s.p.Timeout
+	d = s.p.Timeout
 	if d <= 0 {
 		d = s.opts.DefaultTimeout
 	}
-	if seconds > 0 {
-		d = time.Duration(seconds) * time.Second
+	switch {
+	case seconds < 0:
+		return 0, false, fmt.Errorf("run_command: timeout_seconds %d is out of range: give a number of seconds from 1 to %d, or leave it out for the default (%s)", seconds, int64(limit/time.Second), min(d, limit))
+	case seconds == 0:
+		return min(d, limit), false, nil
+	case int64(seconds) > int64(limit/time.Second):
+		return limit, true, nil
 	}
-	return min(d, limit)
+	return min(time.Duration(seconds)*time.Second, limit), false, nil
+}
+
+// defaultTimeout is the timeout of a call that asks for none.
+func (s *Server) defaultTimeout() time.Duration {
+	d, _, _ := s.timeout(0)
+	return d
 }
 
 func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallToolResult, error) {
@@ -90,11 +103,18 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		cwd = e.Name
 	}
 	maxOut := DefaultMaxOutput
-	if in.MaxOutputBytes > 0 {
+	switch {
+	case in.MaxOutputBytes < 0:
+		return nil, fmt.Errorf("run_command: max_output_bytes %d is out of range: give a number of bytes from 1 to %d, or leave it out for the default (%d)", in.MaxOutputBytes, MaxOutput, DefaultMaxOutput)
+	case in.MaxOutputBytes > 0:
 		maxOut = min(in.MaxOutputBytes, MaxOutput)
 	}
+	timeout, capped, err := s.timeout(in.TimeoutSeconds)
+	if err != nil {
+		return nil, err
+	}
 	p := *s.p
-	p.Timeout = s.timeout(in.TimeoutSeconds)
+	p.Timeout = timeout
 	opts := s.opts.Plan
 	opts.Cwd, opts.Interactive = cwd, false
 	pl, err := plan.Build(&p, argv, opts)
@@ -157,6 +177,9 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		fmt.Fprintf(&b, " (killed by signal %d)", res.Signal)
 	}
 	b.WriteString("\n")
+	if capped {
+		fmt.Fprintf(&b, "note: timeout_seconds %d is above the limit of %s, which applied\n", in.TimeoutSeconds, p.Timeout)
+	}
 	for _, d := range pl.Degraded {
 		b.WriteString("degraded: " + d + "\n")
 	}
@@ -197,7 +220,7 @@ type Status struct {
 
 func (s *Server) status() Status {
 	st := Status{Mode: string(s.p.Mode), Profile: s.p.Profile, Workspace: s.fs.Workspace(), Network: string(s.p.Network.Mode),
-		Timeout: s.timeout(0).String(), Deny: s.p.Deny, Protected: s.p.Protected, AuditLog: s.opts.Audit.Path(), SessionID: s.opts.SessionID}
+		Timeout: s.defaultTimeout().String(), Deny: s.p.Deny, Protected: s.p.Protected, AuditLog: s.opts.Audit.Path(), SessionID: s.opts.SessionID}
 	opts := s.opts.Plan
 	opts.Cwd = s.fs.Workspace()
 	pl, err := plan.Build(s.p, []string{"true"}, opts)

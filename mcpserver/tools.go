@@ -70,8 +70,8 @@ type RunCommandInput struct {
 	Argv           []string `json:"argv,omitempty" jsonschema:"the command and its arguments, executed directly without a shell, e.g. [\"go\", \"test\", \"./...\"]"`
 	Command        string   `json:"command,omitempty" jsonschema:"a shell command line, run as sh -c COMMAND; give either argv or command"`
 	Dir            string   `json:"dir,omitempty" jsonschema:"working directory inside the workspace (default: the workspace)"`
-	TimeoutSeconds int      `json:"timeout_seconds,omitempty" jsonschema:"kill the command and everything it started after this many seconds"`
-	MaxOutputBytes int      `json:"max_output_bytes,omitempty" jsonschema:"most bytes of combined stdout and stderr to return"`
+	TimeoutSeconds int      `json:"timeout_seconds,omitempty" jsonschema:"kill the command and everything it started after this many seconds (default: the policy's timeout; never more than the policy's limit)"`
+	MaxOutputBytes int      `json:"max_output_bytes,omitempty" jsonschema:"most bytes of combined stdout and stderr to return (default 65536, at most 1048576)"`
 }
 
 // StatusInput is the (empty) input of sandbox_status.
@@ -81,6 +81,9 @@ func (s *Server) register() {
 	add(s, &mcp.Tool{Name: ToolReadFile, Annotations: readOnly("Read file"),
 		Description: "Read a text file. Returns up to 2000 lines, each as N:hash|text, where N:hash is the line's anchor for replace_lines. Use start_line and end_line to read part of a large file; call grep or find_files first to locate what you need."},
 		func(_ context.Context, in ReadFileInput) (string, error) {
+			if err := lineRange(in.StartLine, in.EndLine); err != nil {
+				return "", err
+			}
 			r, err := s.fs.ReadText(in.Path, in.StartLine, in.EndLine)
 			if err != nil {
 				return "", err
@@ -163,6 +166,9 @@ func (s *Server) register() {
 	add(s, &mcp.Tool{Name: ToolGrep, Annotations: readOnly("Search file contents"),
 		Description: "Search file contents for an RE2 regular expression (or a plain string with literal). Skips binary files, .git, denied paths and files ignored by the workspace's .gitignore. One match per line as path:line:text."},
 		func(_ context.Context, in GrepInput) (string, error) {
+			if in.MaxResults < 0 {
+				return "", fmt.Errorf("grep: max_results %d is out of range: give a positive number (at most %d are returned), or leave it out", in.MaxResults, s.fs.Limits.MaxResults)
+			}
 			r, err := s.fs.Grep(in.Pattern, in.Path, workspace.GrepOptions{IgnoreCase: in.IgnoreCase, Literal: in.Literal, Include: in.Include, MaxResults: in.MaxResults})
 			if err != nil {
 				return "", err
@@ -205,6 +211,21 @@ func (s *Server) register() {
 			b, err := json.MarshalIndent(s.status(), "", "  ")
 			return string(b), err
 		})
+}
+
+// lineRange checks read_file's start_line and end_line: 0 means the
+// default, a line past the end reads nothing (or up to the end), and
+// anything negative or a range that ends before it starts is refused.
+func lineRange(start, end int) error {
+	switch {
+	case start < 0:
+		return fmt.Errorf("read_file: start_line %d is out of range: lines are numbered from 1", start)
+	case end < 0:
+		return fmt.Errorf("read_file: end_line %d is out of range: lines are numbered from 1", end)
+	case end > 0 && end < max(start, 1):
+		return fmt.Errorf("read_file: end_line %d is before start_line %d", end, start)
+	}
+	return nil
 }
 
 func writeText(verb string, r *workspace.WriteResult) string {

@@ -36,6 +36,12 @@ func bigWorkspace(t testing.TB) string {
 // returns the client's ends.
 func serveStream(t testing.TB, ws string) (toServer io.WriteCloser, fromServer *bufio.Reader) {
 	t.Helper()
+	return serveStreamLimit(t, ws, 0)
+}
+
+// serveStreamLimit is serveStream with a StreamTransport's MaxFrameBytes.
+func serveStreamLimit(t testing.TB, ws string, limit int) (toServer io.WriteCloser, fromServer *bufio.Reader) {
+	t.Helper()
 	srv, err := New(Options{Policy: &policy.Policy{Mode: policy.ModeStandard, Workspace: ws}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +53,7 @@ func serveStream(t testing.TB, ws string) (toServer io.WriteCloser, fromServer *
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.Run(ctx, &StreamTransport{Reader: inR, Writer: outW})
+		_ = srv.Run(ctx, &StreamTransport{Reader: inR, Writer: outW, MaxFrameBytes: limit})
 		outW.Close()
 	}()
 	t.Cleanup(func() {
@@ -146,27 +152,6 @@ func TestStreamTransportBatch(t *testing.T) {
 	}
 	if b := recv(); json.Unmarshal(b, &one) != nil || one.ID != 4 || len(one.Result.Content) != 1 || !strings.HasPrefix(one.Result.Content[0].Text, "1:") {
 		t.Errorf("reply after the batch: %.300q", b)
-	}
-}
-
-// TestBatchSpy: only a line that starts with '[' counts as a batch.
-func TestBatchSpy(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{`{"a":[1]}` + "\n" + `{"b":"[x"}` + "\n", false},
-		{`{"a":1}` + "\n" + `  [{"a":1}]` + "\n", true},
-		{`[{"a":1}]`, true},
-		{`{"a":"\n["}`, false}, // an escaped newline is two bytes, not a line break
-	} {
-		s := &batchSpy{r: io.NopCloser(strings.NewReader(tc.in)), lineStart: true}
-		if _, err := io.Copy(io.Discard, s); err != nil {
-			t.Fatal(err)
-		}
-		if got := s.batched.Load(); got != tc.want {
-			t.Errorf("%q: batched = %v, want %v", tc.in, got, tc.want)
-		}
 	}
 }
 
