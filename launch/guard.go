@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,9 @@ func startGuard(pl *plan.Plan) *guard {
 	if len(g.Roots) == 0 {
 		return nil
 	}
-	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: pl.Placeholders}
+	// cordon's own files (masks, locks, journals) are not the run's.
+	ignore := append(slices.Clone(pl.Placeholders), pl.StateDir)
+	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore}
 	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts}
 	gd.journal = writeJournal(pl.StateDir, g.Roots)
 	return gd
@@ -113,7 +116,7 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		seen++
 		os.Remove(p)
 		start := time.Unix(0, j.Start)
-		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, Ignore: placeholders})
+		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, Ignore: append(slices.Clone(placeholders), stateDir)})
 		if err != nil {
 			continue
 		}

@@ -4,6 +4,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,12 +19,14 @@ import (
 )
 
 // TestSwapRaceBinary is issue 9's attack through the real `cordon mcp`
-// binary over stdio: while this process exchanges a directory a with
+// binary over stdio: while a swapper exchanges a directory a with
 // symbolic links to .git, .git/hooks and secrets.d (denied by the default
 // "**/secrets.*"), and a file f with a link to the protected .envrc, with
 // renameat2(RENAME_EXCHANGE), the client calls write_file, edit_file,
 // create_dir, read_file, grep, find_files and list_dir through them. No call
 // may change .git/config, the hooks or .envrc, or return secret content.
+// The swapper runs in this process, and as an agent would start it: through
+// run_command, inside the sandbox, on each backend.
 func TestSwapRaceBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cordon: skipped with -short")
@@ -38,6 +41,76 @@ func TestSwapRaceBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building cordon: %v\n%s", err, out)
 	}
+	swapper := filepath.Join(base, "swapper")
+	if err := os.WriteFile(swapper+".go", []byte(swapperSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build = exec.Command("go", "build", "-o", swapper, swapper+".go")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GO111MODULE=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the swapper: %v\n%s", err, out)
+	}
+	for _, mode := range []string{"host", "bwrap", "landlock"} {
+		t.Run(mode, func(t *testing.T) {
+			swapRace(t, bin, swapper, filepath.Join(base, mode), mode)
+		})
+	}
+}
+
+// swapperSource exchanges each pair of paths given after the duration in
+// seconds, as fast as it can, until the duration is up or a file named
+// stop-swapper appears, and prints how many exchanges succeeded.
+const swapperSource = `package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+func main() {
+	secs, _ := strconv.Atoi(os.Args[1])
+	end := time.Now().Add(time.Duration(secs) * time.Second)
+	nr := uintptr(316) // renameat2 on amd64
+	if runtime.GOARCH == "arm64" {
+		nr = 276
+	}
+	cwd := -100 // AT_FDCWD
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	for i := 2; i+1 < len(os.Args); i += 2 {
+		a, _ := syscall.BytePtrFromString(os.Args[i])
+		b, _ := syscall.BytePtrFromString(os.Args[i+1])
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(end); i++ {
+				if i%4096 == 0 {
+					if _, err := os.Lstat("stop-swapper"); err == nil {
+						return
+					}
+				}
+				_, _, e := syscall.Syscall6(nr, uintptr(cwd), uintptr(unsafe.Pointer(a)), uintptr(cwd), uintptr(unsafe.Pointer(b)), 2, 0)
+				if e == 0 {
+					n.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("swaps: %d\n", n.Load())
+}
+`
+
+// swapRace runs the attack in the directory base with the swapper in this
+// process (mode "host") or through run_command on backend mode.
+func swapRace(t *testing.T, bin, swapper, base, mode string) {
 	home := filepath.Join(base, "home")
 	ws := filepath.Join(home, "proj")
 	const secret = "TOPSECRET-91c2"
@@ -72,7 +145,18 @@ func TestSwapRaceBinary(t *testing.T) {
 	hooksBefore, _ := os.ReadDir(filepath.Join(ws, ".git", "hooks"))
 	secretsBefore, _ := os.ReadDir(filepath.Join(ws, "secrets.d"))
 
-	cmd := exec.Command(bin, "mcp")
+	args := []string{"mcp"}
+	if mode != "host" {
+		args = append(args, "--backend", mode)
+		sw, err := os.ReadFile(swapper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "swapper"), sw, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -86,19 +170,53 @@ func TestSwapRaceBinary(t *testing.T) {
 	var stop atomic.Bool
 	var swaps atomic.Int64
 	var wg sync.WaitGroup
-	for _, pair := range [][2]string{{"a", "l-git"}, {"a", "l-hooks"}, {"a", "l-secrets"}, {"f", "l-envrc"}} {
+	pairs := [][2]string{{"a", "l-git"}, {"a", "l-hooks"}, {"a", "l-secrets"}, {"f", "l-envrc"}}
+	if mode == "host" {
+		for _, pair := range pairs {
+			wg.Add(1)
+			go func(x, y string) {
+				defer wg.Done()
+				for !stop.Load() {
+					if unix.Renameat2(unix.AT_FDCWD, filepath.Join(ws, x), unix.AT_FDCWD, filepath.Join(ws, y), unix.RENAME_EXCHANGE) == nil {
+						swaps.Add(1)
+					}
+				}
+			}(pair[0], pair[1])
+		}
+	} else {
+		// The agent's own swapper, confined like any command it runs.
+		argv := []any{"./swapper", "40"}
+		for _, p := range pairs {
+			argv = append(argv, p[0], p[1])
+		}
+		started := time.Now()
 		wg.Add(1)
-		go func(x, y string) {
+		go func() {
 			defer wg.Done()
-			for !stop.Load() {
-				if unix.Renameat2(unix.AT_FDCWD, filepath.Join(ws, x), unix.AT_FDCWD, filepath.Join(ws, y), unix.RENAME_EXCHANGE) == nil {
-					swaps.Add(1)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolRunCommand, Arguments: map[string]any{"argv": argv}})
+			if err != nil {
+				t.Errorf("run_command swapper: %v", err)
+				return
+			}
+			for _, ct := range res.Content {
+				if tc, ok := ct.(*mcp.TextContent); ok {
+					var n int64
+					if i := strings.Index(tc.Text, "swaps: "); i >= 0 {
+						fmt.Sscan(tc.Text[i+len("swaps: "):], &n)
+					}
+					swaps.Add(n)
+					if n == 0 {
+						t.Errorf("run_command swapper (%s) did not swap: %q", time.Since(started), tc.Text)
+					}
 				}
 			}
-		}(pair[0], pair[1])
+		}()
+		// Let it start before the calls race it.
+		time.Sleep(500 * time.Millisecond)
 	}
 	defer func() {
 		stop.Store(true)
+		cs.Close()
 		wg.Wait()
 	}()
 
@@ -143,8 +261,11 @@ func TestSwapRaceBinary(t *testing.T) {
 		}
 	}
 	stop.Store(true)
+	if err := os.WriteFile(filepath.Join(ws, "stop-swapper"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	wg.Wait()
-	t.Logf("%d calls, %d refused, %d exchanges", n, refused, swaps.Load())
+	t.Logf("%s: %d calls, %d refused, %d exchanges", mode, n, refused, swaps.Load())
 	for _, k := range kept {
 		b, err := os.ReadFile(filepath.Join(ws, k))
 		if err != nil || string(b) != files[k] {

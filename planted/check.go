@@ -200,7 +200,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	for _, p := range opts.Ignore {
 		c.ignore[filepath.Clean(p)] = true
 	}
-	w := b.find(roots, lim, start)
+	w := b.find(roots, lim, start, c.ignored)
 	defer w.close()
 	c.notes = w.notes
 	dirs, nameHits := w.dirs, w.names
@@ -334,7 +334,7 @@ func (w *walkResult) close() {
 // find walks roots for git directories and protected names, bounded by
 // lim. Where a walk stops at its bound, the git directories b knows are
 // still returned.
-func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
+func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool) *walkResult {
 	w := &walkResult{dirs: map[string]gitDirRef{}}
 	names := nameRules()
 	pats := []globscan.Pattern{{Glob: "**/HEAD", Descend: true}, {Glob: "**/.git", Descend: true}}
@@ -357,7 +357,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
 			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
 		} else {
 			matches, st, err := globscan.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
-			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths)...)
+			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths, ignored)...)
 			var le *globscan.LimitError
 			switch {
 			case errors.As(err, &le):
@@ -409,11 +409,11 @@ func (b *Before) find(roots []string, lim Limits, start time.Time) *walkResult {
 // made so during the run (their change time is the run's): a repository
 // planted inside one would run on the host once it is readable again.
 // Directories the user had closed before are theirs, and not reported.
-func (b *Before) unreadable(r *os.Root, root string, skipped []string) []string {
+func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored func(string) bool) []string {
 	var out []string
 	for _, p := range skipped {
 		rel, ok := under(root, p)
-		if !ok {
+		if !ok || (ignored != nil && ignored(p)) {
 			continue
 		}
 		fi, err := r.Lstat(rel)
@@ -430,7 +430,7 @@ func (b *Before) unreadable(r *os.Root, root string, skipped []string) []string 
 // use it in its place); incomplete says what a walk that stopped at its
 // bound left out.
 func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
-	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now())
+	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil)
 	defer w.close()
 	for d := range w.dirs {
 		gitDirs = append(gitDirs, d)
