@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -81,7 +82,7 @@ func Main(args []string) int {
 	// The command's environment is the spec's, never the helper's own
 	// (plan.LauncherEnv): so is the PATH it is looked up in.
 	env := withPWD(dedupEnv(spec.Env))
-	path, err := lookPath(args[0], env)
+	paths, err := lookPaths(args[0], env)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return fail(127, "%s: command not found inside the sandbox (is its directory readable? see cordon policy)", args[0])
@@ -128,7 +129,13 @@ func Main(args []string) int {
 			}
 		}
 	}
-	err = unix.Exec(path, args, env)
+	// As execvp does: a candidate that may not be executed (EACCES, e.g. a
+	// directory on PATH the sandbox cannot read) passes on to the next.
+	for _, path := range paths {
+		if err = unix.Exec(path, args, env); !errors.Is(err, syscall.EACCES) {
+			break
+		}
+	}
 	code := 126
 	if errors.Is(err, syscall.ENOENT) {
 		code = 127
@@ -170,6 +177,39 @@ func takeForeground() {
 // look-up; nothing else of env enters the helper's environment (GODEBUG,
 // say, would change the Go runtime's behaviour in the helper).
 func lookPath(name string, env []string) (string, error) {
+	paths, err := lookPaths(name, env)
+	if err != nil {
+		return "", err
+	}
+	return paths[0], nil
+}
+
+// lookPaths is lookPath returning every executable candidate in PATH
+// order (one for a name with a slash), for execvp's retry on EACCES.
+func lookPaths(name string, env []string) ([]string, error) {
+	first, err := lookPathFirst(name, env)
+	if err != nil || strings.Contains(name, "/") {
+		return []string{first}, err
+	}
+	out := []string{first}
+	path, _ := lookupEnv(env, "PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if p == first || slices.Contains(out, p) {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// lookPathFirst is exec.LookPath in env's PATH.
+func lookPathFirst(name string, env []string) (string, error) {
 	if v, ok := lookupEnv(env, "PATH"); ok {
 		if err := os.Setenv("PATH", v); err != nil {
 			return "", fmt.Errorf("setting PATH: %w", err)

@@ -22,6 +22,9 @@ type guard struct {
 	roots   []string
 	opts    planted.Options
 	journal string // this run's journal file, removed by finish
+	// workspace: findings below it are named relative to it, others
+	// (another write path, the sandbox cache) by their whole path.
+	workspace string
 }
 
 // startGuard takes the snapshot of pl.Guard just before the command
@@ -38,7 +41,7 @@ func startGuard(pl *plan.Plan) *guard {
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(slices.Clone(pl.Placeholders), pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore}
-	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts}
+	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	gd.journal = writeJournal(pl.StateDir, g.Roots)
 	return gd
 }
@@ -116,7 +119,7 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		seen++
 		os.Remove(p)
 		start := time.Unix(0, j.Start)
-		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, Ignore: append(slices.Clone(placeholders), stateDir)})
+		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
 		if err != nil {
 			continue
 		}
@@ -145,6 +148,11 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		incomplete = fmt.Sprintf("the check for planted files failed: %v", err)
 	}
 	for _, f := range rep.Findings {
+		if rel, err := filepath.Rel(g.workspace, f.Path); g.workspace == "" || err != nil || strings.HasPrefix(rel, "..") {
+			f.Rel = f.Path
+		} else {
+			f.Rel = rel
+		}
 		w := f.Warning()
 		res.Planted = append(res.Planted, result.Planted{Path: f.Path, Kind: f.Kind, Key: f.Key, Rule: f.Rule, Disarmed: f.Disarmed, Warning: w})
 		lines = append(lines, "cordon: warning: "+w)

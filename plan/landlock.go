@@ -97,12 +97,16 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		return nil, fmt.Errorf("network deny rules need the filtering proxy, which is %w", ErrNotBuilt)
 	}
 	pl := &Plan{
-		Backend:   BackendLandlock,
-		Command:   command,
-		StateDir:  opts.StateDir,
-		Workspace: p.Workspace,
-		Strict:    p.Mode == policy.ModeStrict,
-		Limits:    limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds},
+		// A command reading the terminal gets a private pty here too:
+		// its own session, foreground on it, and never the user's
+		// terminal (TIOCSTI aside, a background group reading it stops).
+		Interactive: opts.Interactive,
+		Backend:     BackendLandlock,
+		Command:     command,
+		StateDir:    opts.StateDir,
+		Workspace:   p.Workspace,
+		Strict:      p.Mode == policy.ModeStrict,
+		Limits:      limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds},
 	}
 	if p.Timeout > 0 {
 		pl.Timeout = p.Timeout.String()

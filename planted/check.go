@@ -66,6 +66,9 @@ type Options struct {
 	// Ignore are paths that are cordon's own (the plan's placeholders):
 	// nothing at or below them is reported.
 	Ignore []string
+	// KeptHow, when set, says why KeepArmed left a finding in place
+	// (default: --no-disarm).
+	KeptHow string
 }
 
 // Report is what Check found.
@@ -231,7 +234,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			continue
 		}
 		fi, err := h.ref.root.Lstat(h.ref.rel)
-		if err != nil || !c.recent(fi) {
+		if err != nil || !c.recent(fi) || emptyEntry(h.ref.root, h.ref.rel, fi) {
 			continue
 		}
 		f := Finding{Path: p, Rel: h.ref.rel, Kind: KindName, Key: filepath.Base(p), Rule: "planted:" + filepath.Base(p)}
@@ -239,7 +242,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		case !h.rename:
 			f.How = "left in place (review it)"
 		case c.opts.KeepArmed:
-			f.How = keptHow
+			f.How = c.keptHow()
 		default:
 			if to, err := renameAside(h.ref.root, h.ref.rel); err != nil {
 				f.How = "could not disarm: " + err.Error()
@@ -298,7 +301,7 @@ func (c *checker) changedName(h nameHit, renamed *[]string) {
 		case !h.rename:
 			f.How = "changed during the run; left in place (review it)"
 		case c.opts.KeepArmed:
-			f.How = keptHow
+			f.How = c.keptHow()
 		default:
 			if to, err := renameAside(h.ref.root, rel); err != nil {
 				f.How = "could not disarm: " + err.Error()
@@ -440,6 +443,33 @@ func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete s
 		names = append(names, filepath.Join(h.ref.base, h.ref.rel))
 	}
 	return gitDirs, names, strings.Join(w.notes, "; ")
+}
+
+// emptyEntry reports whether the entry rel (with its Lstat fi) is an empty
+// file or an empty directory: nothing there can run, and an empty directory
+// is what cordon's own placeholders are.
+func emptyEntry(r *os.Root, rel string, fi fs.FileInfo) bool {
+	switch {
+	case fi.Mode().IsRegular():
+		return fi.Size() == 0
+	case fi.IsDir():
+		d, err := r.Open(rel)
+		if err != nil {
+			return false
+		}
+		defer d.Close()
+		names, err := d.Readdirnames(1)
+		return len(names) == 0 && err != nil
+	}
+	return false
+}
+
+// keptHow returns Finding.How for what KeepArmed left in place.
+func (c *checker) keptHow() string {
+	if c.opts.KeptHow != "" {
+		return c.opts.KeptHow
+	}
+	return keptHow
 }
 
 // keptHow is Finding.How when KeepArmed left it in place.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newWorkspace returns a fresh workspace directory (symbolic links
@@ -531,5 +532,35 @@ func TestCheckUnreadableDir(t *testing.T) {
 	}
 	if !strings.Contains(rep.Incomplete, filepath.Join(ws, "hidden")+" was made unreadable during the run") {
 		t.Errorf("Incomplete = %q", rep.Incomplete)
+	}
+}
+
+// TestCheckAssembledAcrossRuns: one run leaves the pieces of a git
+// directory that is not one yet (config with a planted key, HEAD.lock,
+// objects.tmp), a later run renames them into place. The later run's check
+// takes the directory that became a git directory for the run's, whatever
+// the age of its config.
+func TestCheckAssembledAcrossRuns(t *testing.T) {
+	ws := newWorkspace(t)
+	st := filepath.Join(ws, "sub", ".stash")
+	b := snapshotOf(t, ws)
+	write(t, filepath.Join(st, "config"), "[core]\n\tfsmonitor = touch pwned\n", 0o644)
+	write(t, filepath.Join(st, "HEAD.lock"), "ref: refs/heads/main\n", 0o644)
+	must(t, os.MkdirAll(filepath.Join(st, "objects.tmp"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(st, "refs"), 0o755))
+	write(t, filepath.Join(ws, "sub", ".git"), "gitdir: .stash\n", 0o644)
+	if rep, err := b.Check([]string{ws}, Options{}); err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("first run: %v %q", err, summary(rep))
+	}
+	time.Sleep(ctimeSlack + 100*time.Millisecond) // the pieces are now old
+	b = snapshotOf(t, ws)
+	must(t, os.Rename(filepath.Join(st, "HEAD.lock"), filepath.Join(st, "HEAD")))
+	must(t, os.Rename(filepath.Join(st, "objects.tmp"), filepath.Join(st, "objects")))
+	rep, err := b.Check([]string{ws}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(rep); !slices.Equal(got, []string{"config sub/.stash/config core.fsmonitor true"}) {
+		t.Errorf("second run's findings %q", got)
 	}
 }

@@ -29,6 +29,9 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 	}
 	defer g.Close()
 	d := &dirCheck{c: c, g: g, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
+	if d.prev == nil {
+		d.fresh = c.becameGitDir(ref)
+	}
 	d.hooks()
 	for _, name := range configFiles {
 		d.config(name)
@@ -43,12 +46,35 @@ type dirCheck struct {
 	abs  string
 	rel  string    // relative to the walked root, for messages
 	prev *dirState // nil: the directory is new (or was not known)
+	// fresh: an unknown directory that became a git directory during the
+	// run, so everything in it counts as the run's, however old.
+	fresh bool
 }
 
 // planted reports whether a file not in the snapshot counts as the run's:
-// always in a recorded directory; by its change time in an unknown one.
+// always in a recorded directory or one that became a git directory
+// during the run; by its change time in another unknown one.
 func (d *dirCheck) planted(fi fs.FileInfo) bool {
-	return d.prev != nil || d.c.recent(fi)
+	return d.prev != nil || d.fresh || d.c.recent(fi)
+}
+
+// gitMarkers are the entries that make a directory a git directory for
+// git (HEAD, an object store and refs, or a commondir), and the link that
+// makes one a repository's.
+var gitMarkers = []string{"HEAD", "objects", "refs", "commondir"}
+
+// becameGitDir reports whether the unknown git directory ref became one
+// during the run: the directory or one of its markers changed since the
+// snapshot. Pieces written by an earlier run and put in place by this one
+// (a HEAD.lock renamed to HEAD) change the marker; a repository that was
+// complete before would have been in the snapshot.
+func (c *checker) becameGitDir(ref gitDirRef) bool {
+	for _, m := range append([]string{"."}, gitMarkers...) {
+		if fi, err := ref.root.Lstat(filepath.Join(ref.rel, m)); err == nil && c.recent(fi) {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *dirCheck) add(f Finding) { d.c.findings = append(d.c.findings, f) }
@@ -136,7 +162,7 @@ func (d *dirCheck) hooks() {
 // disarmRename renames rel to rel+DisarmedSuffix unless KeepArmed.
 func (d *dirCheck) disarmRename(f *Finding, rel, how string) {
 	if d.c.opts.KeepArmed {
-		f.How = keptHow
+		f.How = d.c.keptHow()
 		return
 	}
 	if _, err := renameAside(d.g, rel); err != nil {
@@ -170,7 +196,7 @@ func renameAside(r *os.Root, rel string) (string, error) {
 // writes a note beside it.
 func (d *dirCheck) disarmHook(f *Finding, rel string, seen fs.FileInfo) {
 	if d.c.opts.KeepArmed {
-		f.How = keptHow
+		f.How = d.c.keptHow()
 		return
 	}
 	fail := func(err error) { f.How = "could not disarm: " + err.Error() }
@@ -284,7 +310,7 @@ func (d *dirCheck) config(name string) {
 	for i, e := range bad {
 		found[i] = d.finding(name, KindConfig, e.Key(), e.Value, "planted:"+rules[i])
 	}
-	how, ok := keptHow, false
+	how, ok := d.c.keptHow(), false
 	if !d.c.opts.KeepArmed {
 		if err := d.rewrite(name, hi, commentOut(data, bad)); err != nil {
 			how = "could not disarm: " + err.Error()

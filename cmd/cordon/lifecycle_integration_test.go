@@ -390,21 +390,34 @@ func TestTTY(t *testing.T) {
 		{"read", `printf 'name? '; read x; echo "got:$x"; exit 9`, "name? ", "cordon\n", []string{"got:cordon"}, 9},
 		{"interactive-sh", `PS1='prompt> '; export PS1; exec sh -i`, "prompt> ", "echo hi-$((40+2))\nexit 6\n", []string{"hi-42"}, 6},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out, code := runOnPty(t, e, c.waitFor, c.input, "run", "--", "sh", "-c", c.script)
-			if strings.Contains(out, "not-interrupted") || strings.Contains(out, "not a tty") {
-				t.Errorf("unexpected terminal output:\n%q", out)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("terminal output lacks %q:\n%q", w, out)
+	// Both backends: on the Landlock-only one a command reading the
+	// terminal used to stop (a background process group) and hang.
+	for _, backend := range []string{"bwrap", "landlock"} {
+		for _, c := range cases {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				if backend == "landlock" {
+					requireLandlock(t)
 				}
-			}
-			if code != c.code {
-				t.Errorf("exit %d, want %d; output %q", code, c.code, out)
-			}
-		})
+				out, code := runOnPty(t, e, c.waitFor, c.input, "run", "--backend", backend, "--", "sh", "-c", c.script)
+				checkTTY(t, out, code, c.want, c.code)
+			})
+		}
+	}
+}
+
+// checkTTY checks one case of TestTTY.
+func checkTTY(t *testing.T, out string, code int, want []string, wantCode int) {
+	t.Helper()
+	if strings.Contains(out, "not-interrupted") || strings.Contains(out, "not a tty") {
+		t.Errorf("unexpected terminal output:\n%q", out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("terminal output lacks %q:\n%q", w, out)
+		}
+	}
+	if code != wantCode {
+		t.Errorf("exit %d, want %d; output %q", code, wantCode, out)
 	}
 }
 

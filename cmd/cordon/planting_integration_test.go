@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // git runs the host's git in dir with the fake home, the way the user runs
@@ -278,6 +279,10 @@ ln -s "$C/y" linkrepo`
 	if !strings.Contains(r.stderr, "core.fsmonitor") || !strings.Contains(r.stderr, "pre-commit") {
 		t.Errorf("no warnings for the repository planted in the sandbox cache:\n%s", r)
 	}
+	// Outside the workspace, a warning names the whole path.
+	if !strings.Contains(r.stderr, filepath.Join(e.home, ".cache", "cordon", "sandbox")) {
+		t.Errorf("the warning does not say where the repository is:\n%s", r)
+	}
 	for _, dir := range []string{filepath.Join(e.ws, "linkrepo")} {
 		writeFile(t, filepath.Join(dir, "n.txt"), "n\n")
 		out := e.mustGit(dir, "status")
@@ -313,7 +318,56 @@ func TestKilledRunPlantedReported(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "a run killed before its check") || !strings.Contains(r.stderr, "core.fsmonitor") {
 		t.Errorf("the next run does not report what the killed run planted:\n%s", r)
 	}
+	// Only that: not the killed run's own placeholders, and not as if the
+	// user had asked to keep it armed.
+	if n := strings.Count(r.stderr, "cordon: warning:"); n != 1 || strings.Contains(r.stderr, "--no-disarm") {
+		t.Errorf("want exactly one warning, not mentioning --no-disarm:\n%s", r)
+	}
 	if r := e.run("run", "--", "true"); strings.Contains(r.stderr, "killed before its check") {
 		t.Errorf("reported twice:\n%s", r)
+	}
+}
+
+// TestPathSkipsUnexecutable: as execvp does, a command found first in a
+// directory on PATH that the sandbox may not execute from (here one in the
+// home directory, outside the Landlock-only backend's allowlist) gives way
+// to the next one on PATH instead of failing with 126.
+func TestPathSkipsUnexecutable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	requireLandlock(t)
+	shims := filepath.Join(e.home, "shims")
+	writeFile(t, filepath.Join(shims, "true"), "#!/bin/sh\nexit 3\n")
+	if err := os.Chmod(filepath.Join(shims, "true"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("run", "--backend", "landlock", "--env", "PATH="+shims+":/usr/bin:/bin", "--", "true")
+	if r.code != 0 {
+		t.Errorf("want /usr/bin/true after the unexecutable shim:\n%s", r)
+	}
+}
+
+// TestPlantedAcrossTwoRuns: one run leaves the pieces of a git directory
+// that is not one yet; a later run renames them into place. The later run
+// reports and disarms the config of the directory that became a git
+// directory during it, however old that config is.
+func TestPlantedAcrossTwoRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = T\n\temail = t@example.com\n")
+	r := e.sh(`mkdir -p sub/.stash/objects.tmp sub/.stash/refs
+printf '[core]\n\tfsmonitor = echo FSMON\n' > sub/.stash/config
+echo 'ref: refs/heads/main' > sub/.stash/HEAD.lock
+echo 'gitdir: .stash' > sub/.git`)
+	if r.code != 0 {
+		t.Fatalf("first run:\n%s", r)
+	}
+	time.Sleep(1100 * time.Millisecond) // the pieces are older than the next run
+	r = e.sh(`mv sub/.stash/HEAD.lock sub/.stash/HEAD && mv sub/.stash/objects.tmp sub/.stash/objects`)
+	if r.code != 0 || !strings.Contains(r.stderr, "core.fsmonitor") {
+		t.Errorf("the second run does not report the planted config:\n%s", r)
+	}
+	if out, _ := e.git(filepath.Join(e.ws, "sub"), "status"); strings.Contains(out, "FSMON") {
+		t.Errorf("host git ran the planted fsmonitor:\n%s", out)
 	}
 }
