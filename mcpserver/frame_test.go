@@ -273,3 +273,33 @@ func TestReadLine(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersAfterEndOfInput: a client that writes its requests and closes
+// its end at once (printf ... | cordon mcp) still gets every answer: the
+// server stays up until the requests it read are answered.
+func TestAnswersAfterEndOfInput(t *testing.T) {
+	w, r := serveStream(t, t.TempDir())
+	c := newRawClient(t, w, r)
+	c.initialize("2025-06-18")
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_dir","arguments":{"path":"."}}}`)
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for range 2 {
+		b := c.recv(10 * time.Second)
+		if b == nil {
+			break
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(b, &m); err == nil {
+			got[string(m.ID)] = true
+		}
+	}
+	if !got["7"] || !got["8"] {
+		t.Errorf("answers after the end of the input: %v, want ids 7 and 8", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,6 +68,8 @@ func (t *StreamTransport) Connect(context.Context) (mcp.Connection, error) {
 		limit:    limit,
 		incoming: make(chan incoming),
 		closed:   make(chan struct{}),
+		open:     map[jsonrpc.ID]bool{},
+		answered: make(chan struct{}, 1),
 	}
 	go c.readLoop()
 	return c, nil
@@ -85,6 +88,13 @@ type streamConn struct {
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]batchSlot // requests of batches not yet answered
+
+	// open are the requests read and not yet answered: at the end of the
+	// input, the connection stays up until they are (a client that writes
+	// its requests and closes its end still gets every answer).
+	openMu   sync.Mutex
+	open     map[jsonrpc.ID]bool
+	answered chan struct{} // signalled when open shrinks
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -163,6 +173,7 @@ func (c *streamConn) readLoop() {
 			buf = nil
 		}
 		if len(msgs) > 0 {
+			c.track(msgs)
 			select {
 			case c.incoming <- incoming{msgs: msgs}:
 			case <-c.closed:
@@ -170,10 +181,76 @@ func (c *streamConn) readLoop() {
 			}
 		}
 		if err != nil {
+			c.awaitAnswers(MaxTimeout + 10*time.Second)
 			select {
 			case c.incoming <- incoming{err: err}:
 			case <-c.closed:
 			}
+			return
+		}
+	}
+}
+
+// track records the requests among msgs as open, and forgets those a
+// cancellation names (no answer is due for them).
+func (c *streamConn) track(msgs []jsonrpc.Message) {
+	c.openMu.Lock()
+	defer c.openMu.Unlock()
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		if req.ID.IsValid() {
+			c.open[req.ID] = true
+			continue
+		}
+		if req.Method == "notifications/cancelled" {
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					delete(c.open, id)
+				}
+			}
+		}
+	}
+	c.signalAnswered()
+}
+
+// answer marks the request id answered.
+func (c *streamConn) answer(id jsonrpc.ID) {
+	c.openMu.Lock()
+	delete(c.open, id)
+	c.openMu.Unlock()
+	c.signalAnswered()
+}
+
+func (c *streamConn) signalAnswered() {
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
+}
+
+// awaitAnswers waits, at the end of the input, until every open request is
+// answered, the connection is closed, or max has passed.
+func (c *streamConn) awaitAnswers(max time.Duration) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	for {
+		c.openMu.Lock()
+		n := len(c.open)
+		c.openMu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-c.closed:
+			return
+		case <-deadline.C:
 			return
 		}
 	}
@@ -346,6 +423,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("marshaling message: %w", err)
 	}
 	if isResp && resp.ID.IsValid() {
+		defer c.answer(resp.ID)
 		c.batchMu.Lock()
 		slot, inBatch := c.batches[resp.ID]
 		if inBatch {
