@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGoBuildInside: in the default profile `go build` works inside, with
@@ -29,7 +30,7 @@ func TestGoBuildInside(t *testing.T) {
 	mkdir(t, hostCache) // read-only inside: a sandbox must not plant entries there
 	mkdir(t, filepath.Join(e.home, "go", "pkg", "mod", "cache", "download"))
 
-	r := e.sh(`go env GOCACHE GOMODCACHE GOPROXY && go build -o app . && ./app`)
+	r := e.runTimeout(2*time.Minute, nil, "run", "--", "sh", "-c", `go env GOCACHE GOMODCACHE GOPROXY && go build -o app . && ./app`)
 	if r.code != 0 {
 		t.Fatalf("go build inside: %s", r)
 	}
