@@ -27,12 +27,7 @@ func cordonMCP(t *testing.T, args ...string) (*rawClient, string, *exec.Cmd) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(base, "cordon")
-	build := exec.Command("go", "build", "-o", bin, "github.com/cordon-sandbox/cordon/cmd/cordon")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building cordon: %v\n%s", err, out)
-	}
+	bin := cordonBinary(t)
 	home := filepath.Join(base, "home")
 	ws := filepath.Join(home, "proj")
 	if err := os.MkdirAll(ws, 0o755); err != nil {

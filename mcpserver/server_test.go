@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +27,49 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if cordonBuild.dir != "" {
+		os.RemoveAll(cordonBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// cordonBuild is the cordon binary the tests that drive the real
+// `cordon mcp` share: built once per test binary.
+var cordonBuild struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// cordonBinary builds cordon once and returns its path.
+func cordonBinary(t testing.TB) string {
+	t.Helper()
+	cordonBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "cordon-mcp-test-")
+		if err != nil {
+			cordonBuild.err = err
+			return
+		}
+		// The unprivileged user running a sandbox may need to execute it.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			cordonBuild.err = err
+			return
+		}
+		cordonBuild.dir = dir
+		bin := filepath.Join(dir, "cordon")
+		build := exec.Command("go", "build", "-o", bin, "github.com/cordon-sandbox/cordon/cmd/cordon")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			cordonBuild.err = fmt.Errorf("%v\n%s", err, out)
+			return
+		}
+		cordonBuild.path = bin
+	})
+	if cordonBuild.err != nil {
+		t.Fatalf("building cordon: %v", cordonBuild.err)
+	}
+	return cordonBuild.path
 }
 
 type env struct {

@@ -35,17 +35,12 @@ func TestSwapRaceBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(base, "cordon")
-	build := exec.Command("go", "build", "-o", bin, "github.com/cordon-sandbox/cordon/cmd/cordon")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building cordon: %v\n%s", err, out)
-	}
+	bin := cordonBinary(t)
 	swapper := filepath.Join(base, "swapper")
 	if err := os.WriteFile(swapper+".go", []byte(swapperSource), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	build = exec.Command("go", "build", "-o", swapper, swapper+".go")
+	build := exec.Command("go", "build", "-o", swapper, swapper+".go")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GO111MODULE=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the swapper: %v\n%s", err, out)
