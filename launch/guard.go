@@ -40,7 +40,9 @@ func startGuard(pl *plan.Plan) *guard {
 	}
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(slices.Clone(pl.Placeholders), pl.StateDir)
-	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore}
+	// Under bubblewrap what existed was read-only during the run, so a
+	// change to it came from the host (an IDE, the user's own git).
+	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: pl.Backend == plan.BackendBwrap}
 	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	gd.journal = writeJournal(pl.StateDir, g.Roots)
 	return gd

@@ -110,11 +110,11 @@ func createPlaceholders(pl *plan.Plan) error {
 			if pl.Argv[i] == "--ro-bind" && pl.Argv[i+2] == p {
 				fi, err := os.Stat(pl.Argv[i+1])
 				dir = err == nil && fi.IsDir()
-				if err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() <= 16 {
+				if err == nil && fi.Mode().IsRegular() && filepath.Base(pl.Argv[i+1]) == "commondir" {
 					// A commondir placeholder names its git directory
 					// (".") on the host too: git run there meanwhile must
-					// read what it reads inside.
-					content, _ = os.ReadFile(pl.Argv[i+1])
+					// read what it reads inside. Nothing else is copied.
+					content = []byte(".\n")
 				}
 				break
 			}

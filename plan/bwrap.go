@@ -217,6 +217,9 @@ func (b *bwrapBuilder) collect() error {
 	if sd := b.opts.StateDir; b.visible(sd) {
 		if _, err := os.Stat(sd); err == nil {
 			b.add(opMask, filepath.Join(sd, maskDir), sd)
+			if root := b.writableRootOf(sd); root != "" {
+				b.pinBetween(root, sd)
+			}
 		}
 	}
 	b.add(opHelper, "", HelperPath)

@@ -272,8 +272,13 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 		t, err := walkTree(r, globs, pr, w, lim)
 		if err != nil {
 			// Fail closed: deny the whole root rather than miss a secret.
+			// A writable one stays writable here (a write grant wins), so
+			// it is still checked after the run, by when things changed.
 			out = append(out, r)
 			trees[r] = nil
+			if w {
+				guardRoots = append(guardRoots, r)
+			}
 			continue
 		}
 		trees[r] = t

@@ -137,6 +137,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		if root == "" {
 			continue // not writable inside: nothing to protect
 		}
+		b.pinBetween(root, d)
 		if _, err := os.Lstat(d); err == nil {
 			if err := b.protectExisting(d); err != nil {
 				return err
@@ -149,7 +150,8 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		}
 		b.placeholder(root, d, kind)
 	}
-	// Absent denied paths inside a writable root stay absent.
+	// Absent denied paths inside a writable root stay absent; and no
+	// denied path there can be moved away from its mask.
 	for _, d := range p.Deny {
 		if !filepath.IsAbs(d) || policy.IsGlob(d) {
 			continue
@@ -158,6 +160,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		if root == "" || root == d {
 			continue
 		}
+		b.pinBetween(root, d)
 		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
 			continue // existing ones are masked
 		}
@@ -168,6 +171,18 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		b.placeholder(root, d, kind)
 	}
 	return nil
+}
+
+// pinBetween binds every existing directory strictly between root and
+// path onto itself: a mount point cannot be renamed, so none of them can be
+// moved away (taking path's read-only mount or mask along) and made anew
+// without it.
+func (b *bwrapBuilder) pinBetween(root, path string) {
+	for d := filepath.Dir(path); d != root && policy.Within(d, root) && d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			b.add(opWrite, d, d)
+		}
+	}
 }
 
 // writableRootOf returns the writable root that path lies in, or "".

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,9 +136,10 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 // isGitDir reports whether d is a git directory as git itself decides: it
 // holds HEAD and either an object store or a commondir file (a worktree's).
 func isGitDir(d string) bool {
-	if fi, err := os.Lstat(filepath.Join(d, "objects")); err == nil && fi.IsDir() {
+	// Git follows links here (access(2)): a link counts as present.
+	if fi, err := os.Lstat(filepath.Join(d, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
 		return true
 	}
 	fi, err := os.Lstat(filepath.Join(d, "commondir"))
-	return err == nil && fi.Mode().IsRegular()
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }

@@ -69,6 +69,12 @@ type Options struct {
 	// KeptHow, when set, says why KeepArmed left a finding in place
 	// (default: --no-disarm).
 	KeptHow string
+	// TrustKnown says that what the snapshot recorded (the git
+	// directories and protected names that existed) was read-only during
+	// the run (bubblewrap mounts): a change there came from the host (an
+	// editor rewriting .idea, the user's own git config), not from the
+	// run, and is not reported.
+	TrustKnown bool
 }
 
 // Report is what Check found.
@@ -203,7 +209,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	for _, p := range opts.Ignore {
 		c.ignore[filepath.Clean(p)] = true
 	}
-	w := b.find(roots, lim, start, c.ignored)
+	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed)
 	defer w.close()
 	c.notes = w.notes
 	dirs, nameHits := w.dirs, w.names
@@ -230,7 +236,9 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			// It existed: what the run changed in it (possible only
 			// where no mount kept it read-only, as on the Landlock-only
 			// backend) is planted.
-			c.changedName(h, &renamed)
+			if !c.opts.TrustKnown {
+				c.changedName(h, &renamed)
+			}
 			continue
 		}
 		fi, err := h.ref.root.Lstat(h.ref.rel)
@@ -287,6 +295,9 @@ func (c *checker) changedName(h nameHit, renamed *[]string) {
 	} else {
 		rels = []string{h.ref.rel}
 	}
+	if len(rels) >= maxNameEntries {
+		c.note(fmt.Sprintf("%s has more than %d entries: only the first were compared", filepath.Join(h.ref.base, h.ref.rel), maxNameEntries))
+	}
 	for _, rel := range rels {
 		fi, err := h.ref.root.Lstat(rel)
 		if err != nil {
@@ -337,7 +348,7 @@ func (w *walkResult) close() {
 // find walks roots for git directories and protected names, bounded by
 // lim. Where a walk stops at its bound, the git directories b knows are
 // still returned.
-func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool) *walkResult {
+func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool, keep bool) *walkResult {
 	w := &walkResult{dirs: map[string]gitDirRef{}}
 	names := nameRules()
 	pats := []globscan.Pattern{{Glob: "**/HEAD", Descend: true}, {Glob: "**/.git", Descend: true}}
@@ -360,7 +371,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
 		} else {
 			matches, st, err := globscan.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
-			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths, ignored)...)
+			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths, ignored, keep)...)
 			var le *globscan.LimitError
 			switch {
 			case errors.As(err, &le):
@@ -410,9 +421,11 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 
 // unreadable says which of the directories the walk could not read were
 // made so during the run (their change time is the run's): a repository
-// planted inside one would run on the host once it is readable again.
-// Directories the user had closed before are theirs, and not reported.
-func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored func(string) bool) []string {
+// planted inside one would run on the host once it is readable again, so
+// unless keep it is renamed aside, out of the way of a later run that
+// makes it readable. Directories the user had closed before are theirs,
+// and not reported.
+func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored func(string) bool, keep bool) []string {
 	var out []string
 	for _, p := range skipped {
 		rel, ok := under(root, p)
@@ -423,7 +436,13 @@ func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored f
 		if err != nil || statOf(fi).ctime.Before(b.at.Add(-ctimeSlack)) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s was made unreadable during the run and could not be searched: look inside before you run git there", p))
+		how := "left in place"
+		if !keep {
+			if to, err := renameAside(r, rel); err == nil {
+				how = "renamed to " + filepath.Base(to)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s was made unreadable during the run and could not be searched (%s): look inside before you run git there", p, how))
 	}
 	return out
 }
@@ -433,7 +452,7 @@ func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored f
 // use it in its place); incomplete says what a walk that stopped at its
 // bound left out.
 func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
-	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil)
+	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil, true)
 	defer w.close()
 	for d := range w.dirs {
 		gitDirs = append(gitDirs, d)
@@ -521,11 +540,13 @@ func isGitDir(r *os.Root, rel string) bool {
 	if _, err := r.Lstat(filepath.Join(rel, "HEAD")); err != nil {
 		return false
 	}
-	if fi, err := r.Lstat(filepath.Join(rel, "objects")); err == nil && fi.IsDir() {
+	// Git follows links here (access(2)), possibly out of the root: a
+	// link counts as present.
+	if fi, err := r.Lstat(filepath.Join(rel, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
 		return true
 	}
 	fi, err := r.Lstat(filepath.Join(rel, "commondir"))
-	return err == nil && fi.Mode().IsRegular()
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }
 
 // gitlinkTarget reads a .git file ("gitdir: PATH") and returns its target

@@ -525,13 +525,21 @@ func TestCheckUnreadableDir(t *testing.T) {
 	b := snapshotOf(t, ws)
 	fakeGitDir(t, filepath.Join(ws, "hidden", "x", ".git"))
 	must(t, os.Chmod(filepath.Join(ws, "hidden"), 0))
-	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "hidden"), 0o755) })
+	t.Cleanup(func() {
+		os.Chmod(filepath.Join(ws, "hidden"), 0o755)
+		os.Chmod(filepath.Join(ws, "hidden"+DisarmedSuffix), 0o755)
+	})
 	rep, err := b.Check([]string{ws}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(rep.Incomplete, filepath.Join(ws, "hidden")+" was made unreadable during the run") {
 		t.Errorf("Incomplete = %q", rep.Incomplete)
+	}
+	// Renamed aside: a later run that makes it readable again finds no
+	// repository where the user would run git.
+	if _, err := os.Lstat(filepath.Join(ws, "hidden"+DisarmedSuffix)); err != nil {
+		t.Errorf("not renamed aside: %v", err)
 	}
 }
 

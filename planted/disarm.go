@@ -19,6 +19,9 @@ import (
 // checkDir compares one git directory with the snapshot and disarms what
 // the run planted in it.
 func (c *checker) checkDir(abs string, ref gitDirRef) {
+	if c.opts.TrustKnown && c.b.known[abs] {
+		return // read-only during the run: a change came from the host
+	}
 	if c.b.known[abs] && c.b.dirs[abs] == nil {
 		c.note(fmt.Sprintf("%s existed before the run but was not recorded (more than %d git directories)", abs, MaxSnapshotDirs))
 		return
@@ -28,7 +31,7 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 		return
 	}
 	defer g.Close()
-	d := &dirCheck{c: c, g: g, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
+	d := &dirCheck{c: c, g: g, root: ref.root, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
 	if d.prev == nil {
 		d.fresh = c.becameGitDir(ref)
 	}
@@ -43,6 +46,7 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 type dirCheck struct {
 	c    *checker
 	g    *os.Root // the git directory
+	root *os.Root // the walked root it lies in
 	abs  string
 	rel  string    // relative to the walked root, for messages
 	prev *dirState // nil: the directory is new (or was not known)
@@ -385,7 +389,11 @@ func (d *dirCheck) commondir() {
 	if d.prev != nil && d.prev.commondir != nil && string(d.prev.commondir.content) == c {
 		return
 	}
-	if filepath.Base(filepath.Dir(d.abs)) == "worktrees" && strings.TrimRight(c, "\n") == "../.." {
+	// A linked worktree's own commondir names its repository: harmless
+	// only when that is a git directory this check looks at too (else a
+	// crafted "common directory" without HEAD would lend its config).
+	if filepath.Base(filepath.Dir(d.abs)) == "worktrees" && strings.TrimRight(c, "\n") == "../.." &&
+		isGitDir(d.root, filepath.Join(d.rel, "..", "..")) {
 		return
 	}
 	if !d.planted(fi) {

@@ -79,6 +79,10 @@ func skipSpace(l []byte, p int) int {
 // continue on the next line after a final backslash. Lines may end in
 // "\r\n".
 func parseConfig(data []byte) []configEntry {
+	// Git skips a UTF-8 byte order mark at the start of the file.
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		data = append(bytes.Repeat([]byte(" "), 3), data[3:]...)
+	}
 	lines := splitLines(data)
 	var out []configEntry
 	sec, sub, hasSub, valid := "", "", false, true
@@ -86,11 +90,13 @@ func parseConfig(data []byte) []configEntry {
 		l := trimEOL(lines[i])
 		p := skipSpace(l, 0)
 		col := 0
-		if p < len(l) && l[p] == '[' {
+		// Several headers may follow one another on a line; the last
+		// one counts, as in git.
+		for p < len(l) && l[p] == '[' {
 			s, sb, hs, end, ok := parseHeader(l, p)
 			valid = ok
 			if !ok {
-				continue
+				break
 			}
 			sec, sub, hasSub = s, sb, hs
 			p = skipSpace(l, end)

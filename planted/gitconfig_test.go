@@ -40,6 +40,8 @@ func TestParseConfig(t *testing.T) {
 		{"no final newline", "[a]\nb = c", []string{"a.b=c@1-1"}},
 		{"dangling continuation", "[a]\nb = c\\", []string{"a.b=c@1-1"}},
 		{"empty", "", nil},
+		{"byte order mark", "\xef\xbb\xbf[core]\n\tfsmonitor = x\n", []string{"core.fsmonitor=x@1-1"}},
+		{"two headers on a line: the last counts", "[foo] [core]\nfsmonitor = x\n", []string{"core.fsmonitor=x@1-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -191,6 +191,10 @@ func TestHomeWritableKeepsAbsentPaths(t *testing.T) {
 		`echo evil > ~/.profile`,
 		`echo evil > ~/.zshenv`,
 		`mkdir -p ~/.config/fish && echo evil > ~/.config/fish/config.fish`,
+		// Moving a parent away (taking the read-only mounts along) and
+		// making it anew.
+		`mv ~/.local ~/.x && mkdir -p ~/.local/bin && echo x > ~/.local/bin/ls`,
+		`mv ~/.config ~/.c2 && mkdir -p ~/.config/cordon && echo 'sandbox: {mode: off}' > ~/.config/cordon/config.yaml`,
 	}
 	for _, a := range attempts {
 		r := e.sh(a, "--allow-write", e.home)
@@ -369,5 +373,35 @@ echo 'gitdir: .stash' > sub/.git`)
 	}
 	if out, _ := e.git(filepath.Join(e.ws, "sub"), "status"); strings.Contains(out, "FSMON") {
 		t.Errorf("host git ran the planted fsmonitor:\n%s", out)
+	}
+}
+
+// TestHostChangesDuringRunKept: under bubblewrap what existed before the
+// run is read-only inside it, so what changes there meanwhile is the
+// user's (an IDE rewriting .idea, their own git config): the check after
+// the run leaves it alone.
+func TestHostChangesDuringRunKept(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = T\n\temail = t@example.com\n")
+	e.mustGit(e.ws, "init", "-q")
+	writeFile(t, filepath.Join(e.ws, ".idea", "workspace.xml"), "<old/>\n")
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd, errb, _ := startCordon(t, e, ctx, "run", "--", "sh", "-c", "echo ready; sleep 1")
+	writeFile(t, filepath.Join(e.ws, ".idea", "workspace.xml"), "<new/>\n")
+	writeFile(t, filepath.Join(e.ws, ".idea", "tasks.xml"), "<tasks/>\n")
+	e.mustGit(e.ws, "config", "core.editor", "vim")
+	if code := waitCode(t, cmd); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if strings.Contains(errb.String(), "planted") {
+		t.Errorf("the user's own changes were taken for planted:\n%s", errb.String())
+	}
+	if got := readFile(t, filepath.Join(e.ws, ".idea", "workspace.xml")); got != "<new/>\n" {
+		t.Errorf(".idea/workspace.xml = %q", got)
+	}
+	if out := e.mustGit(e.ws, "config", "core.editor"); strings.TrimSpace(out) != "vim" {
+		t.Errorf("core.editor = %q", out)
 	}
 }
