@@ -184,6 +184,9 @@ type scan struct {
 	// that name (see pattern.anyName); such patterns keep every directory
 	// live and are not stepped as automata.
 	names map[string][]int
+	// nameFirst marks the first bytes of the names in names: most entries
+	// skip the map lookup.
+	nameFirst [256]bool
 	lim   Limits
 	start time.Time
 
@@ -260,6 +263,7 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 				s.names = map[string][]int{}
 			}
 			s.names[cp.anyName] = append(s.names[cp.anyName], len(s.pats)-1)
+			s.nameFirst[cp.anyName[0]] = true
 			continue
 		}
 		for i := range cp.progs {
@@ -514,9 +518,11 @@ func (w *worker) entry(d dirState, e dent) error {
 	try := s.unsafe
 	var child []uint64
 	live := s.names != nil // a "**/NAME" pattern can match below any directory
-	for _, i := range s.names[name] {
-		w.cand[i] = true
-		try = true
+	if name != "" && s.nameFirst[name[0]] {
+		for _, i := range s.names[name] {
+			w.cand[i] = true
+			try = true
+		}
 	}
 	if isDir {
 		child = make([]uint64, len(s.progs))
