@@ -187,8 +187,8 @@ type scan struct {
 	// nameFirst marks the first bytes of the names in names: most entries
 	// skip the map lookup.
 	nameFirst [256]bool
-	lim   Limits
-	start time.Time
+	lim       Limits
+	start     time.Time
 
 	entries atomic.Int64 // for the limits and the error message
 	dirs    atomic.Int64
