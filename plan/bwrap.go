@@ -392,25 +392,32 @@ func (b *bwrapBuilder) workdir() string {
 // it, and at one path a later kind overrides an earlier one. Remounts come
 // last, once everything below them is in place.
 func sortOps(ops []mountOp) []mountOp {
-	sort.SliceStable(ops, func(i, j int) bool {
-		a, b := ops[i], ops[j]
-		if (a.kind == opRemountRO) != (b.kind == opRemountRO) {
-			return b.kind == opRemountRO
-		}
-		da, db := depth(a.dst), depth(b.dst)
-		if da != db {
-			return da < db
-		}
-		return a.kind < b.kind
-	})
-	// Drop exact duplicates.
-	out := ops[:0]
-	seen := map[mountOp]bool{}
+	// Drop exact duplicates, and compute each depth once.
+	type keyed struct {
+		mountOp
+		depth int
+	}
+	ks := make([]keyed, 0, len(ops))
+	seen := make(map[mountOp]bool, len(ops))
 	for _, m := range ops {
 		if !seen[m] {
 			seen[m] = true
-			out = append(out, m)
+			ks = append(ks, keyed{m, depth(m.dst)})
 		}
+	}
+	sort.SliceStable(ks, func(i, j int) bool {
+		a, b := ks[i], ks[j]
+		if (a.kind == opRemountRO) != (b.kind == opRemountRO) {
+			return b.kind == opRemountRO
+		}
+		if a.depth != b.depth {
+			return a.depth < b.depth
+		}
+		return a.kind < b.kind
+	})
+	out := ops[:0]
+	for _, k := range ks {
+		out = append(out, k.mountOp)
 	}
 	return out
 }
