@@ -4,9 +4,12 @@
 // workspace of 100,000 files with 50 nested git repositories, against the
 // plan time of an earlier cordon (by default the release before protected
 // paths were found at any depth), in one run, interleaved, and prints the
-// ratios. Both binaries run `cordon policy --explain -- true` with a fake
-// home; the Go start-up of each (`cordon version`) is subtracted. Run it
-// from the repository root with:
+// ratios. It measures two ways: in process, with a small program built
+// against each tree (through a build overlay, so neither tree is written)
+// that times policy.Load and plan.Build alone; and as a whole command,
+// `cordon policy --explain -- true` minus `cordon version`, which also
+// prints the policy and the plan (a plan that protects more prints more).
+// Run it from the repository root with:
 //
 //	go run ./internal/benchplan [-n 30] [-baseline aecf6f6]
 package main
@@ -59,6 +62,14 @@ func run(n int, baseline string, files, repos int) error {
 		return fmt.Errorf("extracting %s: %w", baseline, err)
 	}
 	if err := build(src, oldBin); err != nil {
+		return err
+	}
+	newTimer := filepath.Join(tmp, "timeplan-new")
+	oldTimer := filepath.Join(tmp, "timeplan-old")
+	if err := buildTimer(tmp, ".", newTimer); err != nil {
+		return err
+	}
+	if err := buildTimer(tmp, src, oldTimer); err != nil {
 		return err
 	}
 
@@ -119,13 +130,112 @@ func run(n int, baseline string, files, repos int) error {
 			}
 		}
 	}
+	// In process: rounds of the two timers, interleaved.
+	state := filepath.Join(tmp, "state")
+	inproc := make([]series, len(cases))
+	for i := 1; i < len(cases); i++ {
+		ws := cases[i].args[3]
+		for range 5 {
+			for _, s := range []struct {
+				bin string
+				dst *[]time.Duration
+			}{{oldTimer, &inproc[i].old}, {newTimer, &inproc[i].new}} {
+				c := exec.Command(s.bin, ws, home, state, fmt.Sprint(max(3, cases[i].runs/5)))
+				out, err := c.Output()
+				if err != nil {
+					return fmt.Errorf("%s: %v", s.bin, err)
+				}
+				var ns int64
+				if _, err := fmt.Sscan(string(out), &ns); err != nil {
+					return fmt.Errorf("%s printed %q", s.bin, out)
+				}
+				*s.dst = append(*s.dst, time.Duration(ns))
+			}
+		}
+	}
+	fmt.Printf("\nin process: policy.Load + plan.Build, medians of 5 interleaved rounds\n")
+	fmt.Printf("%-32s %12s %12s %8s\n", "", "baseline", "this tree", "ratio")
+	for i := 1; i < len(cases); i++ {
+		o, w := median(inproc[i].old), median(inproc[i].new)
+		fmt.Printf("%-32s %12s %12s %7.2fx\n", "plan, "+cases[i].name, ms(o), ms(w), float64(w)/float64(o))
+	}
+
 	vOld, vNew := median(res[0].old), median(res[0].new)
-	fmt.Printf("\nmedians; plan time = `policy --explain` minus `version` (Go start-up)\n")
+	fmt.Printf("\nwhole command: `policy --explain` minus `version` (Go start-up), medians\n")
 	fmt.Printf("%-32s %12s %12s %8s\n", "", "baseline", "this tree", "ratio")
 	fmt.Printf("%-32s %12s %12s\n", cases[0].name, ms(vOld), ms(vNew))
 	for i := 1; i < len(cases); i++ {
 		o, w := median(res[i].old)-vOld, median(res[i].new)-vNew
 		fmt.Printf("%-32s %12s %12s %7.2fx\n", "plan, "+cases[i].name, ms(o), ms(w), float64(w)/float64(o))
+	}
+	return nil
+}
+
+// timerSource times policy.Load and plan.Build in process: it takes the
+// workspace, the fake home, the state directory and a count, and prints
+// the median in nanoseconds. It uses only API both trees have.
+const timerSource = `package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+func main() {
+	ws, home, state := os.Args[1], os.Args[2], os.Args[3]
+	n, _ := strconv.Atoi(os.Args[4])
+	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME": filepath.Join(home, ".cache"), "XDG_STATE_HOME": filepath.Join(home, ".local", "state")}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	h := policy.Host{Home: home, Cwd: ws, Getenv: getenv}
+	var ds []time.Duration
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		p, err := policy.Load(policy.Options{Host: h})
+		if err == nil {
+			_, err = plan.Build(p, []string{"true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: state})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	fmt.Println(int64(ds[len(ds)/2]))
+}
+`
+
+// buildTimer builds timerSource against the module in dir, adding it
+// through a build overlay so the tree is not written.
+func buildTimer(tmp, dir, out string) error {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	srcFile := filepath.Join(tmp, filepath.Base(out)+".go")
+	if err := os.WriteFile(srcFile, []byte(timerSource), 0o644); err != nil {
+		return err
+	}
+	virtual := filepath.Join(absDir, "internal", "timeplan-overlay", "main.go")
+	overlay := filepath.Join(tmp, filepath.Base(out)+".json")
+	j := fmt.Sprintf(`{"Replace":{%q:%q}}`, virtual, srcFile)
+	if err := os.WriteFile(overlay, []byte(j), 0o644); err != nil {
+		return err
+	}
+	b := exec.Command("go", "build", "-overlay", overlay, "-o", out, "./internal/timeplan-overlay")
+	b.Dir = absDir
+	b.Stderr = os.Stderr
+	b.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if err := b.Run(); err != nil {
+		return fmt.Errorf("building the plan timer in %s: %w", dir, err)
 	}
 	return nil
 }
