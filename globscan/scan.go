@@ -517,7 +517,9 @@ func (w *worker) entry(d dirState, e dent) error {
 	isDir := typ.IsDir()
 	try := s.unsafe
 	var child []uint64
-	live := s.names != nil // a "**/NAME" pattern can match below any directory
+	// A "**/NAME" pattern can match below any directory (a file has no
+	// "below": it is looked at only when a pattern may match it).
+	live := isDir && s.names != nil
 	if name != "" && s.nameFirst[name[0]] {
 		for _, i := range s.names[name] {
 			w.cand[i] = true
