@@ -79,6 +79,8 @@ type bwrapBuilder struct {
 	roots []root // visible trees, for deciding what a mask may touch
 	// writable caches writableRoots, once every root is bound.
 	writable []string
+	// literalDeny caches the literal absolute deny entries (deniedBy).
+	literalDeny []string
 }
 
 type root struct {
@@ -148,7 +150,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 // collect computes every mount operation.
 func (b *bwrapBuilder) collect() error {
 	p := b.p
-	denied := func(path string) bool { return policy.DeniedBy(p.Deny, path) != "" }
+	denied := func(path string) bool { return b.deniedBy(path) != "" }
 
 	// Private /tmp and an empty home, so tools find the directories they
 	// expect while the host's /tmp and home stay invisible.
@@ -283,7 +285,7 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 	r := &landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{privateTmp, "/dev"},
 		DenyNetwork: b.p.Network.Mode != policy.NetOpen, ScopeSignals: true, ScopeAbstractUnix: true}
 	for _, w := range b.p.Write {
-		if w != privateTmp && policy.DeniedBy(b.p.Deny, w) == "" {
+		if w != privateTmp && b.deniedBy(w) == "" {
 			r.ReadWrite = append(r.ReadWrite, w)
 		}
 	}
@@ -382,7 +384,7 @@ func (b *bwrapBuilder) add(kind int, src, dst string) {
 // workdir is the host's working directory if it is visible, else the
 // workspace.
 func (b *bwrapBuilder) workdir() string {
-	if c := b.opts.Cwd; c != "" && b.visible(c) && policy.DeniedBy(b.p.Deny, c) == "" {
+	if c := b.opts.Cwd; c != "" && b.visible(c) && b.deniedBy(c) == "" {
 		return c
 	}
 	return b.p.Workspace
@@ -424,6 +426,20 @@ func sortOps(ops []mountOp) []mountOp {
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
+// deniedBy is policy.DeniedBy over the policy's literal absolute deny
+// entries, picked out once per plan.
+func (b *bwrapBuilder) deniedBy(path string) string {
+	if b.literalDeny == nil {
+		b.literalDeny = []string{}
+		for _, d := range b.p.Deny {
+			if filepath.IsAbs(d) && !policy.IsGlob(d) {
+				b.literalDeny = append(b.literalDeny, d)
+			}
+		}
+	}
+	return policy.DeniedBy(b.literalDeny, path)
+}
+
 // ensureMasks creates the files bound over denied and protected paths.
 func ensureMasks(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -431,6 +447,11 @@ func ensureMasks(dir string) error {
 	}
 	mk := func(name string, isDir bool, mode os.FileMode) error {
 		p := filepath.Join(dir, name)
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() == isDir && fi.Mode().Perm() == mode && (isDir || fi.Mode().IsRegular()) {
+			if name != commondirFile || fi.Size() == 2 {
+				return nil // as it should be: the common case, one call
+			}
+		}
 		if isDir {
 			if err := os.Mkdir(p, mode); err != nil && !errors.Is(err, fs.ErrExist) {
 				return fmt.Errorf("creating %s: %w", p, err)
@@ -458,9 +479,11 @@ func ensureMasks(dir string) error {
 			return err
 		}
 	}
-	// The commondir placeholder's content; rewritten if someone changed it.
+	// The commondir placeholder's content; rewritten if someone changed it
+	// (the state directory is cordon's own: only a size of 2 is checked
+	// on the common path above).
 	cd := filepath.Join(dir, commondirFile)
-	if b, err := os.ReadFile(cd); err != nil || string(b) != ".\n" {
+	if fi, err := os.Lstat(cd); err != nil || fi.Size() != 2 {
 		if err := os.Chmod(cd, 0o644); err != nil {
 			return fmt.Errorf("creating %s: %w", cd, err)
 		}

@@ -69,18 +69,36 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 	pr := parseProtected(p.Protected)
 	for _, r := range b.writableRoots() {
 		inHome := r == b.opts.Home
-		if pr.git {
-			if _, err := os.Lstat(filepath.Join(r, ".git")); errors.Is(err, fs.ErrNotExist) {
-				// No repository here: git init inside would plant one.
-				b.placeholder(r, filepath.Join(r, ".git"), phDir)
+		// One listing of the root answers whether each top-level name
+		// exists; a missing one there gets its placeholder directly.
+		top, listed := listNames(r)
+		canCreate := !unwritable(r)
+		exists := func(full string) bool {
+			if listed && filepath.Dir(full) == r {
+				return top[filepath.Base(full)]
 			}
+			_, err := os.Lstat(full)
+			return err == nil
+		}
+		missingAtTop := func(full string, kind int) {
+			if listed && filepath.Dir(full) == r {
+				if canCreate {
+					b.addPlaceholder(full, kind)
+				}
+				return
+			}
+			b.placeholder(r, full, kind)
+		}
+		if pr.git && !exists(filepath.Join(r, ".git")) {
+			// No repository here: git init inside would plant one.
+			missingAtTop(filepath.Join(r, ".git"), phDir)
 		}
 		for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
 			full := filepath.Join(r, n.rel)
-			if policy.DeniedBy(p.Deny, full) != "" {
+			if b.deniedBy(full) != "" {
 				continue
 			}
-			if _, err := os.Lstat(full); err == nil {
+			if exists(full) {
 				if !slices.Contains(pr.anyDepth, n) {
 					// Root-only rules are not walked for.
 					if err := b.protectExisting(full); err != nil {
@@ -105,7 +123,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 			if inHome && !n.dir && policy.ShellStartup(n.rel) {
 				kind = phFile // every shell inside reads it
 			}
-			b.placeholder(r, full, kind)
+			missingAtTop(full, kind)
 		}
 		t := trees[r]
 		if t == nil {
@@ -117,12 +135,12 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 			}
 		}
 		for _, l := range t.gitlinks {
-			if policy.DeniedBy(p.Deny, l) == "" {
+			if b.deniedBy(l) == "" {
 				b.add(opReadOnly, l, l)
 			}
 		}
 		for _, m := range t.names {
-			if policy.DeniedBy(p.Deny, m.path) == "" {
+			if b.deniedBy(m.path) == "" {
 				if err := b.protectExisting(m.path); err != nil {
 					return err
 				}
@@ -130,7 +148,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		}
 	}
 	for _, d := range p.DenyWrite {
-		if policy.IsGlob(d) || !filepath.IsAbs(d) || policy.DeniedBy(p.Deny, d) != "" {
+		if policy.IsGlob(d) || !filepath.IsAbs(d) || b.deniedBy(d) != "" {
 			continue
 		}
 		root := b.writableRootOf(d)
@@ -185,6 +203,25 @@ func (b *bwrapBuilder) pinBetween(root, path string) {
 	}
 }
 
+// listNames returns the names in directory dir; ok is false when it could
+// not be listed (the caller then looks each name up).
+func listNames(dir string) (names map[string]bool, ok bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	all, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, false
+	}
+	names = make(map[string]bool, len(all))
+	for _, n := range all {
+		names[n] = true
+	}
+	return names, true
+}
+
 // writableRootOf returns the writable root that path lies in, or "".
 func (b *bwrapBuilder) writableRootOf(path string) string {
 	for _, r := range b.writableRoots() {
@@ -201,7 +238,7 @@ func (b *bwrapBuilder) writableRootOf(path string) string {
 // and g (a submodule's .git/modules/a/b), so none of them can be renamed
 // away from its read-only entries.
 func (b *bwrapBuilder) protectGitDir(root, g string) error {
-	if policy.DeniedBy(b.p.Deny, g) != "" {
+	if b.deniedBy(g) != "" {
 		return nil
 	}
 	pin := []string{g}
