@@ -119,13 +119,20 @@ func TestPlantingRefused(t *testing.T) {
 		t.Errorf("the workspace changed on the host (or a placeholder was left):\n%s", d)
 	}
 	// Host git in each repository runs nothing the sandbox wrote.
-	for _, dir := range []string{e.ws, filepath.Join(e.ws, "sub"), filepath.Join(e.ws, "lib"), filepath.Join(e.home, "src", "proj-wt")} {
-		writeFile(t, filepath.Join(dir, "new.txt"), "n\n")
+	e.hostGitRunsNothing(e.ws, filepath.Join(e.ws, "sub"), filepath.Join(e.ws, "lib"), filepath.Join(e.home, "src", "proj-wt"))
+}
+
+// hostGitRunsNothing runs the user's git (status, add, commit) in each
+// directory on the host and fails if a planted fsmonitor or hook ran.
+func (e *sandboxEnv) hostGitRunsNothing(dirs ...string) {
+	e.t.Helper()
+	for _, dir := range dirs {
+		writeFile(e.t, filepath.Join(dir, "host-new.txt"), "n\n")
 		out := e.mustGit(dir, "status")
-		e.mustGit(dir, "add", "new.txt")
+		e.mustGit(dir, "add", "host-new.txt")
 		out += e.mustGit(dir, "commit", "-qm", "host commit")
 		if strings.Contains(out, "FSMON") || strings.Contains(out, "HOOK-RAN") {
-			t.Errorf("host git in %s ran planted code:\n%s", dir, out)
+			e.t.Errorf("host git in %s ran planted code:\n%s", dir, out)
 		}
 	}
 }
@@ -287,15 +294,7 @@ ln -s "$C/y" linkrepo`
 	if !strings.Contains(r.stderr, filepath.Join(e.home, ".cache", "cordon", "sandbox")) {
 		t.Errorf("the warning does not say where the repository is:\n%s", r)
 	}
-	for _, dir := range []string{filepath.Join(e.ws, "linkrepo")} {
-		writeFile(t, filepath.Join(dir, "n.txt"), "n\n")
-		out := e.mustGit(dir, "status")
-		e.mustGit(dir, "add", "n.txt")
-		out += e.mustGit(dir, "commit", "-qm", "host")
-		if strings.Contains(out, "FSMON") || strings.Contains(out, "HOOK-RAN") {
-			t.Errorf("host git in %s ran planted code:\n%s", dir, out)
-		}
-	}
+	e.hostGitRunsNothing(filepath.Join(e.ws, "linkrepo"))
 }
 
 // TestKilledRunPlantedReported: a cordon killed with SIGKILL never runs its
