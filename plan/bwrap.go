@@ -129,13 +129,12 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	b.plan.Dir = b.workdir()
 	args = append(args, "--chdir", b.plan.Dir, "--", HelperPath, HelperCommand, "--")
 	b.plan.Argv = append(args, command...)
-	b.plan.Env = buildEnv(p, opts)
-	if slices.Contains(b.plan.Placeholders, filepath.Join(p.Workspace, ".git")) && !hasEnv(b.plan.Env, "GOFLAGS") {
+	b.plan.Env, b.plan.Dropped = buildEnv(p, opts)
+	if slices.Contains(b.plan.Placeholders, filepath.Join(p.Workspace, ".git")) {
 		// The workspace is no git repository, but the placeholder makes
 		// it look like one to go build, whose version stamping then fails
 		// on "git status". There is nothing to stamp.
-		b.plan.Env = append(b.plan.Env, "GOFLAGS=-buildvcs=false")
-		sort.Strings(b.plan.Env)
+		b.plan.Env = addGoFlag(b.plan.Env, "-buildvcs=false")
 	}
 	b.plan.Spec = buildSpec(p)
 	b.plan.Spec.Landlock = b.landlockRules()
@@ -495,6 +494,24 @@ func ensureMasks(dir string) error {
 		}
 	}
 	return nil
+}
+
+// addGoFlag adds flag to GOFLAGS in env, unless GOFLAGS already says
+// something about it; env stays sorted.
+func addGoFlag(env []string, flag string) []string {
+	name, _, _ := strings.Cut(strings.TrimLeft(flag, "-"), "=")
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			if strings.Contains(v, "-"+name) {
+				return env
+			}
+			env[i] = strings.TrimSpace("GOFLAGS=" + v + " " + flag)
+			return env
+		}
+	}
+	env = append(env, "GOFLAGS="+flag)
+	sort.Strings(env)
+	return env
 }
 
 // hasEnv reports whether env sets name.

@@ -46,9 +46,10 @@ func ensureSandboxCache(p *policy.Policy) (*policy.Policy, string) {
 // caches (with the host's module cache, read-only, as the first module
 // proxy, so modules already downloaded are not fetched again), npm's and
 // pip's caches. The host's own caches stay read-only: a sandbox that could
-// write them could plant code in the user's next build outside. Names the
-// policy sets or passes are left alone.
-func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool)) map[string]string {
+// write them could plant code in the user's next build outside. hostProxy
+// is the GOPROXY the host's settings carry over ("" for Go's default).
+// Names the policy sets or passes are left alone.
+func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool), hostProxy string) map[string]string {
 	c := sandboxCache(p)
 	if c == "" {
 		return nil
@@ -60,6 +61,9 @@ func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool)
 		"PIP_CACHE_DIR":    filepath.Join(c, "pip"),
 	}
 	proxy := goProxyDefault // a GOPROXY the policy passes or sets replaces all of it (buildEnv)
+	if hostProxy != "" {
+		proxy = hostProxy
+	}
 	dl := filepath.Join(hostModCache(opts, getenv), "cache", "download")
 	if fi, err := os.Stat(dl); err == nil && fi.IsDir() && !strings.ContainsAny(dl, ",| ") { // GOPROXY separators
 		proxy = "file://" + dl + "," + proxy

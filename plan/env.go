@@ -6,20 +6,24 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/toolenv"
 	"golang.org/x/sys/unix"
 )
 
-// buildEnv applies the environment allowlist: the tool caches (cacheEnv),
-// then host values of the names in Env.Pass (a trailing "*" matches a
-// prefix, as in LC_*), then Env.Set.
-func buildEnv(p *policy.Policy, opts Options) []string {
+// buildEnv applies the environment allowlist: the host's non-secret tool
+// settings (toolenv), the tool caches (cacheEnv), then host values of the
+// names in Env.Pass (a trailing "*" matches a prefix, as in LC_*), then
+// Env.Set. It also returns the host settings that were not carried, one
+// line each, leaving out those whose variable the policy passes or sets.
+func buildEnv(p *policy.Policy, opts Options) ([]string, []string) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
-	vals := cacheEnv(p, opts, getenv)
-	if vals == nil {
-		vals = map[string]string{}
+	tools := toolenv.Collect(toolenv.Host{Home: opts.Home, Getenv: getenv, NetworkOpen: p.Network.Mode == policy.NetOpen})
+	vals := tools.Env
+	for k, v := range cacheEnv(p, opts, getenv, tools.Env["GOPROXY"]) {
+		vals[k] = v
 	}
 	for _, name := range p.Env.Pass {
 		if prefix, ok := strings.CutSuffix(name, "*"); ok {
@@ -45,7 +49,24 @@ func buildEnv(p *policy.Policy, opts Options) []string {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	return env
+	var dropped []string
+	for _, d := range tools.Dropped {
+		if _, set := p.Env.Set[d.Var]; set || (d.Var != "" && passes(p.Env.Pass, d.Var)) {
+			continue
+		}
+		dropped = append(dropped, d.String())
+	}
+	return env, dropped
+}
+
+// passes reports whether the allowlist pass passes the variable name.
+func passes(pass []string, name string) bool {
+	for _, n := range pass {
+		if prefix, ok := strings.CutSuffix(n, "*"); ok && strings.HasPrefix(name, prefix) || n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // buildSpec turns resource limits into the rlimits the helper sets. Until

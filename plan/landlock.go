@@ -191,7 +191,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	pl.Spec.Landlock = rules
 	pl.Spec.DenySockets = rules.DenyNetwork
 	pl.Spec.DenyUnixSockets = denyUnix
-	pl.Env = buildEnv(p, opts)
+	pl.Env, pl.Dropped = buildEnv(p, opts)
 	for i, e := range pl.Env {
 		if strings.HasPrefix(e, "TMPDIR=") {
 			pl.Env[i] = "TMPDIR=" + tmp

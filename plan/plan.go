@@ -72,6 +72,11 @@ type Plan struct {
 	Degraded []string `json:"degraded,omitempty"`
 	// Notes explain choices a reader of --explain may wonder about.
 	Notes []string `json:"notes,omitempty"`
+	// Dropped lists the host's tool settings that were not carried into
+	// the sandbox's environment (they hold a credential, or the network
+	// is off), each with the flag or key that passes it; cordon run
+	// prints one note for each.
+	Dropped []string `json:"dropped,omitempty"`
 	// Interactive is set when the launcher gives the command a private
 	// pseudo-terminal (Options.Interactive).
 	Interactive bool `json:"interactive,omitempty"`

@@ -97,6 +97,20 @@ func WithWritePaths(paths ...string) Option {
 	return func(s *settings) { s.layer.Filesystem.Write = append(s.layer.Filesystem.Write, paths...) }
 }
 
+// WithToolCaches lets commands use the tool caches as the CLI's
+// development profile does: the home directory's tool caches and configs
+// (policy.DevelopmentHomeReads: Go's build and module caches, ~/.npm,
+// pip's cache, ~/.gitconfig, ...) become readable, and the workspace's own
+// sandbox cache writable, where Go's, npm's and pip's caches then point.
+// The host's caches stay read-only: a build inside reuses what the host
+// built and downloaded and writes only the sandbox's cache.
+func WithToolCaches() Option {
+	return func(s *settings) {
+		s.layer.Filesystem.Read = append(s.layer.Filesystem.Read, policy.DevelopmentHomeReads...)
+		s.layer.Filesystem.Write = append(s.layer.Filesystem.Write, "${SANDBOX_CACHE}")
+	}
+}
+
 // WithDenyPaths makes paths or globs (such as "**/.env") unreadable and
 // unwritable even inside allowed trees.
 func WithDenyPaths(paths ...string) Option {
@@ -177,14 +191,19 @@ type Sandbox struct {
 }
 
 // New builds a sandbox from the built-in "minimal" profile (system
-// directories and the workspace readable, nothing writable, no network)
-// plus the options. The user's cordon config file is not read: a host
+// directories and the workspace readable, no network) plus the options.
+// The command's /tmp is private to each run (an empty tmpfs) and
+// writable; nothing else is writable until WithWritePaths (or
+// WithToolCaches) says so. The user's cordon config file is not read: a host
 // program states its policy. A workspace that is the home directory, an
 // ancestor of it, or / is refused unless WithHomeWorkspace. Errors are one
 // line saying what to fix.
 func New(opts ...Option) (*Sandbox, error) {
 	s := &settings{layer: config.NewFlags()}
 	s.layer.Profile = config.Ptr(policy.ProfileMinimal)
+	// The private /tmp is writable: compilers and most tools need it,
+	// and nothing written there outlives the run.
+	s.layer.Filesystem.Write = append(s.layer.Filesystem.Write, "${TMPDIR}")
 	for _, o := range opts {
 		o(s)
 	}

@@ -165,9 +165,72 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestExampleProgram(t *testing.T) {
-	// The build uses the real module and build caches, found before HOME
-	// is faked (a module cache under the test's temp dir is read-only and
-	// could not be cleaned up).
+	bin := buildExample(t)
+	_, ws := fakeHost(t)
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, "-workspace", ws, "--", "sh", "-c", `cat "$HOME/.ssh/id_rsa"; echo fine > result.txt; exit 5`)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 5 {
+		t.Fatalf("exit: %v\n%s", err, errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), "SECRET-KEY-31") || !strings.Contains(errb.String(), "backend bwrap") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "result.txt")); err != nil || string(b) != "fine\n" {
+		t.Errorf("result.txt: %q %v", b, err)
+	}
+}
+
+// TestExampleGoBuild: the README's library example (examples/agenthost:
+// the workspace writable, the tool caches, no network) runs a real go
+// build and the program it built.
+func TestExampleGoBuild(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("go is required under CI=true: %v", err)
+		}
+		t.Skip("no go toolchain on PATH")
+	}
+	bin := buildExample(t)
+	home, ws := fakeHost(t)
+	t.Setenv("PATH", filepath.Dir(goBin)+":/usr/bin:/bin")
+	for name, body := range map[string]string{
+		"go.mod":  "module example.com/hello\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from the sandbox\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, append([]string{"-workspace", ws, "-timeout", "4m", "--"}, args...)...)
+		cmd.Dir = ws
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("agenthost %q: %v\nstdout: %s\nstderr: %s", args, err, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	run("go", "build", "-o", "hello", ".")
+	if got := run("./hello"); got != "hello from the sandbox\n" {
+		t.Errorf("the program built inside printed %q", got)
+	}
+	// The build wrote only the sandbox's own cache, not the host's.
+	if _, err := os.Stat(filepath.Join(home, ".cache", "go-build")); err == nil {
+		t.Errorf("the host's Go build cache was created by a build inside")
+	}
+}
+
+// buildExample builds examples/agenthost with the real module and build
+// caches, found before HOME is faked (a module cache under the test's
+// temp dir is read-only and could not be cleaned up).
+func buildExample(t *testing.T) string {
+	t.Helper()
 	goenv, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
 	if err != nil {
 		if os.Getenv("CI") != "true" {
@@ -179,27 +242,13 @@ func TestExampleProgram(t *testing.T) {
 	if len(caches) != 2 {
 		t.Fatalf("go env printed %q", goenv)
 	}
-	_, ws := fakeHost(t)
 	bin := filepath.Join(t.TempDir(), "agenthost")
 	build := exec.Command("go", "build", "-o", bin, "../examples/agenthost")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOMODCACHE="+caches[0], "GOCACHE="+caches[1])
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the example: %v\n%s", err, out)
 	}
-	var out, errb bytes.Buffer
-	cmd := exec.Command(bin, "-workspace", ws, "--", "sh", "-c", `cat "$HOME/.ssh/id_rsa"; echo fine > result.txt; exit 5`)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 5 {
-		t.Fatalf("exit: %v\n%s", err, errb.String())
-	}
-	if strings.Contains(out.String()+errb.String(), "SECRET-KEY-31") || !strings.Contains(errb.String(), "backend bwrap") {
-		t.Errorf("stderr %q", errb.String())
-	}
-	if b, err := os.ReadFile(filepath.Join(ws, "result.txt")); err != nil || string(b) != "fine\n" {
-		t.Errorf("result.txt: %q %v", b, err)
-	}
+	return bin
 }
 
 // TestRunUsageCPU: Run's usage counts the command's CPU time once the host

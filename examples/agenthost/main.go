@@ -1,8 +1,9 @@
 // Command agenthost is the smallest agent host built on cordon's library:
 // it runs one command confined to a workspace (writable, as is the private
-// /tmp), with no network
-// and a timeout, and exits with the command's status. The tests of package
-// sandbox build and run it.
+// /tmp), with the tool caches (so go build, npm and pip work), no network
+// and a timeout, and exits with the command's status. It is the README's
+// library example; the tests of package sandbox build it and run a real
+// go build with it.
 //
 //	go run ./examples/agenthost -workspace DIR -- CMD [ARG...]
 package main
@@ -32,9 +33,8 @@ func main() {
 	}
 	sb, err := sandbox.New(
 		sandbox.WithWorkspace(*workspace),
-		// /tmp inside is private (an empty tmpfs for each run); compilers
-		// and many other tools need it writable.
-		sandbox.WithWritePaths(*workspace, "/tmp"),
+		sandbox.WithWritePaths(*workspace),
+		sandbox.WithToolCaches(), // Go's, npm's and pip's caches
 		sandbox.WithNetwork(sandbox.NetworkDeny),
 		sandbox.WithTimeout(*timeout),
 	)

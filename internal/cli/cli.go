@@ -122,6 +122,9 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			for _, d := range pl.Degraded {
 				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 			}
+			for _, d := range pl.Dropped {
+				fmt.Fprintln(os.Stderr, "cordon: note: "+d)
+			}
 			stdio := launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}
 			res, err := launch.Run(context.Background(), pl, stdio)
 			var se *launch.SetupError
@@ -288,6 +291,9 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	}
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, d := range pl.Dropped {
+		fmt.Fprintf(w, "note: %s\n", d)
 	}
 	for _, d := range pl.Degraded {
 		fmt.Fprintf(w, "degraded: %s\n", d)
