@@ -20,7 +20,7 @@ func buildEnv(p *policy.Policy, opts Options) ([]string, []string) {
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
-	tools := toolenv.Collect(toolenv.Host{Home: opts.Home, Getenv: getenv, NetworkOpen: p.Network.Mode == policy.NetOpen})
+	tools := toolenv.Collect(toolenv.Host{Home: opts.Home, Workspace: p.Workspace, Getenv: getenv, NetworkOpen: p.Network.Mode == policy.NetOpen})
 	vals := tools.Env
 	for k, v := range cacheEnv(p, opts, getenv, tools.Env["GOPROXY"]) {
 		vals[k] = v

@@ -36,6 +36,9 @@ import (
 type Host struct {
 	// Home is the user's home directory.
 	Home string
+	// Workspace is the project directory: npm reads its .npmrc itself,
+	// and lets it override the user's config.
+	Workspace string
 	// Getenv looks up a host variable; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// Environ lists the host's variables as NAME=VALUE; nil means
@@ -288,8 +291,18 @@ func parseGoEnv(data []byte) map[string]string {
 // npm_config_userconfig names) and the host's npm_config_* variables, as
 // npm_config_* variables, leaving out what authenticates. The project's
 // .npmrc and npm's global config are readable inside and npm reads them
-// itself.
+// itself; a key the project's .npmrc sets is not carried from the user
+// config, since npm_config_* variables would override the project's value,
+// which npm ranks above the user's.
 func (c *collector) npm() {
+	project := map[string]bool{}
+	if c.h.Workspace != "" {
+		if data, err := config.ReadFile(filepath.Join(c.h.Workspace, ".npmrc"), config.ReadOptions{Beneath: c.h.Workspace}); err == nil {
+			for _, kv := range parseNpmrc(data) {
+				project[kv[0]] = true
+			}
+		}
+	}
 	path := filepath.Join(c.h.Home, ".npmrc")
 	for _, name := range []string{"npm_config_userconfig", "NPM_CONFIG_USERCONFIG"} {
 		if v, ok := c.h.Getenv(name); ok && filepath.IsAbs(v) {
@@ -300,6 +313,9 @@ func (c *collector) npm() {
 	for _, kv := range parseNpmrc(c.readFile(path)) {
 		key, val := kv[0], kv[1]
 		setting := file + ": " + key
+		if project[key] {
+			continue
+		}
 		if strings.HasSuffix(key, "[]") {
 			c.drop(setting, "npm_config_"+key, "a list, which npm_config_ variables cannot carry", "write it in the project's .npmrc")
 			continue

@@ -93,7 +93,10 @@ func TestCollect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(".npmrc", "registry=https://r.example/\n//r.example/:_authToken=TOK1\n@corp:registry=${CORP_REG}\n@x:registry=${UNSET_VAR}\n")
+	write(".npmrc", "registry=https://r.example/\n//r.example/:_authToken=TOK1\n@corp:registry=${CORP_REG}\n@x:registry=${UNSET_VAR}\nstrict-ssl=false\n")
+	// The project's .npmrc ranks above the user's: its keys are not
+	// carried as variables, which would override it.
+	write("proj/.npmrc", "strict-ssl=true\n")
 	write(".config/go/env", "GOPRIVATE=corp/*\nGOPROXY=https://u:TOK2@athens.corp\nGOAUTH=netrc\nGOPATH="+filepath.Join(home, "go")+"\nGOBIN=/opt/bin\n")
 	write(".config/pip/pip.conf", "[global]\nindex-url = https://pypi.corp/simple\nclient-cert = /k.pem\n")
 	env := map[string]string{
@@ -118,7 +121,7 @@ func TestCollect(t *testing.T) {
 		}
 		return out
 	}
-	res := Collect(Host{Home: home, Getenv: getenv, Environ: environ, NetworkOpen: true})
+	res := Collect(Host{Home: home, Workspace: filepath.Join(home, "proj"), Getenv: getenv, Environ: environ, NetworkOpen: true})
 	want := map[string]string{
 		"npm_config_registry":       "https://r.example/",
 		"npm_config_@corp:registry": "https://npm.corp/",
