@@ -320,11 +320,12 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 	return nil
 }
 
-// scanRoots are the trees walked once before the run: the workspace (for
-// deny globs, even when it is read-only) and every writable root but the
-// private /tmp and the sandbox cache (see writableRoots).
+// scanRoots are the trees walked once before the run: the workspace and
+// the work tree of its repository above it (for deny globs, even when
+// read-only) and every writable root but the private /tmp and the sandbox
+// cache (see writableRoots).
 func (b *bwrapBuilder) scanRoots() []string {
-	return append([]string{b.p.Workspace}, b.writableRoots()...)
+	return slices.Concat([]string{b.p.Workspace}, repoReadRoots(b.p), b.writableRoots())
 }
 
 // maskPath hides one existing denied path, and the target of a denied

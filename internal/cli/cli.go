@@ -119,6 +119,12 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if p.Mode == "strict" && len(pl.Degraded) > 0 {
 				return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
 			}
+			if p.Repo != nil && p.Repo.Refused != "" {
+				fmt.Fprintln(os.Stderr, "cordon: warning: "+p.Repo.Refused)
+			}
+			for _, n := range pl.RunNotes {
+				fmt.Fprintln(os.Stderr, "cordon: note: "+n)
+			}
 			for _, d := range pl.Degraded {
 				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 			}
@@ -133,6 +139,9 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 						return fmt.Errorf("%v; and the Landlock-only fallback failed: %w", err, ferr)
 					}
 					fmt.Fprintf(os.Stderr, "cordon: %v; falling back to the Landlock-only backend\n", err)
+					for _, n := range fb.RunNotes {
+						fmt.Fprintln(os.Stderr, "cordon: note: "+n)
+					}
 					for _, d := range fb.Degraded {
 						fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 					}
@@ -218,6 +227,9 @@ func newPolicy() *cobra.Command {
 				return err
 			}
 			writeExplain(out, pl)
+			if p.Repo != nil && p.Repo.Refused != "" {
+				fmt.Fprintf(out, "warning: %s\n", p.Repo.Refused)
+			}
 			return nil
 		},
 	}
@@ -285,6 +297,9 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	}
 	for _, p := range pl.Placeholders {
 		fmt.Fprintf(w, "placeholder: %s (missing protected path; removed after the run)\n", p)
+	}
+	for _, n := range pl.RunNotes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
