@@ -83,7 +83,7 @@ func repoNotes(pl *Plan, p *policy.Policy) {
 		note += " except the config, hooks and other files git runs code from, as a .git inside the workspace is"
 	case pl.Backend == BackendLandlock && r.Worktree:
 		w := r.WorktreeWrites()
-		note += fmt.Sprintf(" in part: without bubblewrap only %s and %s are, so that its config, hooks and packed-refs stay read-only (a git command that rewrites packed-refs, such as deleting a branch, fails)", strings.Join(w[:len(w)-1], ", "), w[len(w)-1])
+		note += fmt.Sprintf(" in part: without bubblewrap only %s and %s are, so that its config, hooks and packed-refs stay read-only (what rewrites packed-refs fails, such as deleting a branch)", strings.Join(w[:len(w)-1], ", "), w[len(w)-1])
 	case pl.Backend == BackendLandlock:
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("the git directory %s outside the workspace is writable as a whole without bubblewrap, its config and hooks too (git must create files at its top); what the command plants there is disarmed after the run", strings.Join(r.Write, " and ")))
 	}
