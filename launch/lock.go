@@ -17,7 +17,8 @@ import (
 
 // workspaceLock coordinates the placeholders that bwrap creates on the host
 // for missing protected paths. Every run holds a shared lock on a file per
-// workspace; only a run that can take the lock exclusively (no other
+// workspace (per repository when the workspace belongs to one: see
+// plan.Plan.LockKey); only a run that can take the lock exclusively (no other
 // sandbox is using that workspace) removes placeholders, because removing
 // a mount point on the host would detach the read-only mount inside a
 // sandbox still running. A record file remembers placeholders, so a run
@@ -59,7 +60,11 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating lock directory: %w", err)
 	}
-	sum := sha256.Sum256([]byte(pl.Workspace))
+	key := pl.Workspace
+	if pl.LockKey != "" {
+		key = pl.LockKey // runs in one repository's worktrees share it
+	}
+	sum := sha256.Sum256([]byte(key))
 	base := filepath.Join(dir, hex.EncodeToString(sum[:12]))
 	f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {

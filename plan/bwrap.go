@@ -129,7 +129,9 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	b.plan.Dir = b.workdir()
 	args = append(args, "--chdir", b.plan.Dir, "--", HelperPath, HelperCommand, "--")
 	b.plan.Argv = append(args, command...)
-	b.plan.Env, b.plan.Dropped = buildEnv(p, opts)
+	var dropped []string
+	b.plan.Env, dropped = buildEnv(p, opts)
+	b.plan.RunNotes = append(b.plan.RunNotes, dropped...)
 	if slices.Contains(b.plan.Placeholders, filepath.Join(p.Workspace, ".git")) {
 		// The workspace is no git repository, but the placeholder makes
 		// it look like one to go build, whose version stamping then fails
@@ -319,11 +321,12 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 	return nil
 }
 
-// scanRoots are the trees walked once before the run: the workspace (for
-// deny globs, even when it is read-only) and every writable root but the
-// private /tmp and the sandbox cache (see writableRoots).
+// scanRoots are the trees walked once before the run: the workspace and
+// the work tree of its repository above it (for deny globs, even when
+// read-only) and every writable root but the private /tmp and the sandbox
+// cache (see writableRoots).
 func (b *bwrapBuilder) scanRoots() []string {
-	return append([]string{b.p.Workspace}, b.writableRoots()...)
+	return slices.Concat([]string{b.p.Workspace}, repoReadRoots(b.p), b.writableRoots())
 }
 
 // maskPath hides one existing denied path, and the target of a denied

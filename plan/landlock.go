@@ -158,9 +158,15 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if len(exposed) > 0 {
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("denied paths inside writable roots stay readable and writable without bubblewrap: %s", strings.Join(limitList(exposed, 5), ", ")))
 	}
+	// A linked worktree's common directory: only what git writes there.
+	llWrites := writes
 	reads := []string{"/proc"}
+	if narrowed, ro := landlockRepoWrites(p, writes); narrowed != nil {
+		llWrites = narrowed
+		reads = append(reads, ro...)
+	}
 	for _, r := range p.Read {
-		if r != privateTmp && !policy.CoveredBy(r, writes) {
+		if r != privateTmp && !policy.CoveredBy(r, llWrites) {
 			reads = append(reads, r)
 		}
 	}
@@ -180,7 +186,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	}
 	rules := &landlock.Rules{
 		ReadOnly:          readOK,
-		ReadWrite:         append(append(writes, tmp), p.UnixSockets...),
+		ReadWrite:         slices.Concat(llWrites, []string{tmp}, p.UnixSockets),
 		StdDevices:        true,
 		DenyNetwork:       p.Network.Mode != policy.NetOpen,
 		ScopeSignals:      true,
@@ -191,14 +197,16 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	pl.Spec.Landlock = rules
 	pl.Spec.DenySockets = rules.DenyNetwork
 	pl.Spec.DenyUnixSockets = denyUnix
-	pl.Env, pl.Dropped = buildEnv(p, opts)
+	var dropped []string
+	pl.Env, dropped = buildEnv(p, opts)
+	pl.RunNotes = append(pl.RunNotes, dropped...)
 	for i, e := range pl.Env {
 		if strings.HasPrefix(e, "TMPDIR=") {
 			pl.Env[i] = "TMPDIR=" + tmp
 		}
 	}
 	pl.Dir = p.Workspace
-	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, writes) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
+	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
 	}
 	pl.Argv = append([]string{HelperSelf, HelperCommand, "--"}, command...)
@@ -225,8 +233,9 @@ func refuseGuardedWrites(p *policy.Policy, writes []string, stateDir string) err
 }
 
 // expandDenied lists the existing paths the deny rules name: absolute
-// entries, absolute globs, and relative globs matched in the workspace and
-// the writable roots but the sandbox cache. The same walk finds what the
+// entries, absolute globs, and relative globs matched in the workspace,
+// the work tree of its repository above it, and the writable roots but
+// the sandbox cache. The same walk finds what the
 // launcher checks after the run (the Guard): this backend cannot keep
 // anything inside a writable root read-only, so that check is what keeps a
 // planted hook or config key from running on the host.
@@ -250,7 +259,7 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 			globs = append(globs, d)
 		}
 	}
-	roots := []string{p.Workspace}
+	roots := append([]string{p.Workspace}, repoReadRoots(p)...)
 	var writable []string
 	for _, w := range p.Write {
 		if w != privateTmp && w != p.SandboxCache && policy.DeniedBy(p.Deny, w) == "" { // see scanRoots

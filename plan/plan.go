@@ -72,11 +72,12 @@ type Plan struct {
 	Degraded []string `json:"degraded,omitempty"`
 	// Notes explain choices a reader of --explain may wonder about.
 	Notes []string `json:"notes,omitempty"`
-	// Dropped lists the host's tool settings that were not carried into
-	// the sandbox's environment (they hold a credential, or the network
-	// is off), each with the flag or key that passes it; cordon run
-	// prints one note for each.
-	Dropped []string `json:"dropped,omitempty"`
+	// RunNotes are said once when the command runs (cordon run prints
+	// each as a "cordon: note:" line) and by --explain: what the policy
+	// added for the workspace's git repository, and each host tool
+	// setting that was not carried into the environment (it holds a
+	// credential, or the network is off) with the flag that passes it.
+	RunNotes []string `json:"run_notes,omitempty"`
 	// Interactive is set when the launcher gives the command a private
 	// pseudo-terminal (Options.Interactive).
 	Interactive bool `json:"interactive,omitempty"`
@@ -92,6 +93,12 @@ type Plan struct {
 	StateDir string `json:"state_dir,omitempty"`
 	// Workspace is the policy's workspace (for locking).
 	Workspace string `json:"workspace,omitempty"`
+	// LockKey, when set, is what the launcher locks instead of the
+	// workspace: the common git directory of the workspace's repository,
+	// so that runs in its worktrees and sub-directories, which mount
+	// placeholders in the same git directory, share one lock (a run
+	// removes placeholders only when no other holds it).
+	LockKey string `json:"lock_key,omitempty"`
 	// Guard is what the launcher checks after the run for code the
 	// command planted to run later on the host (see package planted).
 	Guard Guard `json:"guard"`
@@ -213,6 +220,10 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	pl, err := build(p, command, opts)
 	if pl != nil && cacheNote != "" {
 		pl.Notes = append(pl.Notes, cacheNote)
+	}
+	if pl != nil {
+		pl.LockKey = p.GitCommonDir
+		repoNotes(pl, p)
 	}
 	return pl, err
 }

@@ -68,62 +68,14 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 	p := b.p
 	pr := parseProtected(p.Protected)
 	for _, r := range b.writableRoots() {
-		inHome := r == b.opts.Home
-		// One listing of the root answers whether each top-level name
-		// exists; a missing one there gets its placeholder directly.
-		top, listed := listNames(r)
-		canCreate := !unwritable(r)
-		exists := func(full string) bool {
-			if listed && filepath.Dir(full) == r {
-				return top[filepath.Base(full)]
+		// The top of a git directory added for the workspace's repository
+		// (see policy.Repo) is no place a tool looks for .envrc or
+		// .vscode, and a placeholder there would be a mount point in the
+		// user's own repository: only its git entries are protected.
+		if !repoGitRoot(p, r) {
+			if err := b.protectTop(r, pr); err != nil {
+				return err
 			}
-			_, err := os.Lstat(full)
-			return err == nil
-		}
-		missingAtTop := func(full string, kind int) {
-			if listed && filepath.Dir(full) == r {
-				if canCreate {
-					b.addPlaceholder(full, kind)
-				}
-				return
-			}
-			b.placeholder(r, full, kind)
-		}
-		if pr.git && !exists(filepath.Join(r, ".git")) {
-			// No repository here: git init inside would plant one.
-			missingAtTop(filepath.Join(r, ".git"), phDir)
-		}
-		for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
-			full := filepath.Join(r, n.rel)
-			if b.deniedBy(full) != "" {
-				continue
-			}
-			if exists(full) {
-				if !slices.Contains(pr.anyDepth, n) {
-					// Root-only rules are not walked for.
-					if err := b.protectExisting(full); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if n.rel == policy.WorkspaceConfigName {
-				// A new one can only add restrictions; a placeholder would
-				// make a concurrent cordon in this workspace fail to read it.
-				continue
-			}
-			if !inHome && strings.Contains(n.rel, "/") {
-				if _, err := os.Lstat(filepath.Dir(full)); err != nil {
-					// .config/fish where there is no .config: nothing reads
-					// it, and a placeholder would take .config away.
-					continue
-				}
-			}
-			kind := phDir
-			if inHome && !n.dir && policy.ShellStartup(n.rel) {
-				kind = phFile // every shell inside reads it
-			}
-			missingAtTop(full, kind)
 		}
 		t := trees[r]
 		if t == nil {
@@ -187,6 +139,70 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 			kind = phMaskFile
 		}
 		b.placeholder(root, d, kind)
+	}
+	return nil
+}
+
+// protectTop keeps read-only, at the top of the writable root r, the
+// protected names that exist there and keeps the missing ones (and a
+// .git, where there is no repository) from being created.
+func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
+	inHome := r == b.opts.Home
+	// One listing of the root answers whether each top-level name
+	// exists; a missing one there gets its placeholder directly.
+	top, listed := listNames(r)
+	canCreate := !unwritable(r)
+	exists := func(full string) bool {
+		if listed && filepath.Dir(full) == r {
+			return top[filepath.Base(full)]
+		}
+		_, err := os.Lstat(full)
+		return err == nil
+	}
+	missingAtTop := func(full string, kind int) {
+		if listed && filepath.Dir(full) == r {
+			if canCreate {
+				b.addPlaceholder(full, kind)
+			}
+			return
+		}
+		b.placeholder(r, full, kind)
+	}
+	if pr.git && !exists(filepath.Join(r, ".git")) {
+		// No repository here: git init inside would plant one.
+		missingAtTop(filepath.Join(r, ".git"), phDir)
+	}
+	for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
+		full := filepath.Join(r, n.rel)
+		if b.deniedBy(full) != "" {
+			continue
+		}
+		if exists(full) {
+			if !slices.Contains(pr.anyDepth, n) {
+				// Root-only rules are not walked for.
+				if err := b.protectExisting(full); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if n.rel == policy.WorkspaceConfigName {
+			// A new one can only add restrictions; a placeholder would
+			// make a concurrent cordon in this workspace fail to read it.
+			continue
+		}
+		if !inHome && strings.Contains(n.rel, "/") {
+			if _, err := os.Lstat(filepath.Dir(full)); err != nil {
+				// .config/fish where there is no .config: nothing reads
+				// it, and a placeholder would take .config away.
+				continue
+			}
+		}
+		kind := phDir
+		if inHome && !n.dir && policy.ShellStartup(n.rel) {
+			kind = phFile // every shell inside reads it
+		}
+		missingAtTop(full, kind)
 	}
 	return nil
 }

@@ -79,6 +79,11 @@ type writableRoot struct {
 // an ancestor of it, or / is refused unless Options.AllowHomeWorkspace
 // (or the mode is off).
 //
+// When the workspace belongs to a git repository whose work tree or git
+// directory lies outside it (a sub-directory, a linked worktree, a
+// submodule checkout), the policy also grants git what it needs there,
+// and Policy.Repo says what and why (see Repo).
+//
 // Errors in a file are *config.Error naming the file, line and key; errors
 // in flags name the flag.
 func Load(opts Options) (*Policy, error) {
@@ -243,7 +248,9 @@ func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 			return nil, err
 		}
 	}
-	return b.finish(), nil
+	p := b.finish()
+	grantRepo(p, h)
+	return p, nil
 }
 
 // writableRoots returns the directories the sandbox of p may write: its

@@ -74,6 +74,16 @@ type Policy struct {
 	// config, HomeProtected): a backend that cannot keep one read-only
 	// inside a writable root refuses to run.
 	Guarded []string `yaml:"-" json:"-"`
+	// Repo is what the policy adds (to Read and Write) for the git
+	// repository the workspace belongs to, when git inside needs paths
+	// outside the workspace (a sub-directory of a repository, a linked
+	// worktree, a submodule checkout), or why it adds nothing; nil when
+	// nothing is needed.
+	Repo *Repo `yaml:"repository,omitempty" json:"repository,omitempty"`
+	// GitCommonDir is the common git directory of the workspace's
+	// repository, if it belongs to one: runs in workspaces of one
+	// repository share a lock on the placeholders they mount there.
+	GitCommonDir string `yaml:"-" json:"-"`
 	// Protected lists paths, relative to each writable root, that stay
 	// read-only whether or not they exist (.git/hooks, .bashrc, ...).
 	Protected []string `yaml:"protected" json:"protected"`

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
@@ -119,11 +120,14 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if p.Mode == "strict" && len(pl.Degraded) > 0 {
 				return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
 			}
+			if p.Repo != nil && p.Repo.Refused != "" {
+				fmt.Fprintln(os.Stderr, "cordon: warning: "+p.Repo.Refused)
+			}
+			for _, n := range pl.RunNotes {
+				fmt.Fprintln(os.Stderr, "cordon: note: "+n)
+			}
 			for _, d := range pl.Degraded {
 				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
-			}
-			for _, d := range pl.Dropped {
-				fmt.Fprintln(os.Stderr, "cordon: note: "+d)
 			}
 			stdio := launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}
 			res, err := launch.Run(context.Background(), pl, stdio)
@@ -136,6 +140,11 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 						return fmt.Errorf("%v; and the Landlock-only fallback failed: %w", err, ferr)
 					}
 					fmt.Fprintf(os.Stderr, "cordon: %v; falling back to the Landlock-only backend\n", err)
+					for _, n := range fb.RunNotes {
+						if !slices.Contains(pl.RunNotes, n) { // said already
+							fmt.Fprintln(os.Stderr, "cordon: note: "+n)
+						}
+					}
 					for _, d := range fb.Degraded {
 						fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
 					}
@@ -221,6 +230,9 @@ func newPolicy() *cobra.Command {
 				return err
 			}
 			writeExplain(out, pl)
+			if p.Repo != nil && p.Repo.Refused != "" {
+				fmt.Fprintf(out, "warning: %s\n", p.Repo.Refused)
+			}
 			return nil
 		},
 	}
@@ -289,11 +301,11 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, p := range pl.Placeholders {
 		fmt.Fprintf(w, "placeholder: %s (missing protected path; removed after the run)\n", p)
 	}
-	for _, n := range pl.Notes {
+	for _, n := range pl.RunNotes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	for _, d := range pl.Dropped {
-		fmt.Fprintf(w, "note: %s\n", d)
+	for _, n := range pl.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, d := range pl.Degraded {
 		fmt.Fprintf(w, "degraded: %s\n", d)
