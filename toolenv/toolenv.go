@@ -165,15 +165,18 @@ func (c *collector) proxies() {
 
 // hasCredential reports whether a setting's value holds a credential: a
 // URL (or a list of them, split at commas, pipes and white space) with a
-// user name or password, or a query parameter named like a token.
+// user name or password (without a scheme, user:password@host), or a
+// query parameter named like a token.
 func hasCredential(v string) bool {
 	for _, item := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' || r == '\t' || r == '\n' }) {
-		rest := item
+		rest, scheme := item, false
 		if _, after, ok := strings.Cut(item, "://"); ok {
-			rest = after
+			rest, scheme = after, true
 		}
 		authority, _, _ := strings.Cut(rest, "/")
-		if strings.Contains(authority, "@") {
+		if userinfo, _, ok := strings.Cut(authority, "@"); ok && (scheme || strings.Contains(userinfo, ":")) {
+			// Without a scheme, only user:password@host is one: an
+			// e-mail address is not.
 			return true
 		}
 		if u, err := url.Parse(item); err == nil {

@@ -18,7 +18,8 @@ func TestHasCredential(t *testing.T) {
 		{"proxy.corp:3128", false},
 		{"localhost,127.0.0.1,.corp.example", false},
 		{"http://user:pw@proxy.corp:3128", true},
-		{"user@proxy.corp:3128", true},
+		{"user:pw@proxy.corp:3128", true},
+		{"me@example.com", false}, // an e-mail address, not a URL
 		{"https://proxy.golang.org|https://tok@athens.corp", true},
 		{"https://a.example/simple https://u:p@b.example/simple", true},
 		{"https://pkgs.example/simple?access_token=abc", true},
