@@ -147,7 +147,7 @@ func (s *Server) register() {
 	add(s, &mcp.Tool{Name: ToolFindFiles, Annotations: readOnly("Find files"),
 		Description: "Find files and directories whose path relative to path matches a glob: ** matches any number of directories (**/*.go finds Go files at any depth, *.go only at the top). .git and denied paths are skipped. One path per line."},
 		func(_ context.Context, in FindFilesInput) (string, error) {
-			r, err := s.fs.Find(in.Path, in.Pattern)
+			r, err := s.fs.Find(in.Path, in.Pattern, workspace.FindOptions{})
 			if err != nil {
 				return "", err
 			}
