@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,5 +30,42 @@ func BenchmarkReadText(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// goSrc is the Go source tree, the tree the search benchmarks walk (about
+// 1,300 directories and 15,000 files, three of them .gitignore files).
+func goSrc(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "src")
+}
+
+// BenchmarkFind measures find_files of "**/*_test.go" over the Go source
+// tree, .gitignore files applied.
+func BenchmarkFind(b *testing.B) {
+	fsys := newFS(b, goSrc(b), policy.ModeStandard)
+	fsys.Limits.MaxResults = 1 << 30
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r, err := fsys.Find(".", "**/*_test.go", FindOptions{}); err != nil || len(r.Paths) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGrep measures grep for a regular expression over the Go source
+// tree, .gitignore files applied.
+func BenchmarkGrep(b *testing.B) {
+	fsys := newFS(b, goSrc(b), policy.ModeStandard)
+	fsys.Limits.MaxResults = 1 << 30
+	fsys.Limits.MaxOutputBytes = 1 << 40
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r, err := fsys.Grep(`func \(\w+ \*\w+\) Close\(\) error`, ".", GrepOptions{}); err != nil || len(r.Matches) == 0 {
+			b.Fatal(err)
+		}
 	}
 }
