@@ -60,9 +60,9 @@ func TestAgentTexts(t *testing.T) {
 		{ToolFindFiles, map[string]any{"pattern": "**/*.go", "include_ignored": true}, false,
 			"build/out.go\nsrc/main.go\nsrc/pkg/x.go\nsrc/pkg/y.go\nsrc/sub/gen/g.go\n"},
 		{ToolFindFiles, map[string]any{"pattern": "**/*.log"}, false,
-			"[no matches; 3 paths ignored by .gitignore skipped: set include_ignored to search them too]\n"},
+			"[no matches; 3 paths ignored by .gitignore skipped: set include_ignored to find them too]\n"},
 		{ToolFindFiles, map[string]any{"pattern": "**/*.log", "include_ignored": true}, false, "src/app.log\n"},
-		{ToolFindFiles, map[string]any{"pattern": "*.md"}, false, "[no matches; 3 paths ignored by .gitignore skipped: set include_ignored to search them too]\n"},
+		{ToolFindFiles, map[string]any{"pattern": "*.md"}, false, "[no matches; 3 paths ignored by .gitignore skipped: set include_ignored to find them too]\n"},
 	} {
 		out, isErr := e.call(t, tc.tool, tc.args)
 		ok := out == tc.want

@@ -163,7 +163,7 @@ func (s *Server) register() {
 			}
 			switch {
 			case len(r.Paths) == 0 && r.Ignored > 0:
-				fmt.Fprintf(&b, "[no matches; %s ignored by .gitignore skipped: set include_ignored to search them too]\n", plural(int64(r.Ignored), "path", "paths"))
+				fmt.Fprintf(&b, "[no matches; %s ignored by .gitignore skipped: set include_ignored to find them too]\n", plural(int64(r.Ignored), "path", "paths"))
 			case len(r.Paths) == 0:
 				b.WriteString("[no matches]\n")
 			case r.Ignored > 0:
