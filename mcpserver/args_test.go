@@ -25,7 +25,7 @@ func TestNumericArguments(t *testing.T) {
 	}{
 		{ToolReadFile, `{"path":"a.txt","start_line":-1}`, "start_line -1 is out of range"},
 		{ToolReadFile, `{"path":"a.txt","end_line":-3}`, "end_line -3 is out of range"},
-		{ToolReadFile, `{"path":"a.txt","start_line":3,"end_line":2}`, "end_line 2 is before start_line 3"},
+		{ToolReadFile, `{"path":"a.txt","start_line":3,"end_line":2}`, "start_line 3 is after end_line 2"},
 		{ToolReadFile, `{"path":"a.txt","start_line":1.5}`, "start_line"},
 		{ToolReadFile, `{"path":"a.txt","start_line":1e400}`, "start_line"},
 		{ToolReadFile, `{"path":"a.txt","start_line":9223372036854775808}`, "start_line"},

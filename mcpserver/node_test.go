@@ -59,7 +59,11 @@ func TestNodeClient(t *testing.T) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for p, c := range map[string]string{"a.txt": "alpha\nbeta\ngamma\n", ".env": "TOKEN=secret\n"} {
+	for p, c := range map[string]string{"a.txt": "alpha\nbeta\ngamma\n", ".env": "TOKEN=secret\n", "x.bin": "x\x00y",
+		".gitignore": "build/\n", "build/a.o": "obj\n", "src/b.o": "obj\n", "src/.gitignore": "*.o\n!keep.o\n", "src/keep.o": "obj\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -107,6 +111,8 @@ func TestNodeClient(t *testing.T) {
 			Label, Name, Text string
 			IsError           bool
 		}
+		MalformedReply string
+		ClientErrors   []string
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("client output is not JSON: %v\n%s\nstderr:\n%s", err, stdout, stderr.String())
@@ -150,6 +156,10 @@ func TestNodeClient(t *testing.T) {
 		"replace-stale":           "",
 		"write-protected":         "sandbox violation: path '.git/hooks/pre-commit' is protected by rule '**/.git/hooks/'",
 		"write-nested-git-config": "sandbox violation: path 'sub/.git/config' is protected by rule '**/.git/config'",
+		"read-reversed":           "read_file: start_line 9 is after end_line 3",
+		"read-missing":            "read 'missing.txt': no such file or directory",
+		"info-missing":            "read 'missing.txt': no such file or directory",
+		"read-binary":             "'x.bin' is a binary file (3 bytes;",
 	}
 	for label, c := range calls {
 		prefix, ok := wantErr[label]
@@ -181,12 +191,30 @@ func TestNodeClient(t *testing.T) {
 		"run-command":           "exit code: 7\n",
 		"status":                `"mode": "standard"`,
 		"still-serving":         `"type":"file"`,
+		"grep-count":            "a.txt:1:alpha\na.txt:3:gamma\n[2 matches in 1 file; ",
+		"find-ignoring":         "src/keep.o\n[1 path found; 2 paths ignored by .gitignore skipped (include_ignored lists them)]\n",
+		"find-ignored":          "build/a.o\nsrc/b.o\nsrc/keep.o\n",
+		"run-long":              "\n99999\n100000\nFAIL: the reason\n",
+		"after-malformed":       `"type":"file"`,
 	}
 	for label, want := range checks {
 		if !strings.Contains(calls[label].text, want) {
 			t.Errorf("%s: %q lacks %q", label, calls[label].text, want)
 		}
 	}
+	if rl := calls["run-long"].text; !strings.HasPrefix(rl, "exit code: 1\n") || !strings.Contains(rl, "\n1\n2\n3\n") ||
+		!strings.Contains(rl, " lines (") || !strings.Contains(rl, "cut here by cordon: the output was 100001 lines") {
+		t.Errorf("run-long: %q", rl)
+	}
+	for _, label := range []string{"read-missing", "info-missing", "read-binary", "grep-count", "find-ignoring"} {
+		if txt := calls[label].text; strings.Contains(txt, "statat") || strings.Contains(txt, "openat") || strings.Contains(txt, "\uFFFD") {
+			t.Errorf("%s: %q", label, txt)
+		}
+	}
+	if !strings.Contains(got.MalformedReply, `"code":-32700`) || !strings.Contains(got.MalformedReply, `"id":null`) {
+		t.Errorf("the malformed line got %q, want a -32700 parse error with id null (client errors: %q)", got.MalformedReply, got.ClientErrors)
+	}
+	t.Logf("malformed line: reply %s (the TypeScript client, which cannot match a reply with id null, reported %d error(s) on it and went on)", got.MalformedReply, len(got.ClientErrors))
 	if calls["read-big"].text != bigWant.String() {
 		t.Errorf("read-big: got %d bytes, want %d: %.200q", len(calls["read-big"].text), bigWant.Len(), calls["read-big"].text)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/audit"
@@ -16,31 +15,6 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// truncMarker ends truncated command output.
-const truncMarker = "\n[... truncated by cordon: output limit reached]\n"
-
-// capBuffer keeps the first max bytes written to it and counts the rest.
-type capBuffer struct {
-	mu      sync.Mutex
-	b       []byte
-	max     int
-	dropped int64
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	room := c.max - len(c.b)
-	if room > len(p) {
-		room = len(p)
-	}
-	if room > 0 {
-		c.b = append(c.b, p[:room]...)
-	}
-	c.dropped += int64(len(p) - max(room, 0))
-	return len(p), nil
-}
 
 // timeout returns the timeout for one call: the requested one, never more
 // than the policy's (or MaxTimeout when the policy has none); 0 asks for
@@ -128,7 +102,7 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	if err != nil {
 		return nil, fmt.Errorf("run_command: %w", err)
 	}
-	buf := &capBuffer{max: maxOut}
+	buf := newOutputBuffer(maxOut)
 	copied := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(buf, r)
@@ -154,10 +128,7 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		// A process that escaped the tree (mode off) still holds the pipe.
 	}
 	r.Close()
-	buf.mu.Lock()
-	output := string(buf.b)
-	dropped := buf.dropped
-	buf.mu.Unlock()
+	output := buf.text()
 	var xe *launch.ExecError
 	if errors.As(runErr, &xe) {
 		return text(fmt.Sprintf("exit code: %d\n%s\n", xe.Code, xe.Msg)), nil
@@ -184,9 +155,6 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		b.WriteString("degraded: " + d + "\n")
 	}
 	b.WriteString(output)
-	if dropped > 0 {
-		b.WriteString(fmt.Sprintf("%s[%d more bytes of output were dropped]\n", truncMarker, dropped))
-	}
 	return text(b.String()), nil
 }
 
@@ -240,7 +208,7 @@ func (s *Server) status() Status {
 		"file tools: every path resolves inside the workspace by descriptor (os.Root); '..', absolute paths elsewhere and symbolic links leaving it are refused",
 		"file tools: deny rules apply inside the workspace; protected paths (at any depth, and the config, hooks and commondir entries of every git directory) and deny_write paths cannot be written or created; files with several hard links cannot be written",
 		"file tools: FIFOs, devices and sockets are refused; reads and results are size-bounded",
-		fmt.Sprintf("run_command: OS sandbox (backend %s) with the same policy; timeout %s; output capped at %d bytes", st.Backend, st.Timeout, DefaultMaxOutput),
+		fmt.Sprintf("run_command: OS sandbox (backend %s) with the same policy; timeout %s; output capped at %d bytes (its head and tail, with the cut said)", st.Backend, st.Timeout, DefaultMaxOutput),
 		"violations are tool errors starting 'sandbox violation:'",
 	}
 	if st.AuditLog != "" {

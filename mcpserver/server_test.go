@@ -298,7 +298,7 @@ func TestFileTools(t *testing.T) {
 		t.Errorf("grep: %q", out)
 	}
 	out = e.ok(t, ToolGrep, map[string]any{"pattern": "TOKEN", "literal": true})
-	if !strings.Contains(out, "[0 matches") {
+	if !strings.Contains(out, "[no matches") {
 		t.Errorf("grep found a denied file: %q", out)
 	}
 	out = e.ok(t, ToolFileInfo, map[string]any{"path": "src/main.go"})
@@ -463,8 +463,15 @@ func TestRunCommand(t *testing.T) {
 				}
 			}
 			out = e.ok(t, ToolRunCommand, map[string]any{"command": "yes | head -c 100000", "max_output_bytes": 1000})
-			if !strings.Contains(out, "[... truncated by cordon: output limit reached]") || len(out) > 1300 {
-				t.Errorf("cap: %d bytes, %q", len(out), out[len(out)-100:])
+			if !strings.Contains(out, " lines (") || !strings.Contains(out, "cut here by cordon: the output was 50000 lines (100000 bytes)") || len(out) > 1400 {
+				t.Errorf("cap: %d bytes, %q", len(out), out)
+			}
+			// The end of a long output, where a failing build says why,
+			// is kept, and the exit code stays at the top.
+			out = e.ok(t, ToolRunCommand, map[string]any{"command": "seq 1 100000; echo 'FAIL: the reason' >&2; exit 1", "max_output_bytes": 3000})
+			if !strings.HasPrefix(out, "exit code: 1\n") || !strings.Contains(out, "\n1\n2\n3\n") || !strings.HasSuffix(out, "\n99999\n100000\nFAIL: the reason\n") ||
+				!strings.Contains(out, " lines (") || !strings.Contains(out, "the output was 100001 lines") || len(out) > 3500 {
+				t.Errorf("head and tail: %d bytes: %q", len(out), out)
 			}
 			start := time.Now()
 			out = e.ok(t, ToolRunCommand, map[string]any{"command": "sleep 30", "timeout_seconds": 1})

@@ -46,18 +46,20 @@ type ListDirInput struct {
 
 // FindFilesInput is the input of find_files.
 type FindFilesInput struct {
-	Pattern string `json:"pattern" jsonschema:"glob relative to path; ** matches any number of directories, e.g. **/*.go"`
-	Path    string `json:"path,omitempty" jsonschema:"the directory to search (default: the workspace)"`
+	Pattern        string `json:"pattern" jsonschema:"glob relative to path; ** matches any number of directories, e.g. **/*.go"`
+	Path           string `json:"path,omitempty" jsonschema:"the directory to search (default: the workspace)"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also find paths that .gitignore files ignore (build output, node_modules, ...); default false"`
 }
 
 // GrepInput is the input of grep.
 type GrepInput struct {
-	Pattern    string `json:"pattern" jsonschema:"RE2 regular expression (or a plain string with literal)"`
-	Path       string `json:"path,omitempty" jsonschema:"directory or file to search (default: the workspace)"`
-	Literal    bool   `json:"literal,omitempty" jsonschema:"treat pattern as a plain string"`
-	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
-	Include    string `json:"include,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"most matching lines to return"`
+	Pattern        string `json:"pattern" jsonschema:"RE2 regular expression (or a plain string with literal)"`
+	Path           string `json:"path,omitempty" jsonschema:"directory or file to search (default: the workspace)"`
+	Literal        bool   `json:"literal,omitempty" jsonschema:"treat pattern as a plain string"`
+	IgnoreCase     bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
+	Include        string `json:"include,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts"`
+	MaxResults     int    `json:"max_results,omitempty" jsonschema:"most matching lines to return"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also search files that .gitignore files ignore; default false"`
 }
 
 // PathInput is the input of file_info and create_dir.
@@ -71,7 +73,7 @@ type RunCommandInput struct {
 	Command        string   `json:"command,omitempty" jsonschema:"a shell command line, run as sh -c COMMAND; give either argv or command"`
 	Dir            string   `json:"dir,omitempty" jsonschema:"working directory inside the workspace (default: the workspace)"`
 	TimeoutSeconds int      `json:"timeout_seconds,omitempty" jsonschema:"kill the command and everything it started after this many seconds (default: the policy's timeout; never more than the policy's limit)"`
-	MaxOutputBytes int      `json:"max_output_bytes,omitempty" jsonschema:"most bytes of combined stdout and stderr to return (default 65536, at most 1048576)"`
+	MaxOutputBytes int      `json:"max_output_bytes,omitempty" jsonschema:"most bytes of combined stdout and stderr to return (default 65536, at most 1048576); longer output keeps its first third and its last two thirds, with a line between saying how many lines and bytes were cut"`
 }
 
 // StatusInput is the (empty) input of sandbox_status.
@@ -79,7 +81,7 @@ type StatusInput struct{}
 
 func (s *Server) register() {
 	add(s, &mcp.Tool{Name: ToolReadFile, Annotations: readOnly("Read file"),
-		Description: "Read a text file. Returns up to 2000 lines, each as N:hash|text, where N:hash is the line's anchor for replace_lines. Use start_line and end_line to read part of a large file; call grep or find_files first to locate what you need."},
+		Description: "Read a UTF-8 text file. Returns up to 2000 lines, each as N:hash|text, where N:hash is the line's anchor for replace_lines. Use start_line and end_line to read part of a large file; call grep or find_files first to locate what you need. A binary file (or a line that is not UTF-8) is an error that says so; look at its bytes with run_command (od, xxd) instead."},
 		func(_ context.Context, in ReadFileInput) (string, error) {
 			if err := lineRange(in.StartLine, in.EndLine); err != nil {
 				return "", err
@@ -145,42 +147,53 @@ func (s *Server) register() {
 			return b.String(), nil
 		})
 	add(s, &mcp.Tool{Name: ToolFindFiles, Annotations: readOnly("Find files"),
-		Description: "Find files and directories whose path relative to path matches a glob: ** matches any number of directories (**/*.go finds Go files at any depth, *.go only at the top). .git and denied paths are skipped. One path per line."},
+		Description: "Find files and directories whose path relative to path matches a glob: ** matches any number of directories (**/*.go finds Go files at any depth, *.go only at the top). .git, denied paths and, unless include_ignored is set, paths ignored by .gitignore files (at any depth, as git does) are skipped. One path per line."},
 		func(_ context.Context, in FindFilesInput) (string, error) {
-			r, err := s.fs.Find(in.Path, in.Pattern)
-			if err != nil {
-				return "", err
-			}
-			out := strings.Join(r.Paths, "\n")
-			if out != "" {
-				out += "\n"
-			}
-			if len(r.Paths) == 0 {
-				out = "[no matches]\n"
-			}
-			if r.Truncated {
-				out += "[... truncated by cordon: result limit reached]\n"
-			}
-			return out, nil
-		})
-	add(s, &mcp.Tool{Name: ToolGrep, Annotations: readOnly("Search file contents"),
-		Description: "Search file contents for an RE2 regular expression (or a plain string with literal). Skips binary files, .git, denied paths and files ignored by the workspace's .gitignore. One match per line as path:line:text."},
-		func(_ context.Context, in GrepInput) (string, error) {
-			if in.MaxResults < 0 {
-				return "", fmt.Errorf("grep: max_results %d is out of range: give a positive number (at most %d are returned), or leave it out", in.MaxResults, s.fs.Limits.MaxResults)
-			}
-			r, err := s.fs.Grep(in.Pattern, in.Path, workspace.GrepOptions{IgnoreCase: in.IgnoreCase, Literal: in.Literal, Include: in.Include, MaxResults: in.MaxResults})
+			r, err := s.fs.Find(in.Path, in.Pattern, workspace.FindOptions{IncludeIgnored: in.IncludeIgnored})
 			if err != nil {
 				return "", err
 			}
 			var b strings.Builder
-			for _, m := range r.Matches {
+			for _, p := range r.Paths {
+				b.WriteString(p)
+				b.WriteByte('\n')
+			}
+			if r.Truncated {
+				b.WriteString("[... truncated by cordon: result limit reached]\n")
+			}
+			switch {
+			case len(r.Paths) == 0 && r.Ignored > 0:
+				fmt.Fprintf(&b, "[no matches; %s ignored by .gitignore skipped: set include_ignored to find them too]\n", plural(int64(r.Ignored), "path", "paths"))
+			case len(r.Paths) == 0:
+				b.WriteString("[no matches]\n")
+			case r.Ignored > 0:
+				fmt.Fprintf(&b, "[%s found; %s ignored by .gitignore skipped (include_ignored lists them)]\n", plural(int64(len(r.Paths)), "path", "paths"), plural(int64(r.Ignored), "path", "paths"))
+			}
+			return b.String(), nil
+		})
+	add(s, &mcp.Tool{Name: ToolGrep, Annotations: readOnly("Search file contents"),
+		Description: "Search file contents for an RE2 regular expression (or a plain string with literal). Skips binary files, .git, denied paths and, unless include_ignored is set, files ignored by .gitignore files (at any depth, as git does). One match per line as path:line:text, then a count."},
+		func(_ context.Context, in GrepInput) (string, error) {
+			if in.MaxResults < 0 {
+				return "", fmt.Errorf("grep: max_results %d is out of range: give a positive number (at most %d are returned), or leave it out", in.MaxResults, s.fs.Limits.MaxResults)
+			}
+			r, err := s.fs.Grep(in.Pattern, in.Path, workspace.GrepOptions{IgnoreCase: in.IgnoreCase, Literal: in.Literal, Include: in.Include,
+				MaxResults: in.MaxResults, IncludeIgnored: in.IncludeIgnored})
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			files := 0
+			for i, m := range r.Matches {
+				if i == 0 || m.Path != r.Matches[i-1].Path {
+					files++ // the matches of a file are together, in walk order
+				}
 				fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
 			}
 			if r.Truncated {
 				b.WriteString("[... truncated by cordon: result limit reached]\n")
 			}
-			fmt.Fprintf(&b, "[%d matches in %d files searched]\n", len(r.Matches), r.FilesSearched)
+			b.WriteString(grepSummary(len(r.Matches), files, r.FilesSearched, r.Ignored))
 			return b.String(), nil
 		})
 	add(s, &mcp.Tool{Name: ToolFileInfo, Annotations: readOnly("File info"),
@@ -203,7 +216,7 @@ func (s *Server) register() {
 			return "created directory " + e.Name, nil
 		})
 	addResult(s, &mcp.Tool{Name: ToolRunCommand, Annotations: &mcp.ToolAnnotations{Title: "Run command", DestructiveHint: ptr(true)},
-		Description: "Run a command in cordon's OS sandbox with the same policy as the file tools (files outside the allowed paths invisible or read-only, secrets masked, network as the policy says, resource limits). Give argv (run directly) or command (run as sh -c COMMAND). Returns the exit code and the combined stdout and stderr (capped; a marker shows truncation). The command is killed, with everything it started, when the timeout fires (exit code 124)."},
+		Description: "Run a command in cordon's OS sandbox with the same policy as the file tools (files outside the allowed paths invisible or read-only, secrets masked, network as the policy says, resource limits). Give argv (run directly) or command (run as sh -c COMMAND). Returns the exit code, then the combined stdout and stderr; output longer than max_output_bytes keeps its beginning and its end (where a failing build or test says why), with a line between saying how many lines were cut. The command is killed, with everything it started, when the timeout fires (exit code 124)."},
 		s.runCommand)
 	add(s, &mcp.Tool{Name: ToolSandboxStatus, Annotations: readOnly("Sandbox status"),
 		Description: "Report cordon's sandbox as JSON: mode, profile, workspace, the backend run_command uses, and what is enforced for file tools and commands."},
@@ -223,9 +236,29 @@ func lineRange(start, end int) error {
 	case end < 0:
 		return fmt.Errorf("read_file: end_line %d is out of range: lines are numbered from 1", end)
 	case end > 0 && end < max(start, 1):
-		return fmt.Errorf("read_file: end_line %d is before start_line %d", end, start)
+		return fmt.Errorf("read_file: start_line %d is after end_line %d: give start_line <= end_line, or leave end_line out to read to the end", max(start, 1), end)
 	}
 	return nil
+}
+
+// grepSummary is grep's last line: "[3 matches in 2 files; 7 files
+// searched]", with the paths .gitignore kept out of the search.
+func grepSummary(matches, files, searched, ignored int) string {
+	var b strings.Builder
+	if matches == 0 {
+		b.WriteString("[no matches")
+	} else {
+		fmt.Fprintf(&b, "[%s in %s", plural(int64(matches), "match", "matches"), plural(int64(files), "file", "files"))
+	}
+	fmt.Fprintf(&b, "; %s searched", plural(int64(searched), "file", "files"))
+	if ignored > 0 {
+		fmt.Fprintf(&b, ", %s ignored by .gitignore skipped", plural(int64(ignored), "path", "paths"))
+		if matches == 0 {
+			b.WriteString(": set include_ignored to search them too")
+		}
+	}
+	b.WriteString("]\n")
+	return b.String()
 }
 
 func writeText(verb string, r *workspace.WriteResult) string {

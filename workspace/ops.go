@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
+
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -156,156 +155,21 @@ func (f *FS) readAll(op string, t *target) (data []byte, fi fs.FileInfo, truncat
 	return data, st, false, nil
 }
 
-// ReadResult is the result of ReadFile.
-type ReadResult struct {
-	// Path is the resolved absolute path.
-	Path string `json:"path"`
-	// Lines are the lines returned, numbered from 1.
-	Lines []Line `json:"lines"`
-	// TotalLines is the number of lines in the file (in the part read,
-	// when the file exceeded the read limit).
-	TotalLines int `json:"total_lines"`
-	// Truncated is set when lines were left out or cut because of a limit.
-	Truncated bool `json:"truncated"`
-}
-
-// Text renders the result as one "N:hash|text" line per line, ending with
-// the truncation marker when Truncated.
-func (r *ReadResult) Text() string {
-	var b strings.Builder
-	for _, l := range r.Lines {
-		b.WriteString(l.String())
-		b.WriteByte('\n')
-	}
-	if r.Truncated {
-		b.WriteString(strings.TrimPrefix(truncMarker, "\n"))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
 // readChecked resolves p inside its root, applies the read rules and reads
-// the file (size-bounded).
-func (f *FS) readChecked(p string) (t *target, data []byte, trunc bool, err error) {
+// the file (size-bounded); size is the file's size.
+func (f *FS) readChecked(p string) (t *target, data []byte, size int64, trunc bool, err error) {
 	if t, err = f.resolve("file-read", p); err != nil {
-		return nil, nil, false, err
+		return nil, nil, 0, false, err
 	}
 	defer t.close()
 	if err = f.checkRead("file-read", t); err != nil {
-		return nil, nil, false, err
+		return nil, nil, 0, false, err
 	}
-	data, _, trunc, err = f.readAll("file-read", t)
-	return t, data, trunc, err
-}
-
-// ReadFile reads lines startLine..endLine (1-based, inclusive) of a file as
-// anchored lines. startLine < 1 means 1; endLine < 1 or past the end means
-// the last line. At most Limits.MaxReadLines lines and MaxOutputBytes bytes
-// are returned; lines longer than MaxLineBytes are cut on a UTF-8 boundary
-// (their anchors still hash the whole line).
-func (f *FS) ReadFile(p string, startLine, endLine int) (*ReadResult, error) {
-	t, data, trunc, err := f.readChecked(p)
+	data, fi, trunc, err := f.readAll("file-read", t)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, false, err
 	}
-	res := &ReadResult{Path: t.abs, Truncated: trunc}
-	res.TotalLines, res.Truncated = f.eachLine(string(data), startLine, endLine, trunc, func(n int, full, text string) {
-		res.Lines = append(res.Lines, Line{N: n, Hash: LineHash(full), Text: text})
-	})
-	return res, nil
-}
-
-// ReadTextResult is a read rendered as text.
-type ReadTextResult struct {
-	// Path is the resolved absolute path.
-	Path string
-	// Text is what ReadResult.Text returns for the same read.
-	Text string
-	// First and Last are the numbers of the first and last line returned
-	// (0 when none).
-	First, Last int
-	// TotalLines and Truncated are as in ReadResult.
-	TotalLines int
-	Truncated  bool
-}
-
-// ReadText is ReadFile rendered at once as ReadResult.Text renders it, without
-// a Line per line: the fast path of the read_file tool.
-func (f *FS) ReadText(p string, startLine, endLine int) (*ReadTextResult, error) {
-	t, data, trunc, err := f.readChecked(p)
-	if err != nil {
-		return nil, err
-	}
-	res := &ReadTextResult{Path: t.abs}
-	var b strings.Builder
-	b.Grow(len(data) + 16*(bytes.Count(data, []byte{'\n'})+1) + len(truncMarker))
-	var num [20]byte
-	res.TotalLines, res.Truncated = f.eachLine(string(data), startLine, endLine, trunc, func(n int, full, text string) {
-		if res.First == 0 {
-			res.First = n
-		}
-		res.Last = n
-		b.Write(strconv.AppendInt(num[:0], int64(n), 10))
-		b.WriteByte(':')
-		b.Write(appendLineHash(num[:0], full))
-		b.WriteByte('|')
-		b.WriteString(text)
-		b.WriteByte('\n')
-	})
-	if res.Truncated {
-		b.WriteString(strings.TrimPrefix(truncMarker, "\n"))
-		b.WriteByte('\n')
-	}
-	res.Text = b.String()
-	return res, nil
-}
-
-// eachLine calls emit for lines startLine..endLine (1-based, inclusive;
-// startLine < 1 means 1, endLine < 1 or past the end means the last line)
-// of s (full is the line, shown the line as returned: long lines are cut), until Limits.MaxReadLines lines or
-// MaxOutputBytes bytes were emitted. It returns the number of lines in s and
-// whether anything was left out or cut (or trunc, the file was cut).
-func (f *FS) eachLine(s string, startLine, endLine int, trunc bool, emit func(n int, full, shown string)) (total int, truncated bool) {
-	truncated = trunc
-	if s != "" {
-		total = strings.Count(strings.TrimSuffix(s, "\n"), "\n") + 1
-	}
-	if startLine < 1 {
-		startLine = 1
-	}
-	if endLine < 1 || endLine > total {
-		endLine = total
-	}
-	out, emitted := 0, 0
-	rest := s
-	for n := 1; n <= endLine; n++ {
-		text := rest
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			text, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = ""
-		}
-		if n < startLine {
-			continue
-		}
-		if emitted >= f.Limits.MaxReadLines {
-			truncated = true
-			break
-		}
-		shown := text
-		if len(text) > f.Limits.MaxLineBytes {
-			shown = truncUTF8(text, f.Limits.MaxLineBytes) + " [... line truncated]"
-			truncated = true
-		}
-		out += len(shown) + 12
-		if out > f.Limits.MaxOutputBytes && emitted > 0 {
-			truncated = true
-			break
-		}
-		emit(n, text, shown)
-		emitted++
-	}
-	return total, truncated
+	return t, data, fi.Size(), trunc, nil
 }
 
 // splitLines splits text into lines without their "\n"; final reports

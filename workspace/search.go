@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -43,15 +42,26 @@ type FindResult struct {
 	Paths []string `json:"paths"`
 	// Truncated is set when the result or visit limit was reached.
 	Truncated bool `json:"truncated"`
+	// Ignored counts the paths left out because .gitignore ignores them
+	// (an ignored directory counts once: nothing below it is visited).
+	Ignored int `json:"ignored"`
+}
+
+// FindOptions tune Find.
+type FindOptions struct {
+	// IncludeIgnored also walks and returns the paths .gitignore ignores.
+	IncludeIgnored bool
 }
 
 // Find walks dir ("" is the workspace) and returns the paths whose path
 // relative to dir matches the glob pattern (doublestar syntax: "**" matches
 // any number of directories, so "**/*.go" finds Go files at any depth and
 // "*.go" only directly in dir). Symbolic links are not followed, ".git" is
-// skipped, denied paths are left out, and at most Limits.MaxResults paths
+// skipped, denied paths are left out, paths ignored by the .gitignore files
+// of dir, its ancestors and the directories below it are left out unless
+// opts.IncludeIgnored (see ignoreStack), and at most Limits.MaxResults paths
 // are returned.
-func (f *FS) Find(dir, pattern string) (*FindResult, error) {
+func (f *FS) Find(dir, pattern string, opts FindOptions) (*FindResult, error) {
 	pattern = strings.TrimPrefix(pattern, "./")
 	if pattern == "" || !doublestar.ValidatePattern(pattern) {
 		return nil, fmt.Errorf("find: %s is not a valid glob pattern", quote(pattern))
@@ -62,8 +72,12 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 	}
 	defer t.close()
 	res := &FindResult{}
+	var ign *ignoreStack
+	if !opts.IncludeIgnored {
+		ign = f.newIgnoreStack(t)
+	}
 	visited := 0
-	err = f.walk(t, func(p string, typ fs.FileMode, _ *dirRef, name string) error {
+	err = f.walk(t, ign, func(p string, typ fs.FileMode, _ *dirRef, name string) error {
 		visited++
 		if visited > f.Limits.MaxVisit {
 			res.Truncated = true
@@ -76,7 +90,7 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 		if isDir && name == ".git" {
 			return fs.SkipDir
 		}
-		if f.deniedLeaf(t.m, p) != "" {
+		if f.deniedLeaf(t.m, p) != "" || (ign != nil && ign.ignored(p, isDir)) {
 			if isDir {
 				return fs.SkipDir
 			}
@@ -95,6 +109,9 @@ func (f *FS) Find(dir, pattern string) (*FindResult, error) {
 		}
 		return nil
 	})
+	if ign != nil {
+		res.Ignored = ign.skipped
+	}
 	if err != nil && err != errStop {
 		return nil, f.wrapErr("file-read", dir, t.m, err)
 	}
@@ -130,6 +147,8 @@ type GrepOptions struct {
 	Include string
 	// MaxResults caps the matches; 0 means Limits.MaxResults.
 	MaxResults int
+	// IncludeIgnored also searches the files .gitignore ignores.
+	IncludeIgnored bool
 }
 
 // GrepMatch is one matching line.
@@ -150,12 +169,16 @@ type GrepResult struct {
 	FilesSearched int `json:"files_searched"`
 	// Truncated is set when a result, output or visit limit was reached.
 	Truncated bool `json:"truncated"`
+	// Ignored counts the paths not searched because .gitignore ignores
+	// them (an ignored directory counts once).
+	Ignored int `json:"ignored"`
 }
 
 // Grep searches the files under p (a directory, or one file) for lines
 // matching the RE2 pattern. Binary files (a NUL byte in the first 8 KiB),
-// ".git", denied paths, special files and paths ignored by the root's
-// .gitignore are skipped; symbolic links are not followed. Results and their
+// ".git", denied paths, special files and, unless opts.IncludeIgnored, paths
+// ignored by .gitignore files (as Find) are skipped; symbolic links are not
+// followed. Results and their
 // total text are bounded by Limits.
 func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	expr := pattern
@@ -205,7 +228,10 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		emit(t.rel, f.grepFile(mt, t, max))
 		return res, nil
 	}
-	ign := f.loadGitignore(t.m)
+	var ign *ignoreStack
+	if !opts.IncludeIgnored {
+		ign = f.newIgnoreStack(t)
+	}
 
 	// Files are read and matched by a bounded pool of workers (the work is
 	// mostly system calls), while the walk goes on in this goroutine; an
@@ -249,7 +275,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	}()
 	visited := 0
 	incSlash := strings.Contains(opts.Include, "/")
-	err = f.walk(t, func(rel string, typ fs.FileMode, dir *dirRef, name string) error {
+	err = f.walk(t, ign, func(rel string, typ fs.FileMode, dir *dirRef, name string) error {
 		if stop.Load() {
 			return errStop
 		}
@@ -295,6 +321,9 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 	close(order)
 	<-emitted
 	workers.Wait()
+	if ign != nil {
+		res.Ignored = ign.skipped
+	}
 	if err == errVisit {
 		res.Truncated = true
 		err = nil
@@ -347,7 +376,7 @@ func (f *FS) grepFileAt(mt *matcher, dir *dirRef, name, rel string, max int) gre
 		}
 		grepBufs.Put(bp)
 	}()
-	data, err := readRegularAt(dir, name, *bp, f.Limits.MaxReadBytes)
+	data, err := readRegularAt(dir.fd, name, *bp, f.Limits.MaxReadBytes)
 	dir.release()
 	*bp = data[:0]
 	if err != nil {
@@ -424,11 +453,7 @@ func requiredLiteral(expr string) string {
 // searched but never matches.
 func (f *FS) grepData(mt *matcher, data []byte, rel string, max int) grepFileResult {
 	fr := grepFileResult{searched: true}
-	head := data
-	if len(head) > 8192 {
-		head = head[:8192]
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
+	if isBinary(data) {
 		return fr
 	}
 	out := 0
@@ -488,76 +513,4 @@ func (f *FS) grepData(mt *matcher, data []byte, rel string, max int) grepFileRes
 		}
 	}
 	return fr
-}
-
-// ignoreRule is one line of a .gitignore.
-type ignoreRule struct {
-	pat      string
-	neg      bool
-	dirOnly  bool
-	anchored bool
-}
-
-// gitignore is the root .gitignore of a mount (simple patterns: globs,
-// "/"-anchored patterns, trailing "/" for directories, "!" negation; later
-// rules win). Nested .gitignore files are not read.
-type gitignore []ignoreRule
-
-func (f *FS) loadGitignore(m *mount) gitignore {
-	t, err := f.walkPath("file-read", ".gitignore", filepath.Join(m.Path, ".gitignore"), m, []string{".gitignore"})
-	if err != nil {
-		return nil
-	}
-	defer t.close()
-	if f.checkRead("file-read", t) != nil {
-		return nil
-	}
-	data, _, _, err := f.readAll("file-read", t)
-	if err != nil {
-		return nil
-	}
-	var g gitignore
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, " \r\t")
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		var r ignoreRule
-		if strings.HasPrefix(line, "!") {
-			r.neg, line = true, line[1:]
-		}
-		line = strings.TrimPrefix(line, `\`)
-		if strings.HasSuffix(line, "/") {
-			r.dirOnly, line = true, strings.TrimRight(line, "/")
-		}
-		if strings.Contains(line, "/") {
-			r.anchored, line = true, strings.TrimPrefix(line, "/")
-		}
-		if line == "" || !doublestar.ValidatePattern(line) {
-			continue
-		}
-		r.pat = line
-		g = append(g, r)
-	}
-	return g
-}
-
-// ignored reports whether rel (relative to the mount) is ignored.
-func (g gitignore) ignored(rel string, isDir bool) bool {
-	ign := false
-	for _, r := range g {
-		if r.dirOnly && !isDir {
-			continue
-		}
-		var ok bool
-		if r.anchored {
-			ok, _ = doublestar.Match(r.pat, rel)
-		} else {
-			ok, _ = doublestar.Match(r.pat, path.Base(rel))
-		}
-		if ok {
-			ign = !r.neg
-		}
-	}
-	return ign
 }

@@ -150,7 +150,7 @@ func swapOps() []swapOp {
 		{"grep a/token", func(f *FS) (string, error) { return grepText(f.Grep("SECRET|public", "a/token", GrepOptions{})) }},
 		{"grep .", func(f *FS) (string, error) { return grepText(f.Grep("TOPSECRET", "", GrepOptions{Literal: true})) }},
 		{"find_files a", func(f *FS) (string, error) {
-			r, err := f.Find("a", "**")
+			r, err := f.Find("a", "**", FindOptions{})
 			if err != nil {
 				return "", err
 			}

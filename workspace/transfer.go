@@ -137,7 +137,7 @@ func (f *FS) Download(paths []string, maxBytes int64) ([]*Downloaded, error) {
 	for _, p := range paths {
 		// Each file is walked again, checked and read by what that walk
 		// opened; the first pass only validated.
-		t, data, trunc, err := f.readChecked(p)
+		t, data, _, trunc, err := f.readChecked(p)
 		if err != nil {
 			return nil, err
 		}

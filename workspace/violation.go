@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 )
 
@@ -126,4 +128,49 @@ func quote(s string) string {
 	q = q[1 : len(q)-1]
 	q = strings.ReplaceAll(q, `\"`, `"`)
 	return "'" + q + "'"
+}
+
+// PathError is an operation's failure on a path that is not a sandbox
+// violation (a missing file, a permission the host refuses, a full disk).
+// Its message names the operation and the path as the caller gave it and
+// says what went wrong in words, without the system calls the package
+// made, for example
+//
+//	read 'missing.txt': no such file or directory
+//
+// Err is the underlying error, for errors.Is (fs.ErrNotExist, ...).
+type PathError struct {
+	// Op is the operation: "read", "write", "list", ...
+	Op string
+	// Path is the path as the caller gave it.
+	Path string
+	// Err is the underlying error (an *fs.PathError, a syscall.Errno, ...).
+	Err error
+}
+
+// Error returns "OP 'PATH': what went wrong".
+func (e *PathError) Error() string {
+	return e.Op + " " + quote(e.Path) + ": " + plainError(e.Err)
+}
+
+// Unwrap returns Err.
+func (e *PathError) Unwrap() error { return e.Err }
+
+// plainError is err's message without the system call and path that
+// *fs.PathError, *os.LinkError and *os.SyscallError put in front of the
+// error number's words ("openat a/b: no such file or directory" becomes
+// "no such file or directory").
+func plainError(err error) string {
+	for {
+		switch e := err.(type) {
+		case *fs.PathError:
+			err = e.Err
+		case *os.LinkError:
+			err = e.Err
+		case *os.SyscallError:
+			err = e.Err
+		default:
+			return err.Error()
+		}
+	}
 }

@@ -50,9 +50,11 @@ type walkFunc func(rel string, typ fs.FileMode, parent *dirRef, name string) err
 // so a symbolic link swapped in for a directory is refused by the kernel
 // instead of being followed. fn sees each entry, by name, before it is
 // entered or opened: that is where the deny rules are applied (deniedLeaf).
-// Unreadable directories are skipped. An error from the start itself is
-// returned.
-func (f *FS) walk(t *target, fn walkFunc) error {
+// When ign is not nil, each directory's .gitignore is read (by descriptor,
+// from the listing) as the walk enters it, and ign holds the rules that
+// apply to the entries fn sees. Unreadable directories are skipped. An
+// error from the start itself is returned.
+func (f *FS) walk(t *target, ign *ignoreStack, fn walkFunc) error {
 	start := t.rel
 	if t.st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		err := fn(start, (&fileStat{st: t.st}).Mode().Type(), nil, filepath.Base(start))
@@ -80,7 +82,7 @@ func (f *FS) walk(t *target, fn walkFunc) error {
 		}
 		return err
 	}
-	err = f.walkDir(m, d, start, fn)
+	err = f.walkDir(m, d, start, ign, fn)
 	if err == fs.SkipDir {
 		err = nil
 	}
@@ -93,12 +95,15 @@ func newDirRef(fd int, name string) *dirRef {
 	return d
 }
 
-func (f *FS) walkDir(m *mount, d *dirRef, rel string, fn walkFunc) error {
+func (f *FS) walkDir(m *mount, d *dirRef, rel string, ign *ignoreStack, fn walkFunc) error {
 	ents, err := d.f.ReadDir(-1)
 	if err != nil && len(ents) == 0 {
 		return nil
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if ign != nil && ign.enter(d, rel, ents) {
+		defer ign.leave()
+	}
 	for _, e := range ents {
 		name := e.Name()
 		child := name
@@ -123,7 +128,7 @@ func (f *FS) walkDir(m *mount, d *dirRef, rel string, fn walkFunc) error {
 			continue // gone, replaced by a link or a file, or unreadable
 		}
 		c := newDirRef(cfd, filepath.Join(m.Path, child))
-		err = f.walkDir(m, c, child, fn)
+		err = f.walkDir(m, c, child, ign, fn)
 		c.release()
 		if err != nil {
 			return err
@@ -141,13 +146,13 @@ func openat(dirfd int, name string, flags int) (int, error) {
 	}
 }
 
-// readRegularAt reads the regular file name of dir into buf (reusing its
+// readRegularAt reads the regular file name of the directory dirfd into buf (reusing its
 // capacity), up to limit bytes. The file is opened with
 // openat(O_NOFOLLOW|O_NONBLOCK), so a symbolic link is refused and a FIFO
 // cannot block, and its type is verified by fstat on the open descriptor:
 // anything but a regular file is refused.
-func readRegularAt(dir *dirRef, name string, buf []byte, limit int64) ([]byte, error) {
-	fd, err := openat(dir.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+func readRegularAt(dirfd int, name string, buf []byte, limit int64) ([]byte, error) {
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
 		return buf, err
 	}

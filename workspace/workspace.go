@@ -382,13 +382,14 @@ func splitRel(p string) []string {
 	return out
 }
 
-// wrapErr wraps an error of the operation op on the path p (as given) of m.
-// Escapes never get here: the walk refuses them as Violations itself.
+// wrapErr wraps an error of the operation op on the path p (as given) of m
+// as a *PathError, whose message reads naturally. Escapes never get here:
+// the walk refuses them as Violations itself.
 func (f *FS) wrapErr(op, p string, m *mount, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s %s: %w", strings.TrimPrefix(op, "file-"), quote(p), err)
+	return &PathError{Op: strings.TrimPrefix(op, "file-"), Path: p, Err: err}
 }
 
 // checkRead applies the deny rules.

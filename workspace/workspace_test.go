@@ -33,7 +33,7 @@ func setup(t *testing.T, extra ...Root) (fsys *FS, ws, base string) {
 	return fsys, ws, base
 }
 
-func newFS(t *testing.T, ws string, mode policy.Mode, extra ...Root) *FS {
+func newFS(t testing.TB, ws string, mode policy.Mode, extra ...Root) *FS {
 	t.Helper()
 	p := &policy.Policy{
 		Mode:      mode,
@@ -58,7 +58,7 @@ func mustMkdir(t *testing.T, d string) {
 	}
 }
 
-func mustWrite(t *testing.T, p, s string) {
+func mustWrite(t testing.TB, p, s string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestDenyAndProtected(t *testing.T) {
 			t.Errorf("List shows denied %s", e.Name)
 		}
 	}
-	fr, err := fsys.Find("", "**/*")
+	fr, err := fsys.Find("", "**/*", FindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestRoots(t *testing.T) {
 	if !strings.Contains(v.Error(), "other allowed roots") {
 		t.Fatalf("message: %v", v)
 	}
-	fr, err := fsys.Find(rw, "**/f")
+	fr, err := fsys.Find(rw, "**/f", FindOptions{})
 	if err != nil || len(fr.Paths) != 1 || fr.Paths[0] != filepath.Join(rw, "new", "f") {
 		t.Fatalf("find in extra root: %v %v", fr, err)
 	}
@@ -521,21 +521,25 @@ func TestListFindGrepInfoMkdir(t *testing.T) {
 	}
 	fsys.Limits.MaxResults = 1000
 
-	fr, err := fsys.Find("", "**/*.go")
+	fr, err := fsys.Find("", "**/*.go", FindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(fr.Paths, ",") != "build/out.go,sub/deep/n.go" {
-		t.Fatalf("find: %v", fr.Paths)
+	if strings.Join(fr.Paths, ",") != "sub/deep/n.go" || fr.Ignored != 3 {
+		t.Fatalf("find: %v, %d ignored", fr.Paths, fr.Ignored)
 	}
-	fr, _ = fsys.Find("sub", "*/n.go")
+	fr, _ = fsys.Find("", "**/*.go", FindOptions{IncludeIgnored: true})
+	if strings.Join(fr.Paths, ",") != "build/out.go,sub/deep/n.go" || fr.Ignored != 0 {
+		t.Fatalf("find, ignored included: %v", fr.Paths)
+	}
+	fr, _ = fsys.Find("sub", "*/n.go", FindOptions{})
 	if strings.Join(fr.Paths, ",") != "sub/deep/n.go" {
 		t.Fatalf("find in sub: %v", fr.Paths)
 	}
-	if _, err := fsys.Find("", "[a"); err == nil {
+	if _, err := fsys.Find("", "[a", FindOptions{}); err == nil {
 		t.Fatal("bad glob accepted")
 	}
-	_, err = fsys.Find("../outside", "**")
+	_, err = fsys.Find("../outside", "**", FindOptions{})
 	violation(t, err, KindOutside)
 
 	l, err := fsys.List("sub")

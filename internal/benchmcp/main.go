@@ -2,7 +2,8 @@
 // a literal and for a regex over the Go source tree ($(go env GOROOT)/src)
 // with cordon's workspace.Grep, ripgrep (when installed: apt-get install
 // ripgrep, for the benchmark only) and GNU grep -r, medians of one
-// interleaved run each with the ratios; and the median of a read_file MCP
+// interleaved run each with the ratios; find_files of "**/*_test.go" there
+// against find -name; and the median of a read_file MCP
 // round trip on a 2,000-line file, three ways (see readFileReport). It
 // asserts nothing. Run it from the module root with:
 //
@@ -123,6 +124,30 @@ func grepReport(runs int) error {
 		line += fmt.Sprintf(", grep -r %v (%d): %.2fx (target < 1x)", median(grep), grepN, float64(median(cordon))/float64(median(grep)))
 		fmt.Println(line)
 	}
+	// find_files: cordon's walk applies the deny rules and every
+	// .gitignore on the way; find(1) only matches names.
+	var cordon, find []time.Duration
+	var n, findN int
+	for i := 0; i < runs; i++ {
+		d, err := timed(func() error {
+			res, err := fsys.Find(".", "**/*_test.go", workspace.FindOptions{})
+			if err == nil {
+				n = len(res.Paths)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		cordon = append(cordon, d)
+		d, _ = timed(func() error {
+			out, err := exec.Command("find", src, "-name", "*_test.go").Output()
+			findN = strings.Count(string(out), "\n")
+			return err
+		})
+		find = append(find, d)
+	}
+	fmt.Printf("find_files \"**/*_test.go\": cordon %v (%d paths), find -name %v (%d): %.2fx\n", median(cordon), n, median(find), findN, float64(median(cordon))/float64(median(find)))
 	return nil
 }
 

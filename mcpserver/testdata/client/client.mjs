@@ -1,6 +1,8 @@
 // client.mjs drives `cordon mcp` over stdio with the official MCP TypeScript
 // SDK client: it lists the tools, calls every one of them (including three
-// sandbox violations) and prints one JSON object with the results.
+// sandbox violations and the texts an agent reads for its mistakes), writes
+// one malformed line between two calls, and prints one JSON object with the
+// results.
 //
 // usage: node client.mjs CORDON_BINARY WORKSPACE [EXTRA_CORDON_ARGS...]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -55,6 +57,27 @@ await call("status", "sandbox_status", {});
 await call("write-protected", "write_file", { path: ".git/hooks/pre-commit", content: "evil" });
 await call("write-nested-git-config", "write_file", { path: "sub/.git/config", content: "[core]\n\tfsmonitor = touch pwned\n" });
 await call("still-serving", "file_info", { path: "new/n.txt" });
+
+// What an agent reads: ranges, missing and binary files, counts, .gitignore.
+await call("read-reversed", "read_file", { path: "a.txt", start_line: 9, end_line: 3 });
+await call("read-missing", "read_file", { path: "missing.txt" });
+await call("info-missing", "file_info", { path: "missing.txt" });
+await call("read-binary", "read_file", { path: "x.bin" });
+await call("grep-count", "grep", { pattern: "alpha|gamma" });
+await call("find-ignoring", "find_files", { pattern: "**/*.o" });
+await call("find-ignored", "find_files", { pattern: "**/*.o", include_ignored: true });
+await call("run-long", "run_command", { command: "seq 1 100000; echo 'FAIL: the reason' >&2; exit 1", max_output_bytes: 3000 });
+
+// A malformed line, written on the server's stdin between two calls: the
+// server answers it with a parse error (-32700, id null) and goes on serving.
+const raw = [];
+transport._process.stdout.on("data", (chunk) => raw.push(chunk.toString()));
+const clientErrors = [];
+client.onerror = (e) => clientErrors.push(String(e));
+transport._process.stdin.write("this is not JSON\n");
+await call("after-malformed", "file_info", { path: "a.txt" });
+out.malformedReply = raw.join("").split("\n").find((l) => l.includes("-32700")) || "";
+out.clientErrors = clientErrors;
 
 await client.close();
 console.log(JSON.stringify(out));
