@@ -224,7 +224,7 @@ func TestDetectHost(t *testing.T) {
 		if err := json.Unmarshal(data, &m); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"os", "arch", "kernel", "landlock", "seccomp", "userns", "bwrap", "cgroup", "no_new_privs", "auto_backend", "remedies"} {
+		for _, k := range []string{"os", "arch", "kernel", "landlock", "seccomp", "userns", "bwrap", "cgroup", "no_new_privs_inherited", "limits", "systemd", "auto_backend", "remedies"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("JSON lacks key %q: %s", k, data)
 			}
@@ -235,6 +235,7 @@ func TestDetectHost(t *testing.T) {
 			"userns":   {"available", "max_user_namespaces"},
 			"bwrap":    {"found", "works"},
 			"cgroup":   {"version", "delegated"},
+			"limits":   {"mechanism"},
 		} {
 			sub, _ := m[obj].(map[string]any)
 			for _, k := range keys {
@@ -471,8 +472,8 @@ func TestParseCgroupFiles(t *testing.T) {
 `
 	got := parseMountinfo([]byte(mi))
 	want := []mount{
-		{root: "/", point: "/sys/fs/cgroup/memory", fstype: "cgroup"},
-		{root: "/sub", point: "/sys/fs/cgroup/my dir", fstype: "cgroup2"},
+		{root: "/", point: "/sys/fs/cgroup/memory", fstype: "cgroup", opts: []string{"rw", "memory"}},
+		{root: "/sub", point: "/sys/fs/cgroup/my dir", fstype: "cgroup2", opts: []string{"rw"}},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("parseMountinfo = %+v, want %+v", got, want)
