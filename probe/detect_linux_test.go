@@ -173,6 +173,14 @@ func TestDetectHost(t *testing.T) {
 	if !r.Cgroup.Delegated && r.Cgroup.Reason == "" {
 		t.Errorf("cgroup not delegated and no reason: %+v", r.Cgroup)
 	}
+	switch m := r.Limits; {
+	case m.Mechanism == MechanismCgroup2 && !r.Cgroup.Delegated:
+		t.Errorf("limits in a cgroup v2 that is not delegated: %+v, %+v", m, r.Cgroup)
+	case m.Mechanism == MechanismRlimits && m.Reason == "":
+		t.Errorf("rlimits without a reason: %+v", m)
+	case m.Mechanism != MechanismCgroup2 && m.Mechanism != MechanismCgroup1 && m.Mechanism != MechanismRlimits:
+		t.Errorf("limits mechanism %q", m.Mechanism)
+	}
 	var text bytes.Buffer
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
