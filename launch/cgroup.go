@@ -107,14 +107,15 @@ func parentPid(pid int) (int, error) {
 	return strconv.Atoi(f[1])
 }
 
-// groupUsage folds the cgroup's accounting into the run's usage.
-func groupUsage(g *limits.Group, u *result.Usage) {
+// groupUsage folds the cgroup's accounting into the run's usage, and
+// returns it (zero without a group).
+func groupUsage(g *limits.Group, u *result.Usage) limits.Usage {
 	if g == nil {
-		return
+		return limits.Usage{}
 	}
 	gu, err := g.Usage()
 	if err != nil {
-		return
+		return limits.Usage{}
 	}
 	u.PeakMemoryKB = int64(gu.PeakMemoryBytes / 1024)
 	u.PeakProcesses = gu.PeakProcesses
@@ -126,4 +127,5 @@ func groupUsage(g *limits.Group, u *result.Usage) {
 		u.User, u.System = gu.CPUUser, gu.CPUSystem
 		u.Incomplete = slices.DeleteFunc(u.Incomplete, func(s string) bool { return s == incompleteCPU })
 	}
+	return gu
 }

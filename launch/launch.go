@@ -104,7 +104,7 @@ func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error
 // messages, signals, the timeout and the context until the sandbox exits;
 // finish disarms what the run planted and turns the end into a Result.
 func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
-	r := &sandboxRun{pl: pl, stdio: stdio, bwrap: pl.Backend == plan.BackendBwrap,
+	r := &sandboxRun{pl: pl, stdio: stdio, bwrap: pl.Backend == plan.BackendBwrap, pidfd: -1,
 		res: &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}}
 	defer r.closeAfterWait()
 	if err := r.start(); err != nil {

@@ -54,6 +54,12 @@ type sandboxRun struct {
 	timedOut bool
 	execErr  *ExecError
 	groupErr error
+	// pidfd refers to the command (bwrap backend), for its own exit
+	// status once bwrap's init has reaped it; -1 if none.
+	pidfd int
+	// cordonKilled: cordon killed the sandbox (timeout, cancelled
+	// context, setup failure), so no limit explains its end.
+	cordonKilled bool
 	// warnings about what the run planted, printed after the terminal is
 	// restored (a raw terminal would garble them).
 	warnings []string
@@ -345,13 +351,16 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		r.warnings = append(r.warnings, r.guard.finish(res)...)
 	}
 	res.Usage = usage(r.cmd.ProcessState, time.Since(r.started))
+	var initUsage *result.Usage
 	switch {
-	case r.initPid > 0:
-		addUsage(&res.Usage, reapInit(r.initPid))
+	case r.initPid > 0 && (!stdio.NoUsage || r.cpuSuspect()):
+		u := reapInit(r.initPid)
+		initUsage = &u
+		addUsage(&res.Usage, u)
 	case r.bwrap && !r.reaper && r.ready && !stdio.NoUsage:
 		res.Usage.Incomplete = append(res.Usage.Incomplete, incompleteCPU)
 	}
-	groupUsage(r.group, &res.Usage)
+	gu := groupUsage(r.group, &res.Usage)
 	if r.groupErr != nil {
 		return nil, &SetupError{Err: r.groupErr}
 	}
@@ -371,5 +380,31 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		res.TimedOut = true
 		res.ExitCode = result.ExitTimeout
 	}
+	res.LimitsReached = limitsReached(limitsOf(r.pl), r.endFacts(gu, initUsage))
 	return res, nil
+}
+
+// endFacts gathers what the run knows about the command's end: its own
+// wait status (the helper's on the Landlock-only backend, where it is this
+// process's child; through the pidfd under bwrap), the sandbox's CPU time
+// and the cgroup's counters.
+func (r *sandboxRun) endFacts(gu limits.Usage, initUsage *result.Usage) endFacts {
+	f := endFacts{exitCode: r.res.ExitCode, cordonKilled: r.cordonKilled || r.timedOut,
+		oomKills: gu.OOMKills, forkFailures: gu.ForkFailures}
+	switch {
+	case !r.bwrap && r.cmd.ProcessState != nil:
+		ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+		f.status, f.exact = unix.WaitStatus(ws), ok
+	case r.bwrap:
+		f.status, f.exact = pidfdExit(r.pidfd)
+	}
+	switch u := r.res.Usage; {
+	case gu.CPUTotal > 0:
+		f.cpu, f.cpuKnown = max(gu.CPUTotal, gu.CPUUser+gu.CPUSystem), true
+	case !r.bwrap || initUsage != nil:
+		// Without bwrap the command is this process's child; under bwrap
+		// its usage came with bwrap's init.
+		f.cpu, f.cpuKnown = u.User+u.System, true
+	}
+	return f
 }

@@ -135,10 +135,20 @@ func (r *sandboxRun) onReady(st status) {
 	r.ready = true
 	r.cmdPid = st.pid
 	outer := r.cmd.Process.Pid
-	if r.bwrap && r.reaper && !r.stdio.NoUsage {
-		// bwrap's init inside the pid namespace: see reapInit.
+	if r.bwrap && r.reaper && (!r.stdio.NoUsage || limitsOf(r.pl).cpuSeconds > 0) {
+		// bwrap's init inside the pid namespace: see reapInit. With a
+		// CPU limit its usage may tell whether the limit killed the
+		// command.
 		if pp, err := parentPid(r.cmdPid); err == nil && pp != outer {
 			r.initPid = pp
+		}
+	}
+	if r.bwrap {
+		// The command's own exit status, which bwrap's relays as an exit
+		// code: see endFacts.
+		if fd, err := unix.PidfdOpen(r.cmdPid, 0); err == nil {
+			r.pidfd = fd
+			r.afterWait(func() { unix.Close(fd) })
 		}
 	}
 	if r.group != nil {
@@ -167,6 +177,7 @@ func (r *sandboxRun) onReady(st status) {
 // killAll kills the whole sandbox: the outer process, without a pid
 // namespace the command's process group, and the cgroup.
 func (r *sandboxRun) killAll() {
+	r.cordonKilled = true
 	_ = r.cmd.Process.Signal(syscall.SIGKILL)
 	if !r.bwrap {
 		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
@@ -174,4 +185,16 @@ func (r *sandboxRun) killAll() {
 	if r.group != nil {
 		_ = r.group.Kill()
 	}
+}
+
+// cpuSuspect reports whether the command may have been killed by its CPU
+// limit (it ended with SIGKILL or SIGXCPU, or an exit status of 128 plus
+// one of them): then bwrap's init is reaped for the command's CPU time
+// even when the caller ignores the usage.
+func (r *sandboxRun) cpuSuspect() bool {
+	if limitsOf(r.pl).cpuSeconds == 0 || r.cmd.ProcessState == nil {
+		return false
+	}
+	c := r.cmd.ProcessState.ExitCode()
+	return c == 128+int(syscall.SIGKILL) || c == 128+int(syscall.SIGXCPU)
 }

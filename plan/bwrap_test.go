@@ -166,6 +166,7 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 		{"forward port", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port"},
 		{"seatbelt", func(p *policy.Policy) { p.Backend = "seatbelt" }, "--backend seatbelt"},
 		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation"},
+		{"log allowed", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true }, "audit.log_allowed: recording allowed operations is not built yet"},
 		{"bad bwrap", func(p *policy.Policy) { p.Backend = "bwrap"; p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap"},
 	}
 	for _, tc := range tests {

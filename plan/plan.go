@@ -296,5 +296,8 @@ func checkBuilt(p *policy.Policy) error {
 	if p.OnViolation != "" && p.OnViolation != "block" {
 		return fmt.Errorf("on_violation %q needs the violation monitor, which is %w; use on_violation: block", p.OnViolation, ErrNotBuilt)
 	}
+	if p.Audit.Enabled && p.Audit.LogAllowed {
+		return fmt.Errorf("audit.log_allowed: recording allowed operations is %w (refused ones and planted files are recorded); remove it", ErrNotBuilt)
+	}
 	return nil
 }

@@ -78,6 +78,9 @@ func entryName(l layer, key, raw string) string {
 // path expands and checks one path (not a glob) of entry key (which may
 // carry an index) in layer l.
 func (b *builder) path(l layer, key, raw string) (string, error) {
+	if l.IsFlags() && strings.TrimSpace(raw) == "" {
+		return "", emptyPath(l, key, false)
+	}
 	s, err := b.expand(raw)
 	if err != nil {
 		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
@@ -97,6 +100,9 @@ func (b *builder) path(l layer, key, raw string) (string, error) {
 // pattern expands and checks one deny or deny_write entry: an absolute path
 // or glob (cleaned), or a relative pattern matched inside every root.
 func (b *builder) pattern(l layer, key, raw string) (string, error) {
+	if l.IsFlags() && strings.TrimSpace(raw) == "" {
+		return "", emptyPath(l, key, true)
+	}
 	s, err := b.expand(raw)
 	if err != nil {
 		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)

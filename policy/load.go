@@ -218,16 +218,18 @@ func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 	}
 
 	// The profile is chosen first: every other layer applies on top of it.
+	// A file that may only tighten may pick a profile at least as tight
+	// as the one chosen so far (see AtLeastAsTight).
 	name := DefaultProfile
 	for _, l := range layers {
 		if l.Layer == nil || l.Profile == nil {
 			continue
 		}
-		if l.tighten {
-			return nil, b.loosen(l, config.KeyProfile, config.KeyProfile)
-		}
 		if err := checkEnum(l, config.KeyProfile, *l.Profile, Profiles()); err != nil {
 			return nil, err
+		}
+		if l.tighten && !AtLeastAsTight(*l.Profile, name) {
+			return nil, b.loosen(l, config.KeyProfile, fmt.Sprintf("%s: %s (%s)", config.KeyProfile, *l.Profile, notAsTight(name)))
 		}
 		name = *l.Profile
 	}
@@ -249,7 +251,11 @@ func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 		}
 	}
 	p := b.finish()
+	if b.wsDenied != nil && p.Mode != ModeOff {
+		return nil, b.wsDenied
+	}
 	grantRepo(p, h)
+	p.Warnings = b.flagWarnings(p)
 	return p, nil
 }
 

@@ -305,7 +305,6 @@ func TestTightenOnlyRejects(t *testing.T) {
 		{"sandbox:\n  audit:\n    log_allowed: true\n", 3, "sandbox.audit.log_allowed cannot be set by a file inside the workspace: " + hint},
 		{"sandbox:\n  backend: none\n", 2, "sandbox.backend cannot be set by a file inside the workspace: " + hint + " or pass --backend"},
 		{"sandbox:\n  bwrap_path: /x/bwrap\n", 2, "sandbox.bwrap_path cannot be set by a file inside the workspace: " + hint},
-		{"sandbox:\n  profile: minimal\n", 2, "sandbox.profile cannot be set by a file inside the workspace: " + hint + " or pass --profile"},
 		{"sandbox:\n  resources:\n    max_memory_mb: 9000\n", 3, "sandbox.resources.max_memory_mb: 9000 (above the current 8192) cannot be set by a file inside the workspace: " + hint + " or pass --max-memory"},
 		{"sandbox:\n  resources:\n    max_processes: 2000\n", 3, "sandbox.resources.max_processes: 2000 (above the current 1024) cannot be set by a file inside the workspace: " + hint + " or pass --max-procs"},
 		{"sandbox:\n  resources:\n    max_file_size_mb: 5000\n", 3, "sandbox.resources.max_file_size_mb: 5000 (above the current 4096) cannot be set by a file inside the workspace: " + hint + " or pass --max-file-size"},

@@ -41,6 +41,9 @@ type builder struct {
 	userAllow []string // network.allow entries from non-profile layers
 	logFile   string
 	varsCache map[string]string // see vars
+
+	flagPaths []flagPath // --allow-read and --allow-write values (flagWarnings)
+	wsDenied  error      // a deny entry that hides the workspace
 }
 
 // loosen is the error for a tighten-only file (inside the workspace or
@@ -141,20 +144,25 @@ func (b *builder) applyFilesystem(l layer) error {
 		}
 		home := l.profile && (strings.HasPrefix(raw, "${HOME}") || strings.HasPrefix(raw, "~"))
 		b.read = append(b.read, readEntry{p, home})
+		b.noteFlagPath(l, key, raw, p, false)
 	}
 	for i, raw := range fsys.Write {
-		p, err := b.path(l, config.EntryKey(config.KeyFilesystemWrite, i), raw)
+		key := config.EntryKey(config.KeyFilesystemWrite, i)
+		p, err := b.path(l, key, raw)
 		if err != nil {
 			return err
 		}
 		b.p.Write = append(b.p.Write, p)
+		b.noteFlagPath(l, key, raw, p, true)
 	}
 	for i, raw := range fsys.Deny {
-		p, err := b.pattern(l, config.EntryKey(config.KeyFilesystemDeny, i), raw)
+		key := config.EntryKey(config.KeyFilesystemDeny, i)
+		p, err := b.pattern(l, key, raw)
 		if err != nil {
 			return err
 		}
 		b.p.Deny = append(b.p.Deny, p)
+		b.checkDenyWorkspace(l, key, raw, p)
 	}
 	for i, raw := range fsys.DenyWrite {
 		p, err := b.pattern(l, config.EntryKey(config.KeyFilesystemDenyWrite, i), raw)

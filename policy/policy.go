@@ -107,6 +107,10 @@ type Policy struct {
 	OnViolation string `yaml:"on_violation" json:"on_violation"`
 	// Audit configures the audit log.
 	Audit Audit `yaml:"audit" json:"audit"`
+	// Warnings explain flags that do not do what they seem to (a relative
+	// or missing --allow-write, an --allow-read of a denied path), one
+	// line each; the CLI prints them as "cordon: warning: ...".
+	Warnings []string `yaml:"-" json:"-"`
 }
 
 // Network is the network part of a Policy.

@@ -32,8 +32,10 @@ const (
 	sysctlUnprivClone      = "/proc/sys/kernel/unprivileged_userns_clone"
 )
 
-// cgroupControllers are the controllers cordon's resource limits use.
-var cgroupControllers = []string{"cpu", "memory", "pids"}
+// cgroupControllers are the controllers cordon's resource limits need in
+// a cgroup v2 tree (package limits: memory and pids; cpu is used for
+// accounting when present).
+var cgroupControllers = []string{"memory", "pids"}
 
 // Detect probes the host. It never fails: every problem is recorded in the
 // report with a reason. The slow parts (creating a user namespace, running
@@ -57,8 +59,10 @@ func Detect(opts Options) *Report {
 	r.Kernel = kernelRelease()
 	r.Landlock = detectLandlock()
 	r.Seccomp = detectSeccomp()
-	r.NoNewPrivs = noNewPrivs()
+	r.NoNewPrivsInherited = noNewPrivs()
 	r.Cgroup = detectCgroup()
+	r.Limits = detectLimits()
+	r.Systemd, r.SystemdUser = detectSystemd()
 	r.UserNS = UserNSInfo{
 		MaxUserNamespaces: readIntKnob(sysctlMaxUserNS, -1),
 		AppArmorRestrict:  readBoolKnob(sysctlAppArmorRestrict),
@@ -383,6 +387,7 @@ func readBoolKnob(path string) *bool {
 // mount is one line of /proc/self/mountinfo, reduced to what we need.
 type mount struct {
 	root, point, fstype string
+	opts                []string // super options: a v1 hierarchy's controllers
 }
 
 // parseMountinfo returns the cgroup and cgroup2 mounts of mountinfo.
@@ -402,7 +407,11 @@ func parseMountinfo(data []byte) []mount {
 		if g[0] != "cgroup" && g[0] != "cgroup2" {
 			continue
 		}
-		out = append(out, mount{root: unescapeMountinfo(f[3]), point: unescapeMountinfo(f[4]), fstype: g[0]})
+		m := mount{root: unescapeMountinfo(f[3]), point: unescapeMountinfo(f[4]), fstype: g[0]}
+		if len(g) >= 3 {
+			m.opts = strings.Split(g[2], ",")
+		}
+		out = append(out, m)
 	}
 	return out
 }
@@ -461,6 +470,14 @@ func cgroupFrom(mi, pc []byte) CgroupInfo {
 			v2 = &m
 		case m.fstype == "cgroup":
 			v1 = true
+			for _, c := range []string{"pids", "memory"} {
+				if slices.Contains(m.opts, c) {
+					if info.V1Mounts == nil {
+						info.V1Mounts = map[string]string{}
+					}
+					info.V1Mounts[c] = m.point
+				}
+			}
 		}
 	}
 	switch {
@@ -546,4 +563,16 @@ func readFields(p string) []string {
 		return nil
 	}
 	return strings.Fields(string(data))
+}
+
+// detectSystemd reports whether systemd is the init system (as
+// sd_booted(3) decides: /run/systemd/system exists), and whether this
+// user has a systemd user manager (its private socket exists), which
+// `systemd-run --user` needs.
+func detectSystemd() (system, user bool) {
+	if fi, err := os.Stat("/run/systemd/system"); err != nil || !fi.IsDir() {
+		return false, false
+	}
+	_, err := os.Stat(fmt.Sprintf("/run/user/%d/systemd/private", os.Getuid()))
+	return true, err == nil
 }

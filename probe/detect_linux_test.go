@@ -173,6 +173,14 @@ func TestDetectHost(t *testing.T) {
 	if !r.Cgroup.Delegated && r.Cgroup.Reason == "" {
 		t.Errorf("cgroup not delegated and no reason: %+v", r.Cgroup)
 	}
+	switch m := r.Limits; {
+	case m.Mechanism == MechanismCgroup2 && !r.Cgroup.Delegated:
+		t.Errorf("limits in a cgroup v2 that is not delegated: %+v, %+v", m, r.Cgroup)
+	case m.Mechanism == MechanismRlimits && m.Reason == "":
+		t.Errorf("rlimits without a reason: %+v", m)
+	case m.Mechanism != MechanismCgroup2 && m.Mechanism != MechanismCgroup1 && m.Mechanism != MechanismRlimits:
+		t.Errorf("limits mechanism %q", m.Mechanism)
+	}
 	var text bytes.Buffer
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
@@ -224,7 +232,7 @@ func TestDetectHost(t *testing.T) {
 		if err := json.Unmarshal(data, &m); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"os", "arch", "kernel", "landlock", "seccomp", "userns", "bwrap", "cgroup", "no_new_privs", "auto_backend", "remedies"} {
+		for _, k := range []string{"os", "arch", "kernel", "landlock", "seccomp", "userns", "bwrap", "cgroup", "no_new_privs_inherited", "limits", "systemd", "auto_backend", "remedies"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("JSON lacks key %q: %s", k, data)
 			}
@@ -235,6 +243,7 @@ func TestDetectHost(t *testing.T) {
 			"userns":   {"available", "max_user_namespaces"},
 			"bwrap":    {"found", "works"},
 			"cgroup":   {"version", "delegated"},
+			"limits":   {"mechanism"},
 		} {
 			sub, _ := m[obj].(map[string]any)
 			for _, k := range keys {
@@ -471,8 +480,8 @@ func TestParseCgroupFiles(t *testing.T) {
 `
 	got := parseMountinfo([]byte(mi))
 	want := []mount{
-		{root: "/", point: "/sys/fs/cgroup/memory", fstype: "cgroup"},
-		{root: "/sub", point: "/sys/fs/cgroup/my dir", fstype: "cgroup2"},
+		{root: "/", point: "/sys/fs/cgroup/memory", fstype: "cgroup", opts: []string{"rw", "memory"}},
+		{root: "/sub", point: "/sys/fs/cgroup/my dir", fstype: "cgroup2", opts: []string{"rw"}},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("parseMountinfo = %+v, want %+v", got, want)

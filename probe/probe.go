@@ -63,11 +63,19 @@ type Report struct {
 	// Seatbelt is only set on macOS.
 	Seatbelt *SeatbeltInfo `json:"seatbelt,omitempty"`
 
-	// NoNewPrivs reports whether no_new_privs is already set on this
-	// process (inherited, e.g. from a container started with
+	// NoNewPrivsInherited reports whether no_new_privs is already set on
+	// this process (inherited, e.g. from a container started with
 	// no-new-privileges). It is informational: the in-sandbox helper sets
-	// it for the confined command either way.
-	NoNewPrivs bool `json:"no_new_privs"`
+	// it for every confined command either way.
+	NoNewPrivsInherited bool `json:"no_new_privs_inherited"`
+
+	// Limits says how cordon run enforces process and memory limits here.
+	Limits LimitsInfo `json:"limits"`
+	// Systemd reports that systemd is the init system (PID 1), and
+	// SystemdUser that this user has a systemd user manager: remedies
+	// suggest systemd-run only then.
+	Systemd     bool `json:"systemd"`
+	SystemdUser bool `json:"systemd_user"`
 
 	// AutoBackend is what `--backend auto` picks: "bwrap" when a user
 	// namespace can be created and bwrap works, else "landlock" when
@@ -145,9 +153,12 @@ type CgroupInfo struct {
 	// Hybrid means cgroup v1 controller hierarchies are mounted as well;
 	// controllers bound to v1 are then missing from the v2 tree.
 	Hybrid bool `json:"hybrid,omitempty"`
-	// Delegated means Path is writable by us and memory, pids and cpu are
+	// Delegated means Path is writable by us and memory and pids are
 	// available in it, so cordon can create a child cgroup with limits.
 	Delegated bool `json:"delegated"`
+	// V1Mounts maps the cgroup v1 controllers cordon can use instead
+	// ("pids", "memory") to where their hierarchies are mounted.
+	V1Mounts map[string]string `json:"v1_mounts,omitempty"`
 	// Path is this process's cgroup directory in the v2 hierarchy.
 	Path string `json:"path,omitempty"`
 	// Controllers is the content of Path/cgroup.controllers.

@@ -151,6 +151,7 @@ func fullReport() *Report {
 		UserNS:   UserNSInfo{Available: true, MaxUserNamespaces: 1000},
 		Bwrap:    BwrapInfo{Path: "/usr/bin/bwrap", Version: "0.11.0", Found: true, Works: true},
 		Cgroup:   CgroupInfo{Version: 2, Delegated: true, Path: "/sys/fs/cgroup/user.slice/x"},
+		Limits:   LimitsInfo{Mechanism: MechanismCgroup2},
 	}
 }
 
@@ -167,7 +168,7 @@ func TestWriteText(t *testing.T) {
 		{
 			name:    "everything works",
 			mutate:  func(*Report) {},
-			lines:   []string{"landlock ok", "seccomp ok", "user namespaces ok", "bubblewrap ok", "cgroup v2 ok", "no_new_privs ok", "backend (auto) bwrap"},
+			lines:   []string{"landlock ok", "seccomp ok", "user namespaces ok", "bubblewrap ok", "cgroups ok", "no_new_privs ok", "backend (auto) bwrap"},
 			has:     []string{"kernel 6.12.0", "ABI 6", "/usr/bin/bwrap 0.11.0"},
 			hasNot:  []string{"Remedies:"},
 			backend: BackendBwrap,
@@ -188,14 +189,16 @@ func TestWriteText(t *testing.T) {
 			mutate: func(r *Report) {
 				r.Landlock = LandlockInfo{Errno: "ENOSYS", Reason: "ENOSYS: kernel too old"}
 				r.Cgroup = CgroupInfo{Version: 1, Reason: "only cgroup v1 is mounted"}
+				r.Limits = LimitsInfo{Mechanism: MechanismRlimits, Reason: "no usable cgroup: cgroup2: not mounted; cgroup1: no pids hierarchy"}
 				r.UserNS = UserNSInfo{Errno: "EPERM", Reason: "EPERM: seccomp filter", MaxUserNamespaces: 100}
 				r.Seccomp.Mode = 2
 				r.Seccomp.Reason = "a seccomp filter is already installed"
 				r.Bwrap.Works = false
 				r.Bwrap.Reason = "bwrap: Creating new namespace failed: Operation not permitted"
 			},
-			lines:   []string{"landlock missing", "cgroup v2 degraded", "user namespaces missing", "bubblewrap missing", "seccomp ok", "backend (auto) none"},
-			has:     []string{"upgrade to Linux 5.13", "systemd.unified_cgroup_hierarchy=1", "seccomp=unconfined", "fix user namespaces (see above)", "already installed"},
+			lines:   []string{"landlock missing", "cgroups degraded", "user namespaces missing", "bubblewrap missing", "seccomp ok", "backend (auto) none"},
+			has:     []string{"upgrade to Linux 5.13", "mount the cgroup v1 pids and memory hierarchies", "seccomp=unconfined", "fix user namespaces (see above)", "already installed"},
+			hasNot:  []string{"systemd-run"},
 			backend: BackendNone,
 		},
 		{
@@ -247,7 +250,7 @@ func TestWriteText(t *testing.T) {
 			}
 			// Every missing or degraded feature has a remedy.
 			for _, f := range r.Features() {
-				if f.Status == StatusOK {
+				if f.Status != StatusMissing && f.Status != StatusDegraded {
 					continue
 				}
 				found := false
@@ -296,5 +299,75 @@ func TestWriteTextError(t *testing.T) {
 	r := fullReport()
 	if err := r.WriteText(failWriter{}); !errors.Is(err, errDiskFull) {
 		t.Errorf("WriteText error = %v, want it to wrap %v", err, errDiskFull)
+	}
+}
+
+// TestCgroupsRemedy: the fix for a missing cgroup fits the host: it names
+// systemd-run only where systemd is the init system (with --user only
+// where the user has a manager), and an administrator's cgroup elsewhere.
+func TestCgroupsRemedy(t *testing.T) {
+	v1 := map[string]string{"pids": "/sys/fs/cgroup/pids", "memory": "/sys/fs/cgroup/memory"}
+	for _, tc := range []struct {
+		name                   string
+		cg                     CgroupInfo
+		root, systemd, sysUser bool
+		has, hasNot            []string
+	}{
+		{"pure v2, user with a manager", CgroupInfo{Version: 2}, false, true, true,
+			[]string{"systemd-run --user --scope -p Delegate=yes"}, []string{"unified_cgroup_hierarchy", "sudo mkdir"}},
+		{"pure v2, user without a manager", CgroupInfo{Version: 2}, false, true, false,
+			[]string{"loginctl enable-linger", "systemd-run --user"}, nil},
+		{"pure v2, root with systemd", CgroupInfo{Version: 2}, true, true, false,
+			[]string{"`systemd-run --scope -p Delegate=yes cordon ...`", "does not hold root"}, []string{"--user"}},
+		{"pure v2, no systemd", CgroupInfo{Version: 2}, false, false, false,
+			[]string{"have root create a cgroup for you", "+memory +pids"}, []string{"systemd"}},
+		{"hybrid, user, no systemd", CgroupInfo{Version: 2, Hybrid: true, V1Mounts: v1}, false, false, false,
+			[]string{"sudo mkdir /sys/fs/cgroup/pids/$USER /sys/fs/cgroup/memory/$USER", "echo $$ > /sys/fs/cgroup/pids/$USER/cgroup.procs"}, []string{"systemd"}},
+		{"hybrid, user, systemd", CgroupInfo{Version: 2, Hybrid: true, V1Mounts: v1}, false, true, true,
+			[]string{"sudo mkdir", "systemd.unified_cgroup_hierarchy=1"}, nil},
+		{"hybrid, root, systemd", CgroupInfo{Version: 2, Hybrid: true, V1Mounts: v1}, true, true, false,
+			[]string{"systemd.unified_cgroup_hierarchy=1", "does not hold root"}, []string{"--user", "sudo mkdir"}},
+		{"v1 only, root, no systemd", CgroupInfo{Version: 1}, true, false, false,
+			[]string{"mount the cgroup v1 pids and memory hierarchies"}, []string{"systemd"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fullReport()
+			r.Cgroup, r.Root, r.Systemd, r.SystemdUser = tc.cg, tc.root, tc.systemd, tc.sysUser
+			r.Limits = LimitsInfo{Mechanism: MechanismRlimits, Reason: "no usable cgroup: ..."}
+			var rm *Remedy
+			for _, x := range remedies(r) {
+				if x.Feature == FeatureCgroups {
+					rm = &x
+				}
+			}
+			if rm == nil {
+				t.Fatalf("no cgroups remedy: %+v", remedies(r))
+			}
+			for _, s := range tc.has {
+				if !strings.Contains(rm.Fix, s) {
+					t.Errorf("fix lacks %q: %s", s, rm.Fix)
+				}
+			}
+			for _, s := range tc.hasNot {
+				if strings.Contains(rm.Fix, s) {
+					t.Errorf("fix has %q: %s", s, rm.Fix)
+				}
+			}
+		})
+	}
+	// With a usable cgroup there is nothing to fix.
+	for _, m := range []string{MechanismCgroup1, MechanismCgroup2} {
+		r := fullReport()
+		r.Cgroup, r.Limits = CgroupInfo{Version: 2, Hybrid: true, Reason: "controllers bound to v1"}, LimitsInfo{Mechanism: m}
+		for _, x := range remedies(r) {
+			if x.Feature == FeatureCgroups {
+				t.Errorf("%s: remedy %+v", m, x)
+			}
+		}
+		for _, f := range r.Features() {
+			if f.Name == FeatureCgroups && f.Status != StatusOK {
+				t.Errorf("%s: cgroups line %+v", m, f)
+			}
+		}
 	}
 }

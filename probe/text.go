@@ -16,7 +16,8 @@ type Feature struct {
 }
 
 // Features summarises the report as one Feature per checked capability, in
-// a fixed order. WriteText prints these.
+// a fixed order, the automatic backend last. WriteText prints these, and
+// `cordon status --json` lists them as "features".
 func (r *Report) Features() []Feature {
 	if r.OS != "linux" {
 		return r.nonLinuxFeatures()
@@ -63,19 +64,29 @@ func (r *Report) Features() []Feature {
 		fs = append(fs, Feature{"bubblewrap", StatusOK, d})
 	}
 
-	switch c := r.Cgroup; {
-	case c.Delegated:
-		fs = append(fs, Feature{"cgroup v2", StatusOK, "delegated: " + c.Path})
-	default:
-		fs = append(fs, Feature{"cgroup v2", StatusDegraded, c.Reason + "; limits use rlimits"})
-	}
+	fs = append(fs, r.cgroupsFeature())
 
-	if r.NoNewPrivs {
-		fs = append(fs, Feature{"no_new_privs", StatusOK, "already set on this process"})
+	if r.NoNewPrivsInherited {
+		fs = append(fs, Feature{"no_new_privs", StatusOK, "already set on this process; the helper sets it for each confined command too"})
 	} else {
-		fs = append(fs, Feature{"no_new_privs", StatusOK, "set by bubblewrap for each confined command"})
+		fs = append(fs, Feature{"no_new_privs", StatusOK, "set by the helper for each confined command"})
 	}
-	return fs
+	return append(fs, Feature{"backend (auto)", r.AutoBackend, backendDetail(r.AutoBackend)})
+}
+
+// FeatureCgroups is the name of the Feature about resource-limit cgroups.
+const FeatureCgroups = "cgroups"
+
+// cgroupsFeature says which cgroup, if any, holds a run's processes and
+// memory: the one Detect could create, as cordon run would.
+func (r *Report) cgroupsFeature() Feature {
+	switch r.Limits.Mechanism {
+	case MechanismCgroup2:
+		return Feature{FeatureCgroups, StatusOK, "cgroup v2 delegated at " + r.Cgroup.Path + ": each run gets a cgroup with pids and memory limits"}
+	case MechanismCgroup1:
+		return Feature{FeatureCgroups, StatusOK, "cgroup v1: the pids and memory hierarchies are writable: each run gets a cgroup with pids and memory limits"}
+	}
+	return Feature{FeatureCgroups, StatusDegraded, r.Limits.Reason + "; limits use rlimits"}
 }
 
 func (r *Report) nonLinuxFeatures() []Feature {
@@ -88,7 +99,7 @@ func (r *Report) nonLinuxFeatures() []Feature {
 		}
 	}
 	fs = append(fs, Feature{"landlock/namespaces", StatusMissing, "Linux only"})
-	return fs
+	return append(fs, Feature{"backend (auto)", r.AutoBackend, backendDetail(r.AutoBackend)})
 }
 
 // remedies builds one Remedy per missing or degraded feature.
@@ -102,7 +113,7 @@ func remedies(r *Report) []Remedy {
 		}
 		return nil
 	}
-	var out []Remedy
+	out := []Remedy{}
 	add := func(feature, problem, fix string) { out = append(out, Remedy{feature, problem, fix}) }
 
 	switch l := r.Landlock; {
@@ -133,17 +144,48 @@ func remedies(r *Report) []Remedy {
 		add("bubblewrap", "cannot create a sandbox: "+b.Reason, "check the bwrap error; reinstall bubblewrap or set sandbox.bwrap_path to a working one")
 	}
 
-	if c := r.Cgroup; !c.Delegated {
-		var fix string
-		switch {
-		case c.Version < 2 || c.Hybrid:
-			fix = "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2), then run cordon in a delegated cgroup, e.g. `systemd-run --user --scope -p Delegate=yes cordon ...`"
-		default:
-			fix = "run cordon in a delegated cgroup, e.g. `systemd-run --user --scope -p Delegate=yes cordon ...`"
-		}
-		add("cgroup v2", c.Reason, fix+"; until then memory and process limits use rlimits")
+	if r.Limits.Mechanism == MechanismRlimits {
+		out = append(out, cgroupsRemedy(r))
 	}
 	return out
+}
+
+// cgroupsRemedy says how to give cordon a cgroup for its limits on this
+// host: systemd-run only where systemd runs (and, for --user, a user
+// manager), else a cgroup an administrator creates for the user.
+func cgroupsRemedy(r *Report) Remedy {
+	c := r.Cgroup
+	pureV2 := c.Version == 2 && !c.Hybrid
+	v1 := c.V1Mounts["pids"] != "" && c.V1Mounts["memory"] != ""
+	const userRun = "`systemd-run --user --scope -p Delegate=yes cordon ...`"
+	var fix string
+	switch {
+	case pureV2 && r.Systemd && r.Root:
+		fix = "run cordon in a delegated cgroup: `systemd-run --scope -p Delegate=yes cordon ...`"
+	case pureV2 && r.SystemdUser:
+		fix = "run cordon in a delegated cgroup: " + userRun
+	case pureV2 && r.Systemd:
+		fix = "start a systemd user manager (log in through systemd-logind, or `sudo loginctl enable-linger $USER`), then run cordon in a delegated cgroup: " + userRun
+	case pureV2 && r.Root:
+		fix = "enable the memory and pids controllers for cordon's cgroup: `echo +memory +pids > PARENT/cgroup.subtree_control` in the cgroup above the one cordon runs in, and run cordon in a child cgroup of it"
+	case pureV2:
+		fix = "have root create a cgroup for you under a parent with `+memory +pids` in its cgroup.subtree_control, `chown -R $USER` it, then move your shell into it (`echo $$ > DIR/cgroup.procs`) and run cordon from there"
+	case v1 && !r.Root:
+		p, m := c.V1Mounts["pids"]+"/$USER", c.V1Mounts["memory"]+"/$USER"
+		fix = fmt.Sprintf("have root create a cgroup for you in the pids and memory hierarchies (`sudo mkdir %s %s && sudo chown -R $USER %s %s`), then move your shell into both (`echo $$ > %s/cgroup.procs; echo $$ > %s/cgroup.procs`) and run cordon from there", p, m, p, m, p, m)
+		if r.Systemd {
+			fix += "; or boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2) and run cordon as " + userRun
+		}
+	case r.Systemd:
+		fix = "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2), then run cordon in a delegated cgroup: `systemd-run --scope -p Delegate=yes cordon ...`"
+	default:
+		fix = "mount the cgroup v1 pids and memory hierarchies read-write (or use a kernel with cgroup v2 and enable memory and pids in cordon's parent cgroup)"
+	}
+	fix += "; until then memory and process limits are rlimits: RLIMIT_DATA per process and RLIMIT_NPROC per user"
+	if r.Root {
+		fix += ", which does not hold root"
+	}
+	return Remedy{FeatureCgroups, r.Limits.Reason, fix}
 }
 
 // usernsRemedy picks the fix for a failed user namespace.
@@ -187,7 +229,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, f := range r.Features() {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Name, f.Status, oneLine(f.Detail))
 	}
-	fmt.Fprintf(tw, "  %s\t%s\t%s\n", "backend (auto)", r.AutoBackend, backendDetail(r.AutoBackend))
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}

@@ -2,7 +2,10 @@
 // exit status, how it ended, what the sandbox denied and what it used.
 package result
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Exit statuses cordon itself gives, per design.md.
 const (
@@ -34,6 +37,10 @@ type Result struct {
 	Violations []Violation `json:"violations,omitempty"`
 	// Usage is the resource usage of the whole run.
 	Usage Usage `json:"usage"`
+	// LimitsReached lists the resource limits the run reached, each with
+	// the evidence the kernel gave (see LimitHit); cordon run prints one
+	// line for each.
+	LimitsReached []LimitHit `json:"limits_reached,omitempty"`
 	// Planted lists what the run left in its writable trees to run later
 	// on the host (git hooks, config keys, ...), disarmed unless the run
 	// kept it armed.
@@ -94,4 +101,57 @@ type Usage struct {
 	Cgroup string `json:"cgroup,omitempty"`
 	// Incomplete says which figures leave something out, and why.
 	Incomplete []string `json:"incomplete,omitempty"`
+}
+
+// The resource limits a LimitHit names.
+const (
+	LimitCPU       = "cpu"
+	LimitMemory    = "memory"
+	LimitProcesses = "processes"
+	LimitFileSize  = "file-size"
+)
+
+// limitWords are how a LimitHit's line names each limit: what it limits,
+// the unit of Value ("" for a count) and the flag that sets it.
+var limitWords = map[string][3]string{
+	LimitCPU:       {"CPU time", " s", "--max-cpu"},
+	LimitMemory:    {"memory", " MB", "--max-memory"},
+	LimitProcesses: {"process", "", "--max-procs"},
+	LimitFileSize:  {"file size", " MB", "--max-file-size"},
+}
+
+// LimitHit is a resource limit a run reached, decided from what the kernel
+// showed, never from a signal alone that anyone could have sent: the
+// command's end by SIGKILL once it had used its CPU seconds (RLIMIT_CPU),
+// by SIGXFSZ (RLIMIT_FSIZE), the cgroup's oom_kill counter (memory), its
+// refused forks (pids.events max).
+type LimitHit struct {
+	// Limit is LimitCPU, LimitMemory, LimitProcesses or LimitFileSize.
+	Limit string `json:"limit"`
+	// Value is the limit: seconds, MB, processes or MB.
+	Value int `json:"value"`
+	// Killed reports that the command was killed by reaching the limit
+	// (rather than a process it started, or a fork it was refused).
+	Killed bool `json:"killed"`
+	// Certain is false when the evidence only suggests it: the command
+	// exited with 128+N, as a shell does when a process it ran was killed
+	// by signal N, or the sandbox could not tell a death by signal N from
+	// such an exit.
+	Certain bool `json:"certain"`
+	// Evidence says what showed it, e.g. "SIGKILL after 1.01 s of CPU".
+	Evidence string `json:"evidence"`
+}
+
+// Line is the one line cordon prints about h (after "cordon: "), e.g.
+// "killed: CPU time limit of 1 s reached (--max-cpu)".
+func (h LimitHit) Line() string {
+	w := limitWords[h.Limit]
+	s := fmt.Sprintf("%s limit of %d%s reached (%s)", w[0], h.Value, w[1], w[2])
+	switch {
+	case h.Killed && h.Certain:
+		return "killed: " + s
+	case h.Killed:
+		return "probably killed: " + s + ": " + h.Evidence
+	}
+	return s + ": " + h.Evidence
 }

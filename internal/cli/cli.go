@@ -15,7 +15,6 @@ import (
 
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/launch"
-	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
@@ -168,6 +167,12 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			}
 			if res.TimedOut {
 				fmt.Fprintf(os.Stderr, "cordon: timed out after %s; killed the command and everything it started\n", pl.Timeout)
+			}
+			for _, h := range res.LimitsReached {
+				fmt.Fprintln(os.Stderr, "cordon: "+h.Line())
+			}
+			if hint := plan.GitInitHint(pl, args); hint != "" && res.ExitCode != 0 && !res.TimedOut {
+				fmt.Fprintln(os.Stderr, "cordon: "+hint)
 			}
 			if res.ExitCode != 0 {
 				return &exitError{res.ExitCode}
@@ -361,10 +366,7 @@ func newStatus() *cobra.Command {
 			if jsonOut {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*probe.Report
-					Enforced []enforcement `json:"enforced"`
-				}{r, enforced(r)})
+				return enc.Encode(statusJSON{r, r.Features(), enforced(r)})
 			}
 			if err := r.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
@@ -375,6 +377,18 @@ func newStatus() *cobra.Command {
 	c.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
 	c.Flags().StringVar(&bwrapPath, "bwrap", "", "check this bwrap binary (absolute path) instead of the standard locations")
 	return c
+}
+
+// statusJSON is `cordon status --json`: the probe's findings, and the
+// very lines the text prints (features, remedies, enforced), so that the
+// two say the same.
+type statusJSON struct {
+	*probe.Report
+	// Features are the text's lines about the host, "backend (auto)"
+	// last.
+	Features []probe.Feature `json:"features"`
+	// Enforced are the text's lines about what cordon enforces here.
+	Enforced []enforcement `json:"enforced"`
 }
 
 // enforcement is one line of what this build of cordon enforces.
@@ -411,22 +425,20 @@ func enforced(r *probe.Report) []enforcement {
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more", nil},
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
-		{"audit log", "enforced", "cordon mcp records every refused file operation; cordon run and run_command record what a run planted (audit.log_file, --audit-log)", nil},
+		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted (audit.log_file, --audit-log); allowed operations (audit.log_allowed) and what shell commands were denied are not recorded: not built yet", nil},
 		{"violation monitor", st(false), "denials of shell commands show as the command's own errors (Permission denied, Read-only file system)", nil},
 	}
 }
 
-// limitsState says how process and memory limits are enforced here: it
-// creates (and removes) a cgroup the way cordon run would.
+// limitsState says how process and memory limits are enforced here, by
+// the cgroup the probe could create as cordon run would (see the cgroups
+// line).
 func limitsState(r *probe.Report) (string, string) {
-	g, err := limits.New("status", limits.Limits{MaxProcesses: 1 << 20, MaxMemoryMB: 1 << 20})
-	if g != nil {
-		defer g.Close()
+	switch m := r.Limits.Mechanism; m {
+	case probe.MechanismCgroup2, probe.MechanismCgroup1:
+		return "enforced", m + ": pids and memory limits for the whole sandbox tree; RLIMIT_CPU and RLIMIT_FSIZE per process"
 	}
-	if err == nil && g.Kind() != limits.KindNone {
-		return "enforced", fmt.Sprintf("%s: pids and memory limits for the whole sandbox tree; RLIMIT_CPU and RLIMIT_FSIZE per process", g.Kind())
-	}
-	detail := fmt.Sprintf("no usable cgroup (%v): rlimits only: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, RLIMIT_NPROC per user", err)
+	const detail = "no usable cgroup (see cgroups above): rlimits only: RLIMIT_DATA and RLIMIT_CPU per process, RLIMIT_FSIZE, RLIMIT_NPROC per user"
 	if r.Root {
 		return "degraded", detail + "; root is exempt from RLIMIT_NPROC, so the process limit is not enforced"
 	}

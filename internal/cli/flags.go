@@ -41,7 +41,7 @@ type policyFlags struct {
 func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "profile: minimal, development, ci or untrusted (default development)")
 	fs.StringVar(&f.sandboxProfile, "sandbox-profile", "", "alias of --profile")
-	fs.StringVar(&f.mode, "mode", "", "mode: off, permissive, standard or strict (default standard)")
+	fs.StringVar(&f.mode, "mode", "", "mode: off, standard or strict (default standard); permissive is not built yet")
 	fs.StringVar(&f.sandbox, "sandbox", "", "alias of --mode")
 	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "same as --mode off: run unconfined")
 	fs.StringArrayVar(&f.configs, "config", nil, "YAML policy file (repeatable, later wins)")
@@ -51,10 +51,10 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing PATH (repeatable)")
 	fs.StringArrayVar(&f.deny, "deny", nil, "deny reading and writing PATH or glob (repeatable)")
 	fs.StringArrayVar(&f.denyWrite, "deny-write", nil, "keep PATH read-only (repeatable)")
-	fs.StringVar(&f.net, "net", "", "network: deny, open or loopback")
-	fs.StringArrayVar(&f.allowNet, "allow-net", nil, "allow HOST[:PORT] (repeatable; makes the network filtered)")
-	fs.StringArrayVar(&f.denyNet, "deny-net", nil, "deny HOST[:PORT] (repeatable)")
-	fs.StringArrayVar(&f.forwardPorts, "forward-port", nil, "make host loopback TCP PORT reachable inside (repeatable)")
+	fs.StringVar(&f.net, "net", "", "network: deny or open; loopback is not built yet")
+	fs.StringArrayVar(&f.allowNet, "allow-net", nil, "allow HOST[:PORT] (repeatable; makes the network filtered; not built yet: exits 125)")
+	fs.StringArrayVar(&f.denyNet, "deny-net", nil, "deny HOST[:PORT] (repeatable; with an open network not built yet: exits 125)")
+	fs.StringArrayVar(&f.forwardPorts, "forward-port", nil, "make host loopback TCP PORT reachable inside (repeatable; not built yet: exits 125)")
 	fs.StringArrayVar(&f.unixSockets, "allow-unix-socket", nil, "allow connecting to the unix socket PATH (repeatable)")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "memory limit in MB")
 	fs.StringVar(&f.maxProcs, "max-procs", "", "process limit")
@@ -62,7 +62,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxFileSize, "max-file-size", "", "largest file the command may write, in MB")
 	fs.StringVar(&f.timeout, "timeout", "", "kill the whole command tree after DURATION (e.g. 30s, 5m; a bare number is seconds)")
 	fs.StringArrayVar(&f.env, "env", nil, "pass NAME from the environment, or set NAME=VALUE (repeatable)")
-	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock, seatbelt or none")
+	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock or none; seatbelt (macOS) is not built yet")
 	fs.StringVar(&f.auditLog, "audit-log", "", "audit log FILE (JSON lines)")
 }
 
@@ -230,6 +230,9 @@ func (f *policyFlags) loadPolicy(cmd *cobra.Command) (*policy.Policy, policy.Hos
 	p, err := policy.Load(policy.Options{Host: h, Workspace: f.workspace, ConfigFiles: f.configs, Flags: l, AllowHomeWorkspace: f.allowHomeWorkspace})
 	if err != nil {
 		return nil, h, err
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "cordon: warning: "+w)
 	}
 	return p, h, nil
 }
