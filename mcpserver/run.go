@@ -154,6 +154,17 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	for _, d := range pl.Degraded {
 		b.WriteString("degraded: " + d + "\n")
 	}
+	// What happened, as cordon run says it: the limits the run reached,
+	// and why git init failed.
+	for _, h := range res.LimitsReached {
+		b.WriteString(h.Line() + "\n")
+	}
+	if hint := plan.GitInitHint(pl, argv); hint != "" && res.ExitCode != 0 && !res.TimedOut {
+		b.WriteString(hint + "\n")
+	}
+	for _, n := range pl.RunNotes {
+		b.WriteString("note: " + n + "\n")
+	}
 	b.WriteString(output)
 	return text(b.String()), nil
 }

@@ -83,6 +83,12 @@ type env struct {
 // the server over the in-memory transport.
 func start(t *testing.T, mode string) *env {
 	t.Helper()
+	return startWith(t, mode, nil)
+}
+
+// startWith is start with flags changed by flags (nil: none).
+func startWith(t *testing.T, mode string, flags func(*config.Layer)) *env {
+	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +124,9 @@ func start(t *testing.T, mode string) *env {
 	}}
 	fl := config.NewFlags()
 	fl.Mode = config.Ptr(mode)
+	if flags != nil {
+		flags(fl)
+	}
 	p, err := policy.Load(policy.Options{Host: h, Workspace: ws, Flags: fl, SkipUserConfig: true})
 	if err != nil {
 		t.Fatal(err)
@@ -435,6 +444,21 @@ func runModes(t *testing.T) []string {
 		return []string{"off"}
 	}
 	return []string{"off", "standard"}
+}
+
+// TestRunCommandSaysWhatHappened: run_command tells the agent what
+// cordon run tells a user: the limit that killed the command, and why git
+// init failed.
+func TestRunCommandSaysWhatHappened(t *testing.T) {
+	e := startWith(t, "standard", func(l *config.Layer) { l.Resources.MaxCPUSeconds = config.Ptr(1) })
+	out := e.ok(t, ToolRunCommand, map[string]any{"command": "while :; do :; done", "timeout_seconds": 30})
+	if !strings.Contains(out, "killed: CPU time limit of 1 s reached (--max-cpu)\n") {
+		t.Errorf("no line naming the CPU limit: %q", out)
+	}
+	out = e.ok(t, ToolRunCommand, map[string]any{"argv": []string{"git", "init"}})
+	if strings.HasPrefix(out, "exit code: 0") || !strings.Contains(out, "git init: ") {
+		t.Errorf("git init inside: no hint saying why it failed: %q", out)
+	}
 }
 
 func TestRunCommand(t *testing.T) {
