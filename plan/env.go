@@ -13,10 +13,7 @@ import (
 // then host values of the names in Env.Pass (a trailing "*" matches a
 // prefix, as in LC_*), then Env.Set.
 func buildEnv(p *policy.Policy, opts Options) []string {
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.LookupEnv
-	}
+	getenv := optsGetenv(opts)
 	vals := cacheEnv(p, opts, getenv)
 	if vals == nil {
 		vals = map[string]string{}
@@ -73,4 +70,12 @@ func buildSpec(p *policy.Policy) Spec {
 		add("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, uint64(r.MaxFileSizeMB)<<20)
 	}
 	return s
+}
+
+// optsGetenv is opts.Getenv, or os.LookupEnv when it is nil.
+func optsGetenv(opts Options) func(string) (string, bool) {
+	if opts.Getenv != nil {
+		return opts.Getenv
+	}
+	return os.LookupEnv
 }
