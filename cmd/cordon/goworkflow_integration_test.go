@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +37,17 @@ func goSandboxEnv(t *testing.T, e *sandboxEnv, p *modProxy) []string {
 	t.Helper()
 	goBin := requireGo(t)
 	e.extra = append(e.extra, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin")
+	// The go command makes module caches read-only, which a user who is
+	// not root cannot remove: make them writable before t.TempDir's
+	// clean-up (clean-ups run last first).
+	t.Cleanup(func() {
+		filepath.WalkDir(e.root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
 	return []string{"HOME=" + e.home, "GOPROXY=" + p.url, "GOSUMDB=" + p.gosumdb(false)}
 }
 
