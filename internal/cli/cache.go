@@ -90,10 +90,7 @@ func runCache(w io.Writer, h policy.Host, workspace string, clean, jsonOut bool)
 	if jsonOut {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if lines == nil {
-			lines = []cacheLine{}
-		}
-		return enc.Encode(lines)
+		return enc.Encode(lines) // [] when there are none
 	}
 	if len(lines) == 0 {
 		_, err := fmt.Fprintf(w, "no sandbox caches in %s\n", root)
