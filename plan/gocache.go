@@ -12,9 +12,8 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// What the go command inside the sandbox uses beside GOCACHE and GOMODCACHE
-// (see cacheEnv): the sandbox cache's directories for it, and where the
-// bwrap backend shows the host's module download cache.
+// The sandbox cache's directories for the go command, beside GOCACHE (see
+// cacheEnv).
 const (
 	// goPathDir is the sandbox's GOPATH in the sandbox cache: the checksum
 	// database's signed tree head (pkg/sumdb) and go install's binaries
@@ -22,11 +21,6 @@ const (
 	goPathDir = "gopath"
 	// goModDir is the sandbox's module cache in the sandbox cache.
 	goModDir = "go-mod"
-	// HostModProxy is where the bwrap backend binds the host's module
-	// download cache (read-only) when the sandbox's own module cache is
-	// shown at the host module cache's path (see goModRemap): the host's
-	// own path is then the sandbox's.
-	HostModProxy = "/run/cordon/host-modcache"
 )
 
 // goEnv is the go command's share of cacheEnv: GOPATH in the sandbox cache
@@ -191,89 +185,6 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, limit)
 	}
 	return os.ReadFile(path)
-}
-
-// goModRemap is, on the bwrap backend, the host module cache's path at
-// which the sandbox's own module cache is shown (GOMODCACHE inside), or ""
-// when the remap does not apply. The go command puts a package's
-// directory in the key of its compiled output (unless -trimpath), so a
-// dependency compiled from the sandbox's module cache at another path
-// would never match what the host's build cache holds for it: at the
-// host's path, a first build in a new workspace finds its dependencies
-// compiled. The host's module cache is then hidden at its path, and its
-// download cache is shown read-only at HostModProxy for the file://
-// module proxy. It applies when the sandbox cache is writable, the policy
-// neither sets nor passes GOMODCACHE, and the host's module cache is a
-// readable directory that no write path, deny or deny_write rule reaches
-// into.
-func goModRemap(p *policy.Policy, opts Options, getenv func(string) (string, bool)) string {
-	c := sandboxCache(p)
-	if c == "" || policyNames(p, "GOMODCACHE") {
-		return ""
-	}
-	mod := hostModCache(opts, getenv)
-	if !filepath.IsAbs(mod) || !policy.CoveredBy(mod, p.Read) || policy.DeniedBy(p.Deny, mod) != "" ||
-		policy.CoveredBy(mod, p.HostWrites()) || policy.Within(c, mod) {
-		return ""
-	}
-	for _, rules := range [][]string{p.Deny, p.DenyWrite, p.HostWrites()} {
-		for _, r := range rules {
-			if filepath.IsAbs(r) && policy.Within(r, mod) {
-				return ""
-			}
-		}
-	}
-	if fi, err := os.Stat(mod); err != nil || !fi.IsDir() {
-		return ""
-	}
-	if fi, err := os.Stat(filepath.Join(c, goModDir)); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return mod
-}
-
-// bindGoModCache adds the mounts of goModRemap: the sandbox's module cache
-// over the host's, and the host's download cache at HostModProxy. It
-// returns the remapped path, or "".
-func (b *bwrapBuilder) bindGoModCache(getenv func(string) (string, bool)) string {
-	mod := goModRemap(b.p, b.opts, getenv)
-	if mod == "" {
-		return ""
-	}
-	if dl := filepath.Join(mod, "cache", "download"); policy.DeniedBy(b.p.Deny, dl) == "" {
-		if fi, err := os.Stat(dl); err == nil && fi.IsDir() {
-			if src, err := filepath.EvalSymlinks(dl); err == nil {
-				b.add(opRead, src, HostModProxy)
-			}
-		}
-	}
-	b.add(opWrite, filepath.Join(sandboxCache(b.p), goModDir), mod)
-	b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("the sandbox's module cache is shown at %s (GOMODCACHE), so dependencies the host compiled are found in its build cache; the host's module downloads are at %s, read-only", mod, HostModProxy))
-	return mod
-}
-
-// remapGoEnv rewrites env for a remapped module cache mod: GOMODCACHE, if
-// it is the sandbox's, becomes mod, and a file:// GOPROXY entry for mod's
-// download cache (hidden at its path) becomes HostModProxy.
-func remapGoEnv(env []string, c, mod string) {
-	dl := "file://" + filepath.Join(mod, "cache", "download")
-	for i, e := range env {
-		k, v, _ := strings.Cut(e, "=")
-		switch k {
-		case "GOMODCACHE":
-			if v == filepath.Join(c, goModDir) {
-				env[i] = k + "=" + mod
-			}
-		case "GOPROXY":
-			parts := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' })
-			for _, part := range parts {
-				if strings.TrimSuffix(part, "/") == dl {
-					v = strings.Replace(v, part, "file://"+HostModProxy, 1)
-				}
-			}
-			env[i] = k + "=" + v
-		}
-	}
 }
 
 // landlockGoCacheProg points GOCACHEPROG at cordon's own binary on the

@@ -142,9 +142,9 @@ func TestQuoteFields(t *testing.T) {
 
 // TestGoModRemap: on the bwrap backend the sandbox's module cache is
 // bound at the host module cache's path (GOMODCACHE inside), writable
-// under Landlock too, and the host's download cache at HostModProxy,
-// which the file:// proxy then names; without the conditions, nothing
-// moves.
+// under Landlock too, and the host's module cache at HostModCache, whose
+// download cache the file:// proxy then names; without the conditions,
+// nothing moves.
 func TestGoModRemap(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -173,29 +173,36 @@ func TestGoModRemap(t *testing.T) {
 			own := filepath.Join(cache, "go-mod")
 			dl := filepath.Join(hostMod, "cache", "download")
 			bound := hasSeq(pl.Argv, "--bind", own, hostMod)
-			proxyBound := hasSeq(pl.Argv, "--ro-bind", dl, HostModProxy)
+			proxyBound := hasSeq(pl.Argv, "--ro-bind", hostMod, HostModCache)
 			mod, _ := envValue(pl.Env, "GOMODCACHE")
 			proxy, _ := envValue(pl.Env, "GOPROXY")
 			rw := slices.Contains(pl.Spec.Landlock.ReadWrite, hostMod)
 			if !tc.remap {
-				if bound || proxyBound || mod == hostMod || strings.Contains(proxy, HostModProxy) {
+				if bound || proxyBound || mod == hostMod || strings.Contains(proxy, HostModCache) {
 					t.Errorf("remapped anyway: GOMODCACHE=%s GOPROXY=%s\n%s", mod, proxy, strings.Join(pl.Argv, " "))
 				}
 				return
 			}
 			if !bound || !proxyBound {
-				t.Errorf("argv lacks --bind %s %s or --ro-bind %s %s:\n%s", own, hostMod, dl, HostModProxy, strings.Join(pl.Argv, " "))
+				t.Errorf("argv lacks --bind %s %s or --ro-bind %s %s:\n%s", own, hostMod, hostMod, HostModCache, strings.Join(pl.Argv, " "))
 			}
 			// The sandbox's bind comes after the host's, so it wins.
-			host := slices.Index(pl.Argv, hostMod)
+			host := slices.Index(pl.Argv, "--ro-bind")
+			for host >= 0 && host+2 < len(pl.Argv) && pl.Argv[host+2] != hostMod {
+				if next := slices.Index(pl.Argv[host+1:], "--ro-bind"); next >= 0 {
+					host += next + 1
+				} else {
+					host = -1
+				}
+			}
 			if i := slices.Index(pl.Argv, own); host < 0 || i < 0 || i < host {
 				t.Errorf("the sandbox's module cache is not bound over the host's:\n%s", strings.Join(pl.Argv, " "))
 			}
 			if mod != hostMod {
 				t.Errorf("GOMODCACHE = %q, want %q", mod, hostMod)
 			}
-			if !strings.HasPrefix(proxy, "file://"+HostModProxy+",") || strings.Contains(proxy, dl) {
-				t.Errorf("GOPROXY = %q, want file://%s first", proxy, HostModProxy)
+			if !strings.HasPrefix(proxy, "file://"+HostModCache+"/cache/download,") || strings.Contains(proxy, dl) {
+				t.Errorf("GOPROXY = %q, want file://%s/cache/download first", proxy, HostModCache)
 			}
 			if !rw {
 				t.Errorf("Landlock does not let the command write %s: %q", hostMod, pl.Spec.Landlock.ReadWrite)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // testModules are what the test proxy serves: example.com/m in two v1
@@ -191,6 +193,15 @@ func TestGoFirstBuildWarmHost(t *testing.T) {
 		}
 		if !strings.Contains(r.stdout, "ok  \texample.com/warm") {
 			t.Errorf("%s: go test did not pass: %s", backend, r)
+		}
+		// On bwrap the modules were not unpacked again: the sandbox's
+		// module cache links to the host's.
+		mod := filepath.Join(e.home, ".cache", "cordon", "sandbox", policy.SandboxCacheName(ws), "go-mod", "example.com", "m@v1.1.0")
+		fi, err := os.Lstat(mod)
+		if err != nil {
+			t.Errorf("%s: %v", backend, err)
+		} else if isLink := fi.Mode()&fs.ModeSymlink != 0; isLink != (backend == "bwrap") {
+			t.Errorf("%s: %s is a link: %v", backend, mod, isLink)
 		}
 	}
 	if d := diffListing(before, treeState(t, hostBuild)); d != "" {

@@ -43,11 +43,11 @@ func TestGoBuildInside(t *testing.T) {
 		t.Errorf("GOCACHE inside = %q, want a go-build directory under %s", lines[0], sandboxBase)
 	}
 	// On bwrap the sandbox's own module cache is shown at the host's
-	// module cache's path, and the host's downloads at HostModProxy.
+	// module cache's path, and the host's at /run/cordon/host-modcache.
 	if want := filepath.Join(e.home, "go", "pkg", "mod"); lines[1] != want {
 		t.Errorf("GOMODCACHE inside = %q, want %s (the sandbox's, at the host's path)", lines[1], want)
 	}
-	if want := "file:///run/cordon/host-modcache,"; !strings.HasPrefix(lines[2], want) {
+	if want := "file:///run/cordon/host-modcache/cache/download,"; !strings.HasPrefix(lines[2], want) {
 		t.Errorf("GOPROXY inside = %q, want it to start with %s", lines[2], want)
 	}
 	if !strings.Contains(r.all(), "built inside") {
