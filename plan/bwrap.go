@@ -81,6 +81,9 @@ type bwrapBuilder struct {
 	writable []string
 	// literalDeny caches the literal absolute deny entries (deniedBy).
 	literalDeny []string
+	// goMod is the host module cache's path where the sandbox's own is
+	// shown (bindGoModCache), or "".
+	goMod string
 }
 
 type root struct {
@@ -132,6 +135,9 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	var dropped []string
 	b.plan.Env, dropped = buildEnv(p, opts)
 	b.plan.RunNotes = append(b.plan.RunNotes, dropped...)
+	if b.goMod != "" {
+		remapGoEnv(b.plan.Env, sandboxCache(p), b.goMod)
+	}
 	if slices.Contains(b.plan.Placeholders, filepath.Join(p.Workspace, ".git")) {
 		// The workspace is no git repository, but the placeholder makes
 		// it look like one to go build, whose version stamping then fails
@@ -200,6 +206,7 @@ func (b *bwrapBuilder) collect() error {
 		}
 		b.add(opWrite, s, s)
 	}
+	b.goMod = b.bindGoModCache(optsGetenv(b.opts))
 	if p.Network.Mode == policy.NetOpen {
 		b.bindResolver()
 	}
@@ -289,6 +296,9 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 		if w != privateTmp && b.deniedBy(w) == "" {
 			r.ReadWrite = append(r.ReadWrite, w)
 		}
+	}
+	if b.goMod != "" {
+		r.ReadWrite = append(r.ReadWrite, b.goMod) // the sandbox's module cache there
 	}
 	r.ReadWrite = append(r.ReadWrite, b.p.UnixSockets...)
 	return r

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/sandboxcache"
 )
 
 // goProxyDefault is Go's own default GOPROXY.
@@ -38,6 +39,9 @@ func ensureSandboxCache(p *policy.Policy) (*policy.Policy, string) {
 		q.Write = slices.DeleteFunc(slices.Clone(p.Write), func(w string) bool { return w == c })
 		return &q, fmt.Sprintf("no sandbox cache (creating %s: %v): Go's, npm's and pip's caches stay read-only inside", c, errors.Unwrap(err))
 	}
+	// For cordon cache; a cache whose record cannot be written is
+	// listed as of an unknown workspace.
+	_ = sandboxcache.Record(c, p.Workspace)
 	return p, ""
 }
 
@@ -56,7 +60,7 @@ func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool)
 	}
 	env := map[string]string{
 		"GOCACHE":          filepath.Join(c, "go-build"),
-		"GOMODCACHE":       filepath.Join(c, "go-mod"),
+		"GOMODCACHE":       filepath.Join(c, goModDir),
 		"npm_config_cache": filepath.Join(c, "npm"),
 		"PIP_CACHE_DIR":    filepath.Join(c, "pip"),
 	}
@@ -69,6 +73,10 @@ func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool)
 		proxy = "file://" + dl + "," + proxy
 	}
 	env["GOPROXY"] = proxy
+	// GOPATH and GOCACHEPROG (gocache.go).
+	for k, v := range goEnv(p, c, opts, getenv) {
+		env[k] = v
+	}
 	return env
 }
 

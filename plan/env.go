@@ -16,10 +16,7 @@ import (
 // Env.Set. It also returns the host settings that were not carried, one
 // line each, leaving out those whose variable the policy passes or sets.
 func buildEnv(p *policy.Policy, opts Options) ([]string, []string) {
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.LookupEnv
-	}
+	getenv := optsGetenv(opts)
 	tools := toolenv.Collect(toolenv.Host{Home: opts.Home, Workspace: p.Workspace, Getenv: getenv, NetworkOpen: p.Network.Mode == policy.NetOpen})
 	vals := tools.Env
 	for k, v := range cacheEnv(p, opts, getenv, tools.Env["GOPROXY"]) {
@@ -94,4 +91,12 @@ func buildSpec(p *policy.Policy) Spec {
 		add("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, uint64(r.MaxFileSizeMB)<<20)
 	}
 	return s
+}
+
+// optsGetenv is opts.Getenv, or os.LookupEnv when it is nil.
+func optsGetenv(opts Options) func(string) (string, bool) {
+	if opts.Getenv != nil {
+		return opts.Getenv
+	}
+	return os.LookupEnv
 }

@@ -205,6 +205,13 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 			pl.Env[i] = "TMPDIR=" + tmp
 		}
 	}
+	if c := sandboxCache(p); c != "" {
+		unseedGoModules(c) // links that resolve only under bwrap
+	}
+	if exe := landlockGoCacheProg(pl.Env, func(x string) bool { return policy.DeniedBy(p.Deny, x) != "" || policy.CoveredBy(x, denied) }); exe != "" {
+		// The go command runs cordon's binary as its build cache.
+		rules.ReadOnly = append(rules.ReadOnly, exe)
+	}
 	pl.Dir = p.Workspace
 	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c

@@ -217,6 +217,9 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 		return buildNone(p, command, opts)
 	}
 	p, cacheNote := ensureSandboxCache(p)
+	if c := sandboxCache(p); c != "" {
+		prepareGoCache(c, opts, optsGetenv(opts))
+	}
 	pl, err := build(p, command, opts)
 	if pl != nil && cacheNote != "" {
 		pl.Notes = append(pl.Notes, cacheNote)

@@ -91,8 +91,20 @@ func (h Host) cacheHome() string  { return h.xdg(h.XDGCacheHome, "XDG_CACHE_HOME
 // read-only inside: a build cache that a sandbox could write would let it
 // plant compiled code in the user's next build outside.
 func SandboxCache(h Host, workspace string) string {
+	return filepath.Join(SandboxCacheRoot(h), SandboxCacheName(workspace))
+}
+
+// SandboxCacheRoot is the directory of every workspace's sandbox cache:
+// $XDG_CACHE_HOME/cordon/sandbox, by default ~/.cache/cordon/sandbox.
+func SandboxCacheRoot(h Host) string {
+	return filepath.Join(h.cacheHome(), "cordon", "sandbox")
+}
+
+// SandboxCacheName is the name of a workspace's sandbox cache in
+// SandboxCacheRoot: 24 hexadecimal digits of the SHA-256 of its path.
+func SandboxCacheName(workspace string) string {
 	sum := sha256.Sum256([]byte(workspace))
-	return filepath.Join(h.cacheHome(), "cordon", "sandbox", hex.EncodeToString(sum[:12]))
+	return hex.EncodeToString(sum[:12])
 }
 func (h Host) stateHome() string {
 	return h.xdg(h.XDGStateHome, "XDG_STATE_HOME", filepath.Join(".local", "state"))

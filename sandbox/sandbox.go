@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/gocacheprog"
 	"github.com/cordon-sandbox/cordon/helper"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
@@ -45,12 +46,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Init runs the in-sandbox helper when this process was started as one, and
-// returns otherwise. Call it first in main, before flags or anything else:
-// inside the sandbox it never returns.
+// Init runs the in-sandbox helper when this process was started as one
+// (and the Go build cache program, when a sandboxed go command started it
+// as its GOCACHEPROG; see package gocacheprog), and returns otherwise.
+// Call it first in main, before flags or anything else: inside the sandbox
+// it never returns.
 func Init() {
 	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Command {
+		os.Exit(gocacheprog.Main(os.Args[2:]))
 	}
 }
 

@@ -4,6 +4,7 @@ package main
 import (
 	"os"
 
+	"github.com/cordon-sandbox/cordon/gocacheprog"
 	"github.com/cordon-sandbox/cordon/helper"
 	"github.com/cordon-sandbox/cordon/internal/cli"
 	"github.com/cordon-sandbox/cordon/plan"
@@ -14,6 +15,10 @@ func main() {
 	// fast and must not parse flags meant for the user's command.
 	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
+	}
+	// The go command inside the sandbox starts this as its GOCACHEPROG.
+	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Command {
+		os.Exit(gocacheprog.Main(os.Args[2:]))
 	}
 	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -42,10 +42,12 @@ func TestGoBuildInside(t *testing.T) {
 	if !strings.HasPrefix(lines[0], sandboxBase+"/") || !strings.HasSuffix(lines[0], "/go-build") {
 		t.Errorf("GOCACHE inside = %q, want a go-build directory under %s", lines[0], sandboxBase)
 	}
-	if !strings.HasPrefix(lines[1], sandboxBase+"/") {
-		t.Errorf("GOMODCACHE inside = %q, want it under %s", lines[1], sandboxBase)
+	// On bwrap the sandbox's own module cache is shown at the host's
+	// module cache's path, and the host's at /run/cordon/host-modcache.
+	if want := filepath.Join(e.home, "go", "pkg", "mod"); lines[1] != want {
+		t.Errorf("GOMODCACHE inside = %q, want %s (the sandbox's, at the host's path)", lines[1], want)
 	}
-	if want := "file://" + filepath.Join(e.home, "go", "pkg", "mod", "cache", "download") + ","; !strings.HasPrefix(lines[2], want) {
+	if want := "file:///run/cordon/host-modcache/cache/download,"; !strings.HasPrefix(lines[2], want) {
 		t.Errorf("GOPROXY inside = %q, want it to start with %s", lines[2], want)
 	}
 	if !strings.Contains(r.all(), "built inside") {
@@ -57,8 +59,19 @@ func TestGoBuildInside(t *testing.T) {
 	if ents, err := os.ReadDir(hostCache); err != nil || len(ents) != 0 {
 		t.Errorf("the host's Go cache %s was written: %d entries, %v", hostCache, len(ents), err)
 	}
-	// Writing into the host's cache directly is refused.
+	// Writing into the host's cache directly is refused; what is written
+	// at the module cache's path lands in the sandbox cache.
 	if r := e.sh(`echo planted > ` + hostCache + `/x`); r.code == 0 {
 		t.Errorf("the host's Go cache is writable inside: %s", r)
+	}
+	hostMod := filepath.Join(e.home, "go", "pkg", "mod")
+	if r := e.sh(`echo mine > ` + hostMod + `/x`); r.code != 0 {
+		t.Errorf("the module cache is not writable inside: %s", r)
+	}
+	if exists(filepath.Join(hostMod, "x")) {
+		t.Errorf("a write to the module cache inside reached the host's %s", hostMod)
+	}
+	if own, _ := filepath.Glob(filepath.Join(sandboxBase, "*", "go-mod", "x")); len(own) != 1 {
+		t.Errorf("a write to the module cache inside is not in the sandbox cache: %q", own)
 	}
 }

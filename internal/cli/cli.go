@@ -66,7 +66,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s; see 'cordon %s --help'", err, c.Name())
 	})
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCP())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCP(), newCache())
 	for _, nb := range []struct{ name, short, what string }{
 		{"test", "run CMD confined and report what was denied", "needs the violation monitor"},
 		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
