@@ -417,6 +417,7 @@ func enforced(r *probe.Report) []enforcement {
 	limitState, limitDetail := limitsState(r)
 	return []enforcement{
 		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths (every git directory's config and hooks at any depth, editor, agent and shell config) read-only and kept from being created (bubblewrap mounts); after each run, what it planted is reported and disarmed", nil},
+		{"git outside the workspace", st(true), "a sub-directory, linked worktree or submodule checkout gets its repository's work tree (read-only) and git directory (writable, config and hooks read-only); a .git file whose git directory does not name the workspace back gets nothing", nil},
 		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies", nil},
 		{"network", st(true), "deny (empty network namespace) or open", nil},
 		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125", nil},
