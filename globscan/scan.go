@@ -155,7 +155,7 @@ func (e *LimitError) Error() string {
 	if e.Bound == "MaxMatches" {
 		msg += "make the patterns more specific or scan a smaller workspace, or deny the containing directory instead"
 	} else {
-		msg += "scan a smaller workspace or fewer writable roots, or anchor the patterns (\"build/**/token.json\" reads only build/)"
+		msg += "scan a smaller workspace or fewer writable roots and read paths, or anchor the patterns (\"build/**/token.json\" reads only build/)"
 		if len(e.Unanchored) > 0 {
 			msg += fmt.Sprintf("; these patterns search the whole tree: %s", strings.Join(e.Unanchored, ", "))
 		}

@@ -211,9 +211,13 @@ func (b *bwrapBuilder) collect() error {
 		b.bindResolver()
 	}
 	writable := b.writableRoots()
-	trees, err := walkRoots(p, b.scanRoots(), func(r string) bool { return slices.Contains(writable, r) }, b.opts.WalkLimits)
+	scan := b.scanRoots()
+	trees, err := walkRoots(p, scan, policy.DenyGlobSkipped(b.opts.Home), func(r string) bool { return slices.Contains(writable, r) }, b.opts.WalkLimits)
 	if err != nil {
 		return err
+	}
+	if n := denyScanNote(p, scan, trees); n != "" {
+		b.plan.Notes = append(b.plan.Notes, n)
 	}
 	if err := b.protect(trees); err != nil {
 		return err
@@ -305,7 +309,7 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 }
 
 // mask hides denied paths: absolute entries directly, relative globs by
-// what the walk of the workspace and the writable roots matched.
+// what the walk of the scanned roots matched (see scanRoots).
 func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 	for _, d := range b.p.Deny {
 		if !filepath.IsAbs(d) {
@@ -323,20 +327,26 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 		}
 		b.maskPath(d)
 	}
-	for _, t := range trees {
+	for r, t := range trees {
 		for _, m := range t.denied {
+			if m.Path == r && b.visible(r) {
+				// A read path that is a denied file (walkRoot) is bound
+				// as a file, a link too: mask it where it is bound.
+				b.add(opMask, filepath.Join(b.opts.StateDir, maskFile), r)
+			}
 			b.maskPath(m.Path)
 		}
 	}
 	return nil
 }
 
-// scanRoots are the trees walked once before the run: the workspace and
-// the work tree of its repository above it (for deny globs, even when
-// read-only) and every writable root but the private /tmp and the sandbox
-// cache (see writableRoots).
+// scanRoots are the trees walked once before the run: the read roots
+// searched for deny globs (policy.Policy.DenyGlobReadRoots: the workspace
+// and the read paths but the system directories and tool caches) and
+// every writable root but the private /tmp and the sandbox cache (see
+// writableRoots).
 func (b *bwrapBuilder) scanRoots() []string {
-	return slices.Concat([]string{b.p.Workspace}, repoReadRoots(b.p), b.writableRoots())
+	return slices.Concat(b.p.DenyGlobReadRoots(b.opts.Home), b.writableRoots())
 }
 
 // maskPath hides one existing denied path, and the target of a denied

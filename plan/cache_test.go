@@ -105,7 +105,7 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 	}
 	q := *p
 	q.Backend = BackendLandlock
-	denied, _ := expandDenied(&q, globscan.Limits{})
+	denied, _ := expandDenied(&Plan{}, &q, "", globscan.Limits{})
 	if !slices.Contains(denied, filepath.Join(other, ".env")) || slices.Contains(denied, filepath.Join(cache, ".env")) {
 		t.Errorf("landlock backend denied paths %q", denied)
 	}

@@ -144,7 +144,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if len(loose) > 0 {
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("deny_write paths inside writable roots stay writable without bubblewrap: %s", strings.Join(limitList(loose, 5), ", ")))
 	}
-	denied, guard := expandDenied(p, opts.WalkLimits)
+	denied, guard := expandDenied(pl, p, opts.Home, opts.WalkLimits)
 	guard.KeepArmed = opts.KeepPlanted
 	pl.Guard = guard
 	// A denied file inside a writable root cannot be carved out without
@@ -240,13 +240,16 @@ func refuseGuardedWrites(p *policy.Policy, writes []string, stateDir string) err
 }
 
 // expandDenied lists the existing paths the deny rules name: absolute
-// entries, absolute globs, and relative globs matched in the workspace,
-// the work tree of its repository above it, and the writable roots but
-// the sandbox cache. The same walk finds what the
+// entries, absolute globs, and relative globs matched in the read roots
+// policy.Policy.DenyGlobReadRoots chooses (home is the user's home
+// directory) and the writable roots but the sandbox cache; a read path
+// that is a file is denied when its name matches. It notes in pl where
+// the globs were searched, and each read root it denies whole because its
+// walk did not finish. The same walk finds what the
 // launcher checks after the run (the Guard): this backend cannot keep
 // anything inside a writable root read-only, so that check is what keeps a
 // planted hook or config key from running on the host.
-func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
+func expandDenied(pl *Plan, p *policy.Policy, home string, lim globscan.Limits) ([]string, Guard) {
 	var out []string
 	for _, d := range p.Deny {
 		switch {
@@ -266,7 +269,7 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 			globs = append(globs, d)
 		}
 	}
-	roots := append([]string{p.Workspace}, repoReadRoots(p)...)
+	roots := p.DenyGlobReadRoots(home)
 	var writable []string
 	for _, w := range p.Write {
 		if w != privateTmp && w != p.SandboxCache && policy.DeniedBy(p.Deny, w) == "" { // see scanRoots
@@ -275,17 +278,18 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 		}
 	}
 	pr := parseProtected(p.Protected)
+	skipped := policy.DenyGlobSkipped(home)
 	trees := map[string]*tree{}
 	var guardRoots []string
 	for _, r := range roots {
 		if _, done := trees[r]; done {
 			continue
 		}
-		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
-			continue
-		}
 		w := slices.Contains(writable, r)
-		t, err := walkTree(r, globs, pr, w, lim)
+		t, err := walkRoot(p, r, skipped, globs, pr, w, lim)
+		if err == nil && t == nil {
+			continue // missing, or a file no glob names
+		}
 		if err != nil {
 			// Fail closed: deny the whole root rather than miss a secret.
 			// A writable one stays writable here (a write grant wins), so
@@ -294,6 +298,8 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 			trees[r] = nil
 			if w {
 				guardRoots = append(guardRoots, r)
+			} else {
+				pl.RunNotes = append(pl.RunNotes, fmt.Sprintf("%s is not readable in this run: it could not be searched for deny globs (%v)", r, err))
 			}
 			continue
 		}
@@ -304,6 +310,9 @@ func expandDenied(p *policy.Policy, lim globscan.Limits) ([]string, Guard) {
 		for _, m := range t.denied {
 			out = append(out, m.Path)
 		}
+	}
+	if n := denyScanNote(p, roots, trees); n != "" {
+		pl.Notes = append(pl.Notes, n)
 	}
 	return out, guardFrom(p, guardRoots, trees, false)
 }

@@ -413,9 +413,9 @@ func guardFrom(p *policy.Policy, roots []string, trees map[string]*tree, keep bo
 	return g
 }
 
-// walkRoots walks each root once (see walkTree); writable reports whether
-// a root is protected. A root that is not a directory is skipped.
-func walkRoots(p *policy.Policy, roots []string, writable func(string) bool, lim globscan.Limits) (map[string]*tree, error) {
+// walkRoots walks each root once (see walkRoot, and there skipped);
+// writable reports whether a root is protected.
+func walkRoots(p *policy.Policy, roots, skipped []string, writable func(string) bool, lim globscan.Limits) (map[string]*tree, error) {
 	var globs []string
 	for _, d := range p.Deny {
 		if !filepath.IsAbs(d) {
@@ -428,14 +428,13 @@ func walkRoots(p *policy.Policy, roots []string, writable func(string) bool, lim
 		if _, done := out[r]; done {
 			continue
 		}
-		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
-			continue
-		}
-		t, err := walkTree(r, globs, pr, writable(r), lim)
+		t, err := walkRoot(p, r, skipped, globs, pr, writable(r), lim)
 		if err != nil {
 			return nil, fmt.Errorf("matching deny and protected paths in %s: %w", r, err)
 		}
-		out[r] = t
+		if t != nil {
+			out[r] = t
+		}
 	}
 	return out, nil
 }

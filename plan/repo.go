@@ -29,21 +29,6 @@ import (
 //     which is said as degraded, and the check after the run disarms what
 //     was planted there as it does in the workspace's own .git.
 
-// repoReadRoots are the directories the policy made readable for the
-// workspace's git repository.
-func repoReadRoots(p *policy.Policy) []string {
-	if p.Repo == nil {
-		return nil
-	}
-	var out []string
-	for _, r := range p.Repo.Read {
-		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // repoGitRoot reports whether the writable root r is a git directory that
 // the policy made writable for the workspace's git repository.
 func repoGitRoot(p *policy.Policy, r string) bool {

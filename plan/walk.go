@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // protRules are the policy's Protected rules sorted by how a backend finds
@@ -131,6 +133,65 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 	slices.Sort(t.gitDirs)
 	t.gitDirs = slices.Compact(t.gitDirs)
 	return t, nil
+}
+
+// walkRoot walks root once (see walkTree), ignoring deny-glob matches
+// inside the trees of skipped (policy.DenyGlobSkipped) that lie below
+// root; or, when root is not a directory and not writable (a read path
+// that is a file), denies root itself if policy.Policy.DenyGlobForFile
+// says so.
+// It returns nil for a root that is missing or not walked.
+func walkRoot(p *policy.Policy, root string, skipped, denyGlobs []string, pr protRules, writable bool, lim globscan.Limits) (*tree, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, nil
+	}
+	if fi.IsDir() {
+		t, err := walkTree(root, denyGlobs, pr, writable, lim)
+		if err != nil {
+			return nil, err
+		}
+		var below []string
+		for _, s := range skipped {
+			if s != root && policy.Within(s, root) {
+				below = append(below, s)
+			}
+		}
+		if len(below) > 0 {
+			t.denied = slices.DeleteFunc(t.denied, func(m globscan.Match) bool { return policy.CoveredBy(m.Path, below) })
+		}
+		return t, nil
+	}
+	if writable {
+		return nil, nil
+	}
+	g := p.DenyGlobForFile(root)
+	if g == "" {
+		return nil, nil
+	}
+	return &tree{denied: []globscan.Match{{Path: root, Rel: filepath.Base(root), Pattern: g}}}, nil
+}
+
+// denyScanNote says, for --explain, where the relative deny globs were
+// searched: the roots of trees, in the order of roots; "" when the policy
+// has no relative deny glob.
+func denyScanNote(p *policy.Policy, roots []string, trees map[string]*tree) string {
+	var globs, searched []string
+	for _, d := range p.Deny {
+		if !filepath.IsAbs(d) {
+			globs = append(globs, d)
+		}
+	}
+	for _, r := range roots {
+		if _, ok := trees[r]; ok && !slices.Contains(searched, r) {
+			searched = append(searched, r)
+		}
+	}
+	if len(globs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("relative deny globs (%s) are searched in %s; not in the system directories (%s) nor in the profiles' home tool caches (~/go/pkg/mod, ~/.npm, ...)",
+		strings.Join(globs, " "), strings.Join(searched, " "), strings.Join(policy.SystemReads, " "))
 }
 
 // isGitDir reports whether d is a git directory as git itself decides: it

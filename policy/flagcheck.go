@@ -97,7 +97,11 @@ func (b *builder) flagWarnings(p *Policy) []string {
 		if fp.relative {
 			facts = append(facts, "relative to the current directory, it names "+fp.abs)
 		}
-		switch d, dw := deniedBy(p.Deny, fp.abs), deniedBy(p.DenyWrite, fp.abs); {
+		d, dw := deniedBy(p.Deny, fp.abs), deniedBy(p.DenyWrite, fp.abs)
+		if d == "" && !fp.write {
+			d = p.DenyGlobForFile(fp.abs)
+		}
+		switch {
 		case d != "" && fp.write:
 			facts = append(facts, fmt.Sprintf("%s is denied (%s): the deny wins, so it stays neither readable nor writable", fp.abs, d))
 		case d != "":

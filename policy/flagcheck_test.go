@@ -153,6 +153,7 @@ func TestFlagPathWarnings(t *testing.T) {
 		{"inside a denied directory", []string{"~/.ssh/config"}, nil, "", []string{`--allow-read "~/.ssh/config": <HOME>/.ssh/config is denied (<HOME>/.ssh): the deny wins, so it stays unreadable`}},
 		{"denied write", nil, []string{"~/.aws"}, "", []string{`--allow-write "~/.aws": <HOME>/.aws is denied (<HOME>/.aws): the deny wins, so it stays neither readable nor writable`}},
 		{"deny_write wins", nil, []string{"~/.local/bin"}, "", []string{`--allow-write "~/.local/bin": <HOME>/.local/bin is kept read-only (deny_write <HOME>/.local/bin): the deny wins`}},
+		{"a read file a glob names", []string{"~/d/.env", "~/d/plain"}, nil, "", []string{`--allow-read "~/d/.env": <HOME>/d/.env is denied (**/.env): the deny wins, so it stays unreadable`}},
 		{"fine", []string{"~/lib"}, []string{"~/out"}, "", nil},
 		{"mode off", []string{"~/.ssh"}, []string{"gone"}, "off", nil},
 	} {
@@ -163,6 +164,8 @@ func TestFlagPathWarnings(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			f.write(filepath.Join(f.home, "d", ".env"), "")
+			f.write(filepath.Join(f.home, "d", "plain"), "")
 			p := f.mustLoad(Options{SkipUserConfig: true, Flags: flags(func(l *config.Layer) {
 				l.Filesystem.Read = tc.read
 				l.Filesystem.Write = tc.write

@@ -65,7 +65,9 @@ type Policy struct {
 	SandboxCache string `yaml:"-" json:"-"`
 	// Deny lists paths or globs that are neither readable nor writable, even
 	// inside Read or Write. Relative globs such as "**/.env" match inside
-	// every readable or writable root; absolute entries match themselves.
+	// the workspace, every writable root and every read path but the
+	// system directories and tool caches (see DenyGlobReadRoots and
+	// DenyGlobSkipped); absolute entries match themselves.
 	Deny []string `yaml:"deny" json:"deny"`
 	// DenyWrite lists paths that stay read-only even inside Write.
 	DenyWrite []string `yaml:"deny_write" json:"deny_write"`

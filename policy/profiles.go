@@ -59,7 +59,8 @@ var DevelopmentHomeReads = []string{
 }
 
 // DefaultDeny are the secrets every profile denies. Relative globs match
-// inside every readable or writable root.
+// inside every readable or writable root but the system directories and
+// tool caches (see Policy.DenyGlobReadRoots).
 var DefaultDeny = []string{
 	"${HOME}/.ssh",
 	"${HOME}/.gnupg",
