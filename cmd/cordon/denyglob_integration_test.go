@@ -16,7 +16,8 @@ import (
 // otherwise to one are "Permission denied" on both backends, while the
 // files beside them stay readable. A read path that holds a tool cache
 // (--allow-read ~) is searched around it: what a glob matches in the cache
-// (a module's secrets.go) stays readable.
+// (a crate's secrets.rs in cargo's registry) stays readable. (Not Go's
+// module cache: on bwrap its host path shows the sandbox's own.)
 func TestDenyGlobsInReadPaths(t *testing.T) {
 	e := newEnv(t)
 	dir := filepath.Join(e.home, "d")
@@ -38,8 +39,8 @@ func TestDenyGlobsInReadPaths(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "sub", "deep", "plain.txt"), "PLAIN-PUBLIC-3b1")
 	writeFile(t, control, "CONTROL-PUBLIC-3b2")
-	modFile := filepath.Join(e.home, "go", "pkg", "mod", "example.com", "m@v1.0.0", "secrets.go")
-	writeFile(t, modFile, "package m // MODCACHE-PUBLIC-3b3")
+	modFile := filepath.Join(e.home, ".cargo", "registry", "src", "index", "m-1.0.0", "src", "secrets.rs")
+	writeFile(t, modFile, "// MODCACHE-PUBLIC-3b3")
 	flags := []string{"--allow-read", dir, "--allow-read", envFile, "--allow-read", control, "--allow-read", link}
 	denied := []string{
 		filepath.Join(dir, ".env"),
@@ -78,7 +79,7 @@ func TestDenyGlobsInReadPaths(t *testing.T) {
 			}
 			h := e.sh("cat "+modFile+"; cat "+filepath.Join(dir, ".env"), "--backend", backend, "--allow-read", e.home)
 			if !strings.Contains(h.stdout, "MODCACHE-PUBLIC-3b3") || strings.Contains(h.all(), "DIRENV-SECRET-3a1") || !strings.Contains(userStderr(h.stderr), "Permission denied") {
-				t.Errorf("--allow-read ~: want the module cache's secrets.go readable and ~/d/.env denied, got:\n%s", h)
+				t.Errorf("--allow-read ~: want the cargo registry's secrets.rs readable and ~/d/.env denied, got:\n%s", h)
 			}
 		})
 	}
