@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/config"
 	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -448,8 +449,13 @@ func runModes(t *testing.T) []string {
 
 // TestRunCommandSaysWhatHappened: run_command tells the agent what
 // cordon run tells a user: the limit that killed the command, and why git
-// init failed.
+// init failed. Like cordon mcp on bwrap, the test process becomes a child
+// subreaper (for the rest of its life), so that the command's CPU time is
+// counted without a cgroup, as an unprivileged user.
 func TestRunCommandSaysWhatHappened(t *testing.T) {
+	if err := launch.BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
 	e := startWith(t, "standard", func(l *config.Layer) { l.Resources.MaxCPUSeconds = config.Ptr(1) })
 	out := e.ok(t, ToolRunCommand, map[string]any{"command": "while :; do :; done", "timeout_seconds": 30})
 	if !strings.Contains(out, "killed: CPU time limit of 1 s reached (--max-cpu)\n") {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/mcpserver"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/spf13/cobra"
@@ -52,6 +53,15 @@ a tool error starting "sandbox violation:" and is written to the audit log.
 				return err
 			}
 			defer srv.Close()
+			if pl, err := plan.Build(p, []string{"true"}, plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: stateDir(h)}); err == nil && pl.Backend == plan.BackendBwrap {
+				// As cordon run: bwrap's init comes back to the server,
+				// which reaps it for the command's CPU time (run_command
+				// names a CPU limit it reached only with that figure).
+				// Only on bwrap: without a pid namespace a command's
+				// orphans would come back too, and a server that runs
+				// commands side by side cannot tell whose they are.
+				_ = launch.BecomeSubreaper()
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			tuneServer()
