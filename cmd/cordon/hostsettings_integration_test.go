@@ -255,10 +255,7 @@ exec "$2" -m pip download --no-deps --no-cache-dir -d dl cordon-demo`
 // the proxies when the network is off, are left out with a note.
 func TestGoAndProxySettingsCarryOver(t *testing.T) {
 	t.Parallel()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		skipOrFail(t, "go not on PATH: "+err.Error())
-	}
+	goBin := requireGo(t)
 	e := newEnv(t)
 	e.extra = append(e.extra,
 		"PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin",

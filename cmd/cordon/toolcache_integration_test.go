@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,13 +14,7 @@ import (
 // read-only module proxy.
 func TestGoBuildInside(t *testing.T) {
 	t.Parallel()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("go is required under CI=true: %v", err)
-		}
-		t.Skip("go not on PATH")
-	}
+	goBin := requireGo(t)
 	e := newEnv(t)
 	e.extra = append(e.extra, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin")
 	writeFile(t, filepath.Join(e.ws, "go.mod"), "module example.com/inside\n\ngo 1.22\n")
