@@ -57,6 +57,8 @@ type sandboxRun struct {
 	// pidfd refers to the command (bwrap backend), for its own exit
 	// status once bwrap's init has reaped it; -1 if none.
 	pidfd int
+	// waitGo: the helper waits for helper.MsgGo before exec (Spec.WaitGo).
+	waitGo bool
 	// cordonKilled: cordon killed the sandbox (timeout, cancelled
 	// context, setup failure), so no limit explains its end.
 	cordonKilled bool
@@ -171,7 +173,14 @@ func (r *sandboxRun) prepareHost() error {
 func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	pl, stdio := r.pl, &r.stdio
 	spec := pl.Spec
-	spec.WaitGo = r.group != nil
+	// The helper waits for the host before exec: to be moved into the
+	// cgroup, or, under bwrap with a CPU or file-size limit, until the
+	// host holds a pidfd of the command (onReady), without which a
+	// command that ends at once leaves no exact status to name the limit
+	// it reached.
+	l := limitsOf(pl)
+	r.waitGo = r.group != nil || r.bwrap && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
+	spec.WaitGo = r.waitGo
 	// The command's environment travels in the spec; bwrap and the
 	// helper start with plan.LauncherEnv (see newCommand).
 	spec.Env = pl.Env

@@ -165,6 +165,12 @@ func (r *sandboxRun) onReady(st status) {
 			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
 			r.killAll()
 		}
+	} else if r.waitGo {
+		// Only for the pidfd above: release the helper now.
+		if _, err := r.statusHost.Write([]byte{helper.MsgGo}); err != nil {
+			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
+			r.killAll()
+		}
 	}
 	for _, d := range st.degraded {
 		r.res.Degraded = append(r.res.Degraded, d)
