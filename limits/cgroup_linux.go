@@ -49,32 +49,36 @@ func readHost() (host, error) {
 	return host{mountinfo: mi, cgroup: cg}, nil
 }
 
-// cgMount is one cgroup or cgroup2 mount.
-type cgMount struct {
-	root, point, fstype string
-	opts                []string // super options (v1: the controllers)
+// CgroupMount is one cgroup or cgroup2 line of /proc/self/mountinfo.
+type CgroupMount struct {
+	// Root is the mount's root inside the hierarchy, Point where it is
+	// mounted, FSType "cgroup" or "cgroup2".
+	Root, Point, FSType string
+	// Opts are the super options (a v1 hierarchy's controllers).
+	Opts []string
 }
 
-func parseMounts(data []byte) []cgMount {
-	var out []cgMount
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+// CgroupMounts returns the cgroup and cgroup2 mounts of a mountinfo
+// table, with its octal escapes (\040 for a space) decoded. It is the one
+// mountinfo parser: cordon status (probe) reads the table with it too.
+func CgroupMounts(mountinfo []byte) []CgroupMount {
+	var out []CgroupMount
+	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		i := slices.Index(f, "-")
-		if i < 5 || len(f) < i+4 {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
 			continue
 		}
-		fstype := f[i+1]
-		if fstype != "cgroup" && fstype != "cgroup2" {
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 1 || g[0] != "cgroup" && g[0] != "cgroup2" {
 			continue
 		}
-		out = append(out, cgMount{
-			root:   unescape(f[3]),
-			point:  unescape(f[4]),
-			fstype: fstype,
-			opts:   strings.Split(f[i+3], ","),
-		})
+		m := CgroupMount{Root: unescape(f[3]), Point: unescape(f[4]), FSType: g[0]}
+		if len(g) >= 3 {
+			m.Opts = strings.Split(g[2], ",")
+		}
+		out = append(out, m)
 	}
 	return out
 }
@@ -98,9 +102,9 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// selfPaths parses /proc/self/cgroup: "0::/path" for v2 (key ""), and
+// SelfCgroups parses /proc/self/cgroup: "0::/path" for v2 (key ""), and
 // "N:ctrl1,ctrl2:/path" for v1 (one key per controller).
-func selfPaths(data []byte) map[string]string {
+func SelfCgroups(data []byte) map[string]string {
 	out := map[string]string{}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -119,12 +123,12 @@ func selfPaths(data []byte) map[string]string {
 }
 
 // dirFor maps a cgroup path of /proc/self/cgroup to a directory under m.
-func dirFor(m cgMount, cg string) (string, bool) {
-	rel, err := filepath.Rel(m.root, cg)
+func dirFor(m CgroupMount, cg string) (string, bool) {
+	rel, err := filepath.Rel(m.Root, cg)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", false
 	}
-	return filepath.Join(m.point, rel), true
+	return filepath.Join(m.Point, rel), true
 }
 
 // New creates the cgroup of one sandbox run. name identifies the run (it
@@ -149,8 +153,8 @@ func newFrom(h host, name string, l Limits) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	mounts := parseMounts(h.mountinfo)
-	self := selfPaths(h.cgroup)
+	mounts := CgroupMounts(h.mountinfo)
+	self := SelfCgroups(h.cgroup)
 	var reasons []string
 	g, err := tryV2(mounts, self, base, l)
 	if err == nil {
@@ -195,10 +199,10 @@ func uniqueName(name string) (string, error) {
 // itself is zero.
 func needed(Limits) []string { return []string{"memory", "pids"} }
 
-func tryV2(mounts []cgMount, self map[string]string, base string, l Limits) (*Group, error) {
-	var m *cgMount
+func tryV2(mounts []CgroupMount, self map[string]string, base string, l Limits) (*Group, error) {
+	var m *CgroupMount
 	for i := range mounts {
-		if mounts[i].fstype == "cgroup2" {
+		if mounts[i].FSType == "cgroup2" {
 			m = &mounts[i]
 			break
 		}
@@ -212,7 +216,7 @@ func tryV2(mounts []cgMount, self map[string]string, base string, l Limits) (*Gr
 	}
 	parent, ok := dirFor(*m, cg)
 	if !ok {
-		return nil, fmt.Errorf("our cgroup %s is outside the cgroup2 mount at %s", cg, m.point)
+		return nil, fmt.Errorf("our cgroup %s is outside the cgroup2 mount at %s", cg, m.Point)
 	}
 	avail := readFields(filepath.Join(parent, "cgroup.controllers"))
 	var missing []string
@@ -280,7 +284,7 @@ func tryV2(mounts []cgMount, self map[string]string, base string, l Limits) (*Gr
 	return g, nil
 }
 
-func tryV1(mounts []cgMount, self map[string]string, base string, l Limits) (*Group, error) {
+func tryV1(mounts []CgroupMount, self map[string]string, base string, l Limits) (*Group, error) {
 	g := &Group{kind: KindCgroup1, name: base, limits: l, dirs: map[string]string{}, fd: -1, cgPaths: map[string]string{}}
 	var created []string
 	fail := func(err error) (*Group, error) {
@@ -331,9 +335,9 @@ func tryV1(mounts []cgMount, self map[string]string, base string, l Limits) (*Gr
 
 // v1Dir is the directory for a new group base under our current cgroup in
 // the v1 hierarchy of controller c.
-func v1Dir(mounts []cgMount, self map[string]string, c, base string) (string, error) {
+func v1Dir(mounts []CgroupMount, self map[string]string, c, base string) (string, error) {
 	for _, m := range mounts {
-		if m.fstype != "cgroup" || !slices.Contains(m.opts, c) {
+		if m.FSType != "cgroup" || !slices.Contains(m.Opts, c) {
 			continue
 		}
 		cg, ok := self[c]
@@ -342,7 +346,7 @@ func v1Dir(mounts []cgMount, self map[string]string, c, base string) (string, er
 		}
 		parent, ok := dirFor(m, cg)
 		if !ok {
-			return "", fmt.Errorf("our %s cgroup %s is outside the mount at %s", c, cg, m.point)
+			return "", fmt.Errorf("our %s cgroup %s is outside the mount at %s", c, cg, m.Point)
 		}
 		if err := unix.Access(parent, unix.W_OK); err != nil {
 			return "", fmt.Errorf("%s is not writable: %v", parent, err)
@@ -394,7 +398,7 @@ func (g *Group) Contains(pid int) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("limits: reading the cgroups of pid %d: %w", pid, err)
 	}
-	cur := selfPaths(data)
+	cur := SelfCgroups(data)
 	if len(g.cgPaths) == 0 {
 		return false, nil
 	}
@@ -571,15 +575,15 @@ func Cleanup(olderThan time.Duration) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	self := selfPaths(h.cgroup)
+	self := SelfCgroups(h.cgroup)
 	var parents []string
-	for _, m := range parseMounts(h.mountinfo) {
+	for _, m := range CgroupMounts(h.mountinfo) {
 		keys := []string{""}
-		if m.fstype == "cgroup" {
-			keys = m.opts
+		if m.FSType == "cgroup" {
+			keys = m.Opts
 		}
 		for _, k := range keys {
-			if cg, ok := self[k]; ok && (k == "" && m.fstype == "cgroup2" || k != "" && slices.Contains(v1Controllers, k)) {
+			if cg, ok := self[k]; ok && (k == "" && m.FSType == "cgroup2" || k != "" && slices.Contains(v1Controllers, k)) {
 				if p, ok := dirFor(m, cg); ok && !slices.Contains(parents, p) {
 					parents = append(parents, p)
 				}

@@ -457,11 +457,11 @@ func TestParse(t *testing.T) {
 41 31 0:38 /sub /sys/fs/cgroup/uni\040fied rw,relatime - cgroup2 cgroup2 rw
 22 1 0:21 / /proc rw - proc proc rw
 `
-	ms := parseMounts([]byte(mi))
-	if len(ms) != 3 || ms[1].opts[2] != "cpuacct" || ms[2].point != "/sys/fs/cgroup/uni fied" || ms[2].root != "/sub" {
+	ms := CgroupMounts([]byte(mi))
+	if len(ms) != 3 || ms[1].Opts[2] != "cpuacct" || ms[2].Point != "/sys/fs/cgroup/uni fied" || ms[2].Root != "/sub" {
 		t.Fatalf("parseMounts: %+v", ms)
 	}
-	self := selfPaths([]byte("4:memory:/a/b\n2:cpu,cpuacct:/\n0::/sub/x\n"))
+	self := SelfCgroups([]byte("4:memory:/a/b\n2:cpu,cpuacct:/\n0::/sub/x\n"))
 	if self["memory"] != "/a/b" || self["cpuacct"] != "/" || self[""] != "/sub/x" {
 		t.Fatalf("selfPaths: %v", self)
 	}

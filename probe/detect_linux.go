@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cordon-sandbox/cordon/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -384,67 +384,6 @@ func readBoolKnob(path string) *bool {
 	return &b
 }
 
-// mount is one line of /proc/self/mountinfo, reduced to what we need.
-type mount struct {
-	root, point, fstype string
-	opts                []string // super options: a v1 hierarchy's controllers
-}
-
-// parseMountinfo returns the cgroup and cgroup2 mounts of mountinfo.
-func parseMountinfo(data []byte) []mount {
-	var out []mount
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(g) < 1 {
-			continue
-		}
-		if g[0] != "cgroup" && g[0] != "cgroup2" {
-			continue
-		}
-		m := mount{root: unescapeMountinfo(f[3]), point: unescapeMountinfo(f[4]), fstype: g[0]}
-		if len(g) >= 3 {
-			m.opts = strings.Split(g[2], ",")
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// unescapeMountinfo decodes the octal escapes (\040 etc.) of mountinfo.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// cgroupV2Path returns the "0::" path of /proc/self/cgroup.
-func cgroupV2Path(data []byte) (string, bool) {
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			return p, true
-		}
-	}
-	return "", false
-}
-
 func detectCgroup() CgroupInfo {
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -461,21 +400,21 @@ func detectCgroup() CgroupInfo {
 // /proc/self/mountinfo and /proc/self/cgroup (nil if unreadable).
 func cgroupFrom(mi, pc []byte) CgroupInfo {
 	var info CgroupInfo
-	var v2 *mount
+	var v2 *limits.CgroupMount
 	v1 := false
-	for _, m := range parseMountinfo(mi) {
+	for _, m := range limits.CgroupMounts(mi) {
 		switch {
-		case m.fstype == "cgroup2" && v2 == nil:
+		case m.FSType == "cgroup2" && v2 == nil:
 			m := m
 			v2 = &m
-		case m.fstype == "cgroup":
+		case m.FSType == "cgroup":
 			v1 = true
 			for _, c := range []string{"pids", "memory"} {
-				if slices.Contains(m.opts, c) {
+				if slices.Contains(m.Opts, c) {
 					if info.V1Mounts == nil {
 						info.V1Mounts = map[string]string{}
 					}
-					info.V1Mounts[c] = m.point
+					info.V1Mounts[c] = m.Point
 				}
 			}
 		}
@@ -495,17 +434,17 @@ func cgroupFrom(mi, pc []byte) CgroupInfo {
 		info.Reason = "cannot read /proc/self/cgroup"
 		return info
 	}
-	cg, ok := cgroupV2Path(pc)
+	cg, ok := limits.SelfCgroups(pc)[""]
 	if !ok {
 		info.Reason = "this process has no cgroup v2 membership in /proc/self/cgroup"
 		return info
 	}
-	rel, err := filepath.Rel(v2.root, cg)
+	rel, err := filepath.Rel(v2.Root, cg)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		info.Reason = fmt.Sprintf("our cgroup %s is outside the mounted cgroup v2 tree (%s)", cg, v2.root)
+		info.Reason = fmt.Sprintf("our cgroup %s is outside the mounted cgroup v2 tree (%s)", cg, v2.Root)
 		return info
 	}
-	info.Path = filepath.Join(v2.point, rel)
+	info.Path = filepath.Join(v2.Point, rel)
 	info.Controllers = readFields(filepath.Join(info.Path, "cgroup.controllers"))
 	info.SubtreeControl = readFields(filepath.Join(info.Path, "cgroup.subtree_control"))
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/limits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -478,13 +479,15 @@ func TestParseCgroupFiles(t *testing.T) {
 35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
 41 31 0:38 /sub /sys/fs/cgroup/my\040dir rw,relatime shared:5 - cgroup2 cgroup2 rw
 `
-	got := parseMountinfo([]byte(mi))
-	want := []mount{
-		{root: "/", point: "/sys/fs/cgroup/memory", fstype: "cgroup", opts: []string{"rw", "memory"}},
-		{root: "/sub", point: "/sys/fs/cgroup/my dir", fstype: "cgroup2", opts: []string{"rw"}},
+	// The probe reads the table with the limits package's parser, the
+	// one a run uses.
+	got := limits.CgroupMounts([]byte(mi))
+	want := []limits.CgroupMount{
+		{Root: "/", Point: "/sys/fs/cgroup/memory", FSType: "cgroup", Opts: []string{"rw", "memory"}},
+		{Root: "/sub", Point: "/sys/fs/cgroup/my dir", FSType: "cgroup2", Opts: []string{"rw"}},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("parseMountinfo = %+v, want %+v", got, want)
+		t.Errorf("CgroupMounts = %+v, want %+v", got, want)
 	}
 
 	for _, tc := range []struct {
@@ -496,9 +499,9 @@ func TestParseCgroupFiles(t *testing.T) {
 		{"12:pids:/x\n1:name=systemd:/y\n0::/\n", "/", true},
 		{"4:memory:/a\n", "", false},
 	} {
-		p, ok := cgroupV2Path([]byte(tc.in))
+		p, ok := limits.SelfCgroups([]byte(tc.in))[""]
 		if p != tc.want || ok != tc.ok {
-			t.Errorf("cgroupV2Path(%q) = %q, %v", tc.in, p, ok)
+			t.Errorf("SelfCgroups(%q)[\"\"] = %q, %v", tc.in, p, ok)
 		}
 	}
 }
