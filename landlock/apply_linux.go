@@ -36,24 +36,6 @@ const (
 	netHandled  = lls.AccessNetBindTCP | lls.AccessNetConnectTCP
 )
 
-// fsSupported is the file-system rights mask of each ABI version.
-func fsSupported(abi int) uint64 {
-	switch {
-	case abi <= 0:
-		return 0
-	case abi == 1:
-		return (1 << 13) - 1
-	case abi == 2:
-		return (1 << 14) - 1
-	case abi <= 4:
-		return (1 << 15) - 1
-	case abi < ResolveUnixABI:
-		return fsHandled
-	default:
-		return fsHandled | resolveUnix
-	}
-}
-
 // ABI returns the kernel's Landlock ABI version: 0 with a nil error when
 // Landlock is not built in or not enabled at boot.
 func ABI() (int, error) {

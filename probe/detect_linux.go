@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"golang.org/x/sys/unix"
 )
@@ -99,7 +100,7 @@ func detectLandlock() LandlockInfo {
 		return LandlockInfo{Errno: errnoName(errno), Reason: explainLandlock(errno)}
 	}
 	info := LandlockInfo{ABI: int(abi), Available: abi >= 1}
-	info.Reason = landlockLimits(info.ABI)
+	info.Reason = landlock.Lacks(info.ABI)
 	return info
 }
 
@@ -116,31 +117,6 @@ func explainLandlock(errno syscall.Errno) string {
 	default:
 		return fmt.Sprintf("%s: landlock_create_ruleset: %v", name, errno)
 	}
-}
-
-// landlockLimits says what an older Landlock ABI cannot enforce, "" when
-// the ABI has everything cordon uses.
-func landlockLimits(abi int) string {
-	var missing []string
-	if abi < 1 {
-		return ""
-	}
-	if abi < 2 {
-		missing = append(missing, "cross-directory rename/link (ABI 2, Linux 5.19)")
-	}
-	if abi < 3 {
-		missing = append(missing, "truncate control (ABI 3, Linux 6.2)")
-	}
-	if abi < 4 {
-		missing = append(missing, "TCP port rules (ABI 4, Linux 6.7)")
-	}
-	if abi < 6 {
-		missing = append(missing, "abstract-socket and signal scoping (ABI 6, Linux 6.12)")
-	}
-	if len(missing) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("ABI %d lacks %s", abi, strings.Join(missing, ", "))
 }
 
 func detectSeccomp() SeccompInfo {

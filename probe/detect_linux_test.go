@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"os"
 	"os/exec"
@@ -461,13 +462,13 @@ func TestLandlockLimits(t *testing.T) {
 		{7, nil},
 	}
 	for _, tc := range tests {
-		got := landlockLimits(tc.abi)
+		got := landlock.Lacks(tc.abi)
 		if (got == "") != (len(tc.want) == 0) {
-			t.Errorf("landlockLimits(%d) = %q", tc.abi, got)
+			t.Errorf("landlock.Lacks(%d) = %q", tc.abi, got)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
-				t.Errorf("landlockLimits(%d) = %q, want %q", tc.abi, got, w)
+				t.Errorf("landlock.Lacks(%d) = %q, want %q", tc.abi, got, w)
 			}
 		}
 	}
