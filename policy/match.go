@@ -3,6 +3,8 @@ package policy
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/globscan"
 )
 
 // Within reports whether the absolute path p is dir or lies below it. Both
@@ -26,8 +28,8 @@ func CoveredBy(path string, roots []string) bool {
 }
 
 // IsGlob reports whether a deny or deny_write entry is a pattern (it holds
-// one of * ? [ {) rather than a literal path.
-func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
+// one of * ? [ {) rather than a literal path; it is globscan.IsGlob.
+func IsGlob(s string) bool { return globscan.IsGlob(s) }
 
 // DeniedBy returns the literal absolute deny entry that covers path (path is
 // the entry or lies below it), or "". Relative globs and absolute globs are
