@@ -316,9 +316,9 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 			continue
 		}
 		if policy.IsGlob(d) {
-			matches, err := filepath.Glob(d)
+			matches, err := policy.ExpandAbsDeny(d, b.opts.WalkLimits)
 			if err != nil {
-				return fmt.Errorf("deny pattern %q: %w", d, err)
+				return err
 			}
 			for _, m := range matches {
 				b.maskPath(m)

@@ -3,9 +3,11 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/cordon-sandbox/cordon/globscan"
 )
 
@@ -82,15 +84,28 @@ func CompileDenyList(deny []string) ([]*DenyRule, error) {
 // it matches relative to root and everything below that.
 func (r *DenyRule) Hides(root, path string) bool {
 	if rel, ok := r.rel(root, path); ok {
-		return r.glob.Hides(rel)
+		return r.rootMatches() || r.glob.Hides(rel)
 	}
 	return r.glob == nil && r.abs && Within(path, r.root)
+}
+
+// rootMatches reports whether an absolute glob matches the directory
+// named before its first wildcard: "/a/**" matches /a itself.
+func (r *DenyRule) rootMatches() bool {
+	if !r.abs || r.glob == nil {
+		return false
+	}
+	ok, _ := doublestar.Match(r.Entry, r.root)
+	return ok
 }
 
 // Matches is Hides for path alone, not its directories: what a walk that
 // does not enter a hidden directory still has to check.
 func (r *DenyRule) Matches(root, path string) bool {
 	if rel, ok := r.rel(root, path); ok {
+		if rel == "." {
+			return r.rootMatches()
+		}
 		return r.glob.Match(rel)
 	}
 	return r.glob == nil && r.abs && path == r.root
@@ -112,4 +127,39 @@ func (r *DenyRule) rel(root, path string) (string, bool) {
 		return ".", true
 	}
 	return strings.TrimPrefix(path[len(root):], "/"), true
+}
+
+// ExpandAbsDeny lists the existing paths the absolute deny glob d matches,
+// as both backends mask them: what globscan.ScanPatterns finds under the
+// directory before its first wildcard (globscan.SplitAbs), within the
+// bounds lim, and that directory itself when d matches it ("/a/**").
+// A missing directory matches nothing. Going over a bound is an error: a
+// partial list of secrets is not safe to act on.
+func ExpandAbsDeny(d string, lim globscan.Limits) ([]string, error) {
+	r, err := CompileDeny(d)
+	if err != nil {
+		return nil, fmt.Errorf("deny pattern %q: %w", d, err)
+	}
+	if !r.abs || r.glob == nil {
+		return nil, fmt.Errorf("deny pattern %q is not an absolute glob", d)
+	}
+	fi, err := os.Stat(r.root)
+	if err != nil {
+		return nil, nil
+	}
+	if r.rootMatches() {
+		return []string{r.root}, nil
+	}
+	if !fi.IsDir() {
+		return nil, nil
+	}
+	ms, _, err := globscan.ScanPatterns(r.root, []globscan.Pattern{{Glob: r.glob.String()}}, lim)
+	if err != nil {
+		return nil, fmt.Errorf("matching deny pattern %q: %w", d, err)
+	}
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m.Path)
+	}
+	return out, nil
 }
