@@ -6,16 +6,13 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/config"
-)
 
-// within reports whether path p is dir or lies below it.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
+	"github.com/cordon-sandbox/cordon/subpath"
+)
 
 // tildePath abbreviates a path under home as ~/...
 func tildePath(p, home string) string {
-	if within(p, home) && p != home {
+	if subpath.Below(p, home) {
 		return "~/" + strings.TrimPrefix(p, strings.TrimSuffix(home, "/")+"/")
 	}
 	return p

@@ -211,7 +211,7 @@ func writableBy(dir string, write []string) bool {
 		if rw, err := filepath.EvalSymlinks(w); err == nil {
 			w = rw
 		}
-		if dir == w || strings.HasPrefix(dir, strings.TrimSuffix(w, "/")+"/") {
+		if policy.Within(dir, w) {
 			return true
 		}
 	}
@@ -231,7 +231,7 @@ func PolicyRoots(p *policy.Policy) []Root {
 		if err != nil || seen[real] || path == "/tmp" {
 			return
 		}
-		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && (real == ws || strings.HasPrefix(real, ws+"/")) {
+		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && policy.Within(real, ws) {
 			return
 		}
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
