@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // MaxFileSize is the largest config file ReadFile reads: 1 MiB.
@@ -136,8 +138,8 @@ func openBeneath(path, root string) (int, error) {
 	if !filepath.IsAbs(path) || !filepath.IsAbs(root) {
 		return -1, fmt.Errorf("%s: reading beneath %s needs absolute paths", path, root)
 	}
-	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(path))
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+	rel, ok := subpath.Rel(filepath.Clean(root), filepath.Clean(path))
+	if !ok || rel == "." {
 		return -1, fmt.Errorf("%s: not inside %s", path, root)
 	}
 	dfd, err := openRetry(func() (int, error) {

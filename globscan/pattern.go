@@ -69,8 +69,22 @@ type pattern struct {
 	anyName string
 }
 
+// PatternError is the error of Validate (and of Scan for a bad pattern):
+// which pattern, and what is wrong with it.
+type PatternError struct {
+	// Pattern is the pattern as given.
+	Pattern string
+	// Reason says what is wrong and, where it can, how to write it.
+	Reason string
+}
+
+// Error names the pattern and the reason.
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("globscan: invalid deny pattern %q: %s", e.Pattern, e.Reason)
+}
+
 func patternError(p, format string, args ...any) error {
-	return fmt.Errorf("globscan: invalid deny pattern %q: %s", p, fmt.Sprintf(format, args...))
+	return &PatternError{Pattern: p, Reason: fmt.Sprintf(format, args...)}
 }
 
 // compile validates and compiles one pattern.
@@ -451,4 +465,65 @@ func CouldMatchBelow(pattern, dirRel string) bool {
 		}
 	}
 	return false
+}
+
+// SplitAbs splits an absolute glob into the deepest directory named before
+// its first segment holding a metacharacter (or an escape) and the rest,
+// a relative pattern for Scan under that directory: "/home/*/.ssh" is
+// "/home" and "*/.ssh", "/**/.env" is "/" and "**/.env". A pattern without
+// metacharacters is returned whole as root with rel "".
+func SplitAbs(pattern string) (root, rel string) {
+	segs := strings.Split(pattern, "/")
+	for i, s := range segs {
+		if IsGlob(s) || strings.Contains(s, `\`) {
+			root = strings.Join(segs[:i], "/")
+			if root == "" {
+				root = "/"
+			}
+			return root, strings.Join(segs[i:], "/")
+		}
+	}
+	return pattern, ""
+}
+
+// Glob is a compiled relative deny glob: it decides for one path exactly
+// as Scan decides for an entry it reaches, so that a check of a single
+// path (the MCP file tools) and the walk that finds what to mask before a
+// run (the backends) cannot disagree.
+type Glob struct {
+	p *pattern
+}
+
+// Compile validates pattern (see Validate) and compiles it.
+func Compile(pattern string) (*Glob, error) {
+	p, err := compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &Glob{p: p}, nil
+}
+
+// String returns the pattern as given to Compile.
+func (g *Glob) String() string { return g.p.orig }
+
+// Match reports whether rel, a slash-separated path relative to a scanned
+// root, matches the pattern, as Scan would report it. The root itself ("",
+// ".") never matches.
+func (g *Glob) Match(rel string) bool {
+	if rel == "" || rel == "." {
+		return false
+	}
+	return doublestar.MatchUnvalidated(g.p.norm, rel)
+}
+
+// Hides reports whether rel or one of its directories below the root
+// matches: Scan reports a matched directory whole, so a backend hides
+// everything below it.
+func (g *Glob) Hides(rel string) bool {
+	for i := 0; i < len(rel); i++ {
+		if rel[i] == '/' && g.Match(rel[:i]) {
+			return true
+		}
+	}
+	return g.Match(rel)
 }

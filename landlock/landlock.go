@@ -29,7 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Rules is what the helper asks Landlock to enforce. It travels inside the
@@ -215,9 +216,9 @@ func CarveOut(allowed, denied []string, lim Limits) ([]string, error) {
 		dropped := false
 		for _, d := range deny {
 			switch {
-			case within(ra, d):
+			case subpath.Within(ra, d):
 				dropped = true
-			case within(d, ra):
+			case subpath.Within(d, ra):
 				under = append(under, d)
 			}
 		}
@@ -280,7 +281,7 @@ func (c *carver) expand(dir string, denied []string) error {
 		for _, d := range denied {
 			if d == child {
 				skip = true
-			} else if within(d, child) {
+			} else if subpath.Within(d, child) {
 				under = append(under, d)
 			}
 		}
@@ -300,14 +301,6 @@ func (c *carver) expand(dir string, denied []string) error {
 		c.out[child] = true
 	}
 	return nil
-}
-
-// within reports whether p is base or beneath it; both are clean.
-func within(p, base string) bool {
-	if base == "/" {
-		return true
-	}
-	return p == base || strings.HasPrefix(p, base+"/")
 }
 
 // resolve cleans p and resolves its symbolic links as far as it exists.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // v1Controllers are the v1 hierarchies a cgroup1 Group uses, in order.
@@ -124,8 +126,8 @@ func SelfCgroups(data []byte) map[string]string {
 
 // dirFor maps a cgroup path of /proc/self/cgroup to a directory under m.
 func dirFor(m CgroupMount, cg string) (string, bool) {
-	rel, err := filepath.Rel(m.Root, cg)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+	rel, ok := subpath.Rel(m.Root, cg)
+	if !ok {
 		return "", false
 	}
 	return filepath.Join(m.Point, rel), true

@@ -14,6 +14,8 @@ import (
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/probe"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Kinds of mount operation, in the order they are applied to one path: a
@@ -316,9 +318,9 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 			continue
 		}
 		if policy.IsGlob(d) {
-			matches, err := filepath.Glob(d)
+			matches, err := policy.ExpandAbsDeny(d, b.opts.WalkLimits)
 			if err != nil {
-				return fmt.Errorf("deny pattern %q: %w", d, err)
+				return err
 			}
 			for _, m := range matches {
 				b.maskPath(m)
@@ -386,13 +388,13 @@ func (b *bwrapBuilder) maskPath(path string) {
 // tells an agent clearly that the path is off limits.
 func (b *bwrapBuilder) maskInvisible(path string) bool {
 	h := b.opts.Home
-	return h != "" && h != "/" && strings.HasPrefix(path, h+"/") && !b.visible(h)
+	return h != "" && h != "/" && subpath.Below(path, h) && !b.visible(h)
 }
 
 // visible reports whether path lies inside a tree bound into the sandbox.
 func (b *bwrapBuilder) visible(path string) bool {
 	for _, r := range b.roots {
-		if path == r.path || strings.HasPrefix(path, strings.TrimSuffix(r.path, "/")+"/") {
+		if policy.Within(path, r.path) {
 			return true
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // HostModCache is where the bwrap backend shows the host's Go module cache,
@@ -231,7 +233,7 @@ func unseedGoModules(c string) {
 			if dir == "" || !fs.ValidPath(dir) {
 				continue
 			}
-			if t, err := r.Readlink(dir); err == nil && strings.HasPrefix(t, HostModCache+"/") {
+			if t, err := r.Readlink(dir); err == nil && subpath.Below(t, HostModCache) {
 				r.Remove(dir)
 			}
 		}

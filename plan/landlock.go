@@ -255,7 +255,14 @@ func expandDenied(pl *Plan, p *policy.Policy, home string, lim globscan.Limits) 
 		switch {
 		case !filepath.IsAbs(d):
 		case policy.IsGlob(d):
-			m, _ := filepath.Glob(d)
+			m, err := policy.ExpandAbsDeny(d, lim)
+			if err != nil {
+				// Fail closed, as for a read root below.
+				root, _ := globscan.SplitAbs(d)
+				out = append(out, root)
+				pl.RunNotes = append(pl.RunNotes, fmt.Sprintf("%s is not readable in this run: it could not be searched for the deny pattern %s (%v)", root, d, err))
+				continue
+			}
 			out = append(out, m...)
 		default:
 			if _, err := os.Lstat(d); err == nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Kinds of placeholder for a missing path: what is bound over the mount
@@ -339,8 +341,8 @@ func (b *bwrapBuilder) protectExisting(path string) error {
 // kind when that is full itself. bwrap needs a mount point on the host,
 // which the launcher creates before the run and removes after it.
 func (b *bwrapBuilder) placeholder(root, full string, kind int) {
-	rel, err := filepath.Rel(root, full)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+	rel, ok := subpath.Rel(root, full)
+	if !ok || rel == "." {
 		return
 	}
 	cur := root

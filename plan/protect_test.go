@@ -190,3 +190,20 @@ func TestLandlockRefusesGuardedWrites(t *testing.T) {
 		t.Errorf("degraded %q lacks the writable deny_write path", pl.Degraded)
 	}
 }
+
+// TestAbsentDeniedDotDotName: an absent denied path in a writable root
+// whose first component merely starts with ".." ("..cache") lies inside the
+// root and is kept absent like any other; the root-relative test once read
+// it as outside ("../") and planned nothing.
+func TestAbsentDeniedDotDotName(t *testing.T) {
+	p, opts := testPolicy(t)
+	ws := p.Workspace
+	p.Deny = append(p.Deny, filepath.Join(ws, "..cache", "token"))
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := []string{"--ro-bind", filepath.Join(opts.StateDir, emptyDir), filepath.Join(ws, "..cache")}; !hasSeq(pl.Argv, w...) {
+		t.Errorf("argv lacks %q:\n%s", w, strings.Join(pl.Argv, " "))
+	}
+}

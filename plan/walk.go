@@ -40,7 +40,7 @@ func parseProtected(rules []string) protRules {
 			pr.git = true
 			continue
 		}
-		if rel == "" || strings.ContainsAny(rel, "*?[{") {
+		if rel == "" || policy.IsGlob(rel) {
 			continue // only git rules use patterns inside
 		}
 		n := nameRule{rule: r, rel: rel, dir: strings.HasSuffix(r, "/")}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/policy"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Kinds of Finding.
@@ -517,17 +519,13 @@ func (c *checker) recent(fi fs.FileInfo) bool {
 
 // under returns p relative to root if p is root or below it.
 func under(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return rel, true
+	return subpath.Rel(filepath.Clean(root), filepath.Clean(p))
 }
 
 // inAny reports whether p is below one of dirs.
 func inAny(p string, dirs []string) bool {
 	for _, d := range dirs {
-		if strings.HasPrefix(p, d+string(filepath.Separator)) {
+		if subpath.Below(p, d) {
 			return true
 		}
 	}

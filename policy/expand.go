@@ -6,16 +6,13 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/config"
-)
 
-// within reports whether path p is dir or lies below it.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
+	"github.com/cordon-sandbox/cordon/subpath"
+)
 
 // tildePath abbreviates a path under home as ~/...
 func tildePath(p, home string) string {
-	if within(p, home) && p != home {
+	if subpath.Below(p, home) {
 		return "~/" + strings.TrimPrefix(p, strings.TrimSuffix(home, "/")+"/")
 	}
 	return p
@@ -85,7 +82,7 @@ func (b *builder) path(l layer, key, raw string) (string, error) {
 	if err != nil {
 		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
 	}
-	if hasMeta(s) {
+	if IsGlob(s) {
 		return "", l.Errorf(key, "%s: wildcards (* ? [ {) are only allowed in %s and %s", entryName(l, key, raw), config.KeyFilesystemDeny, config.KeyFilesystemDenyWrite)
 	}
 	if !filepath.IsAbs(s) {
@@ -107,12 +104,16 @@ func (b *builder) pattern(l layer, key, raw string) (string, error) {
 	if err != nil {
 		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
 	}
-	glob := hasMeta(s)
+	glob := IsGlob(s)
 	if err := checkGlob(s); err != nil {
 		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
 	}
 	if filepath.IsAbs(s) {
-		return filepath.Clean(s), nil
+		c := filepath.Clean(s)
+		if err := ValidateDeny(c); err != nil {
+			return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
+		}
+		return c, nil
 	}
 	if l.IsFlags() && !glob {
 		return filepath.Join(b.host.Cwd, s), nil
@@ -121,13 +122,15 @@ func (b *builder) pattern(l layer, key, raw string) (string, error) {
 	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
 		return "", l.Errorf(key, "%s is not a usable pattern; use an absolute path, ${PROJECT_DIR}/..., or a pattern such as **/.env", entryName(l, key, raw))
 	}
+	if err := ValidateDeny(c); err != nil {
+		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
+	}
 	return c, nil
 }
 
-// hasMeta reports whether s contains glob syntax.
-func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
-
-// checkGlob rejects unbalanced [ ] and { } in a glob.
+// checkGlob rejects unbalanced [ ] and { } in a glob, with a message that
+// says which; ValidateDeny then checks the rest as the backends' walk
+// parses it.
 func checkGlob(s string) error {
 	inClass, braces := false, 0
 	for i := 0; i < len(s); i++ {

@@ -40,13 +40,8 @@ func deniedBy(deny []string, path string) string {
 		if !filepath.IsAbs(d) || !IsGlob(d) {
 			continue
 		}
-		for q := path; ; q = filepath.Dir(q) {
-			if ok, _ := filepath.Match(d, q); ok {
-				return d
-			}
-			if q == "/" {
-				break
-			}
+		if r, err := CompileDeny(d); err == nil && r.Hides("/", path) {
+			return d
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -187,5 +188,22 @@ func TestFlagPathWarnings(t *testing.T) {
 	f.userConfig("sandbox:\n  filesystem:\n    read: [\"${HOME}/gone\"]\n")
 	if p := f.mustLoad(Options{}); len(p.Warnings) > 0 {
 		t.Errorf("config file entries warned: %q", p.Warnings)
+	}
+}
+
+// TestDenyGlobHidingWorkspaceAsBackends: the check that a deny entry hides
+// the workspace matches absolute globs as the backends expand them
+// (policy.DenyRule): "**" spans directories and matches the directory
+// before it, braces are alternatives. filepath.Match, used here before,
+// read "**" as "*" and braces literally, so these loaded and then hid the
+// workspace (or all of it) in the run.
+func TestDenyGlobHidingWorkspaceAsBackends(t *testing.T) {
+	for _, deny := range []string{"${PROJECT_DIR}/**", "${HOME}/**/proj*", "${HOME}/{x,p*}"} {
+		f := newFixture(t)
+		_, err := f.load(Options{SkipUserConfig: true, Flags: flags(func(l *config.Layer) { l.Filesystem.Deny = []string{deny} })})
+		want := fmt.Sprintf("--deny %q: hides the workspace %s (the pattern matches it or a directory above it)", deny, f.ws)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("--deny %q: got %v\nwant %s...", deny, err, want)
+		}
 	}
 }

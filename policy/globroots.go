@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/cordon-sandbox/cordon/globscan"
 )
 
 // DenyGlobReadRoots returns the trees, besides the writable roots, in which
@@ -87,7 +87,7 @@ func (p *Policy) denyGlobForName(path string) string {
 		if filepath.IsAbs(d) {
 			continue
 		}
-		if ok, _ := doublestar.Match(d, name); ok {
+		if g, err := globscan.Compile(d); err == nil && g.Match(name) {
 			return d
 		}
 	}

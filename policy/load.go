@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/cordon-sandbox/cordon/config"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Options says where Load finds the layers of a policy.
@@ -289,7 +291,7 @@ type rootMatch struct {
 func rootOf(file string, roots []writableRoot) (rootMatch, bool) {
 	file = filepath.Clean(file)
 	for _, r := range roots {
-		if within(file, r.path) && file != r.path {
+		if subpath.Below(file, r.path) {
 			return rootMatch{root: r.path, file: file}, true
 		}
 	}
@@ -298,7 +300,7 @@ func rootOf(file string, roots []writableRoot) (rootMatch, bool) {
 		return rootMatch{}, false
 	}
 	for _, r := range roots {
-		if within(real, r.real) && real != r.real {
+		if subpath.Below(real, r.real) {
 			return rootMatch{root: r.real, file: real}, true
 		}
 	}
@@ -324,7 +326,7 @@ func checkHomeWorkspace(p *Policy, h Host, allow bool) error {
 			what = "the root directory"
 		case ws == home:
 			what = "your home directory"
-		case within(home, ws) && what == "":
+		case subpath.Within(home, ws) && what == "":
 			what = "an ancestor of your home directory"
 		}
 	}

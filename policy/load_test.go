@@ -1125,3 +1125,29 @@ func TestRelativeXDGIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyGlobsValidatedAsScanned: a relative deny glob is checked at load
+// time with the parser the backends' walk uses (globscan), so a pattern the
+// walk would refuse is a config error with its file, line and key, not a
+// bwrap run that refuses to start or a Landlock run that denies the whole
+// workspace.
+func TestDenyGlobsValidatedAsScanned(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		line int
+		msg  string
+	}{
+		{"sandbox:\n  filesystem:\n    deny: [\"**/{.env,}\"]\n", 3, `sandbox.filesystem.deny entry "**/{.env,}": has an empty or "." path segment (in "**/"), which never matches`},
+		{"sandbox:\n  filesystem:\n    deny:\n      - ok.txt\n      - \"conf/{a,../b}\"\n", 5, `sandbox.filesystem.deny entry "conf/{a,../b}": contains ".."; patterns cannot leave the scanned root`},
+		{"sandbox:\n  filesystem:\n    deny_write: [\"{x,/etc}/y\"]\n", 3, `sandbox.filesystem.deny_write entry "{x,/etc}/y": brace alternative "/etc/y" is absolute`},
+		{"sandbox:\n  filesystem:\n    deny: [\"/data/{a,}\"]\n", 3, `sandbox.filesystem.deny entry "/data/{a,}": has an empty brace alternative that matches nothing`},
+	} {
+		f := newFixture(t)
+		path := f.userConfig(tc.yaml)
+		_, err := f.load(Options{})
+		want := fmt.Sprintf("%s:%d: %s", path, tc.line, tc.msg)
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", tc.yaml, err, want)
+		}
+	}
+}

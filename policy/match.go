@@ -2,23 +2,21 @@ package policy
 
 import (
 	"path/filepath"
-	"strings"
+
+	"github.com/cordon-sandbox/cordon/globscan"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Within reports whether the absolute path p is dir or lies below it. Both
 // must be clean; it compares whole components, so /w/anchor2 is not within
-// /w/anchor.
-func Within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
+// /w/anchor. It is subpath.Within, the one such test of the tree.
+func Within(p, dir string) bool { return subpath.Within(p, dir) }
 
 // CoveredBy reports whether path is at or below one of roots.
 func CoveredBy(path string, roots []string) bool {
 	for _, r := range roots {
-		if Within(path, strings.TrimSuffix(r, "/")) || r == "/" {
+		if subpath.Within(path, r) {
 			return true
 		}
 	}
@@ -26,8 +24,8 @@ func CoveredBy(path string, roots []string) bool {
 }
 
 // IsGlob reports whether a deny or deny_write entry is a pattern (it holds
-// one of * ? [ {) rather than a literal path.
-func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
+// one of * ? [ {) rather than a literal path; it is globscan.IsGlob.
+func IsGlob(s string) bool { return globscan.IsGlob(s) }
 
 // DeniedBy returns the literal absolute deny entry that covers path (path is
 // the entry or lies below it), or "". Relative globs and absolute globs are

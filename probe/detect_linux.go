@@ -20,6 +20,8 @@ import (
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // execTimeout bounds each helper process Detect starts, so a wedged bwrap
@@ -415,8 +417,8 @@ func cgroupFrom(mi, pc []byte) CgroupInfo {
 		info.Reason = "this process has no cgroup v2 membership in /proc/self/cgroup"
 		return info
 	}
-	rel, err := filepath.Rel(v2.Root, cg)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+	rel, ok := subpath.Rel(v2.Root, cg)
+	if !ok {
 		info.Reason = fmt.Sprintf("our cgroup %s is outside the mounted cgroup v2 tree (%s)", cg, v2.Root)
 		return info
 	}

@@ -30,6 +30,8 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/config"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // Host is what Collect may read of the host.
@@ -123,8 +125,8 @@ func (c *collector) readFile(path string) []byte {
 // short writes a path under the home directory as ~/...
 func (c *collector) short(path string) string {
 	if c.h.Home != "" {
-		if rel, err := filepath.Rel(c.h.Home, path); err == nil && filepath.IsLocal(rel) {
-			return "~/" + filepath.ToSlash(rel)
+		if rel, ok := subpath.Rel(c.h.Home, path); ok {
+			return "~/" + rel
 		}
 	}
 	return path

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // errStop ends a walk early.
@@ -28,7 +30,7 @@ func (f *FS) display(m *mount, rel string) string {
 		return rel
 	}
 	if f.off {
-		if r, err := filepath.Rel(f.workspace, abs); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+		if r, ok := subpath.Rel(f.workspace, abs); ok {
 			return r
 		}
 	}

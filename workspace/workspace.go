@@ -87,7 +87,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/cordon-sandbox/cordon/policy"
 	"golang.org/x/sys/unix"
 )
@@ -145,8 +144,8 @@ type FS struct {
 	off       bool
 	workspace string
 	mounts    []*mount // the workspace first
-	deny      []string
-	denyWrite []string
+	deny      []*policy.DenyRule
+	denyWrite []*policy.DenyRule
 	protected []string
 }
 
@@ -183,8 +182,12 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 		f.mounts = []*mount{m}
 		return f, nil
 	}
-	f.deny = p.Deny
-	f.denyWrite = p.DenyWrite
+	if f.deny, err = policy.CompileDenyList(p.Deny); err != nil {
+		return nil, fmt.Errorf("workspace: filesystem.deny: %w", err)
+	}
+	if f.denyWrite, err = policy.CompileDenyList(p.DenyWrite); err != nil {
+		return nil, fmt.Errorf("workspace: filesystem.deny_write: %w", err)
+	}
 	f.protected = p.Protected
 	for _, r := range append([]Root{{Path: ws, Writable: writableBy(ws, p.Write)}}, extra...) {
 		m, err := openMount(r)
@@ -208,7 +211,7 @@ func writableBy(dir string, write []string) bool {
 		if rw, err := filepath.EvalSymlinks(w); err == nil {
 			w = rw
 		}
-		if dir == w || strings.HasPrefix(dir, strings.TrimSuffix(w, "/")+"/") {
+		if policy.Within(dir, w) {
 			return true
 		}
 	}
@@ -228,7 +231,7 @@ func PolicyRoots(p *policy.Policy) []Root {
 		if err != nil || seen[real] || path == "/tmp" {
 			return
 		}
-		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && (real == ws || strings.HasPrefix(real, ws+"/")) {
+		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && policy.Within(real, ws) {
 			return
 		}
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
@@ -419,8 +422,8 @@ func (f *FS) checkWrite(t *target) error {
 		return v
 	}
 	for _, d := range f.denyWrite {
-		if matchRule(d, t.rel, t.abs) {
-			v.Kind, v.Rule, v.Source = KindProtected, d, SourceDenyWrite
+		if d.Hides(t.m.Path, t.abs) {
+			v.Kind, v.Rule, v.Source = KindProtected, d.Entry, SourceDenyWrite
 			return v
 		}
 	}
@@ -537,34 +540,17 @@ func (f *FS) denied(t *target) string {
 	return f.deniedPath(t.m, t.rel)
 }
 
+// deniedPath returns the deny rule that hides the path rel of m (it or
+// one of its directories), or "": policy.DenyRule decides as the backends
+// expand the rule, relative globs matched below the root m.
 func (f *FS) deniedPath(m *mount, rel string) string {
 	abs := filepath.Join(m.Path, rel)
 	for _, d := range f.deny {
-		if matchRule(d, rel, abs) {
-			return d
+		if d.Hides(m.Path, abs) {
+			return d.Entry
 		}
 	}
 	return ""
-}
-
-// matchRule reports whether a deny or deny_write entry d matches the path
-// rel (relative to its root) or one of its parents: an absolute entry is
-// matched against abs, a relative glob such as "**/.env" against rel.
-func matchRule(d, rel, abs string) bool {
-	if filepath.IsAbs(d) {
-		return matchAbs(d, abs)
-	}
-	if rel == "." {
-		return false
-	}
-	pat := strings.TrimSuffix(strings.TrimPrefix(d, "./"), "/")
-	parts := strings.Split(rel, "/")
-	for i := 1; i <= len(parts); i++ {
-		if ok, _ := doublestar.Match(pat, strings.Join(parts[:i], "/")); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // deniedLeaf is deniedPath for an entry met while walking from a checked
@@ -574,44 +560,14 @@ func (f *FS) deniedLeaf(m *mount, rel string) string {
 	if len(f.deny) == 0 {
 		return ""
 	}
-	var abs string
+	abs := m.Path + "/" + rel
+	if m.Path == "/" {
+		abs = "/" + rel
+	}
 	for _, d := range f.deny {
-		if filepath.IsAbs(d) {
-			if abs == "" {
-				abs = m.Path + "/" + rel
-				if m.Path == "/" {
-					abs = "/" + rel
-				}
-			}
-			if !strings.ContainsAny(d, "*?[{") {
-				if abs == filepath.Clean(d) {
-					return d
-				}
-				continue
-			}
-			if ok, _ := doublestar.Match(strings.TrimSuffix(d, "/"), abs); ok {
-				return d
-			}
-			continue
-		}
-		pat := strings.TrimSuffix(strings.TrimPrefix(d, "./"), "/")
-		if ok, _ := doublestar.Match(pat, rel); ok {
-			return d
+		if d.Matches(m.Path, abs) {
+			return d.Entry
 		}
 	}
 	return ""
-}
-
-// matchAbs reports whether abs is rule (an absolute path or glob) or below it.
-func matchAbs(rule, abs string) bool {
-	if !strings.ContainsAny(rule, "*?[{") {
-		return hasPrefix(split(abs), split(rule))
-	}
-	parts := split(abs)
-	for i := 1; i <= len(parts); i++ {
-		if ok, _ := doublestar.Match(strings.TrimSuffix(rule, "/"), "/"+strings.Join(parts[:i], "/")); ok {
-			return true
-		}
-	}
-	return false
 }

@@ -1,0 +1,37 @@
+// Package subpath is the one test of whether a path lies at or below a
+// directory, for every package of cordon (policy.Within and policy.CoveredBy
+// are its names above the policy layer). It compares whole components, so
+// /w/anchor2 is not within /w/anchor, and never touches the file system.
+package subpath
+
+import "strings"
+
+// Within reports whether the absolute path p is dir or lies below it. Both
+// must be clean, but for a trailing slash on dir; every absolute path is
+// within "/".
+func Within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	dir = strings.TrimSuffix(dir, "/")
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// Below reports whether p lies strictly below dir (Within, but not dir
+// itself).
+func Below(p, dir string) bool {
+	return p != strings.TrimSuffix(dir, "/") && p != dir && Within(p, dir)
+}
+
+// Rel returns p relative to dir, slash-separated ("." for dir itself), and
+// whether p is within dir (see Within).
+func Rel(dir, p string) (string, bool) {
+	if !Within(p, dir) {
+		return "", false
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, strings.TrimSuffix(dir, "/")), "/")
+	if rel == "" {
+		rel = "."
+	}
+	return rel, true
+}
