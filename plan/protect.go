@@ -370,11 +370,13 @@ func (b *bwrapBuilder) placeholder(root, full string, kind int) {
 	}
 }
 
-// addPlaceholder mounts a placeholder of kind at the missing path p.
+// addPlaceholder mounts a placeholder of kind (phDir, phFile or
+// phCommondir) at the missing path p.
 func (b *bwrapBuilder) addPlaceholder(p string, kind int) {
 	b.add(opReadOnly, b.placeholderSource(kind), p)
-	if !slices.Contains(b.plan.Placeholders, p) {
-		b.plan.Placeholders = append(b.plan.Placeholders, p)
+	if !slices.Contains(b.plan.PlaceholderPaths(), p) {
+		k := map[int]PlaceholderKind{phDir: PlaceholderDir, phFile: PlaceholderFile, phCommondir: PlaceholderCommondir}[kind]
+		b.plan.Placeholders = append(b.plan.Placeholders, Placeholder{Path: p, Kind: k})
 	}
 }
 

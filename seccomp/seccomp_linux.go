@@ -144,18 +144,18 @@ func Filter(strict bool) ([]unix.SockFilter, error) {
 // Options select the filter's extra rules.
 type Options struct {
 	// Strict adds the strict-mode list.
-	Strict bool
+	Strict bool `json:"strict,omitempty"`
 	// DenyNetwork refuses socket(2) for AF_INET, AF_INET6 and AF_PACKET
 	// with EPERM: the Landlock-only backend has no network namespace, and
 	// Landlock's TCP rules do not cover UDP, raw sockets or MPTCP.
-	DenyNetwork bool
+	DenyNetwork bool `json:"deny_network,omitempty"`
 	// DenyUnix refuses socket(2) for AF_UNIX with EPERM: without a mount
 	// namespace, and below Landlock ABI 9, nothing else keeps the command
 	// from connecting to the host's pathname unix sockets (ssh-agent,
 	// docker) by name. The filter cannot read connect's address (a
 	// pointer), so it refuses the socket instead. socketpair(2) stays
 	// allowed: its two ends are connected to each other only.
-	DenyUnix bool
+	DenyUnix bool `json:"deny_unix,omitempty"`
 }
 
 // FilterWith builds the program for o (see Filter).

@@ -20,11 +20,11 @@ func Describe(strict bool) []string {
 // Options select the filter's extra rules (see the Linux build).
 type Options struct {
 	// Strict adds the strict-mode list.
-	Strict bool
+	Strict bool `json:"strict,omitempty"`
 	// DenyNetwork refuses internet and packet sockets.
-	DenyNetwork bool
+	DenyNetwork bool `json:"deny_network,omitempty"`
 	// DenyUnix refuses unix sockets other than socketpair.
-	DenyUnix bool
+	DenyUnix bool `json:"deny_unix,omitempty"`
 }
 
 // InstallWith always fails: seccomp exists only on Linux.
