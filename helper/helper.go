@@ -97,7 +97,7 @@ func Main(args []string) int {
 	if spec.Seccomp != nil {
 		// Last before exec: the filter also forbids what the helper did
 		// above (no mount, no new user namespace after this).
-		if err := seccomp.InstallWith(*spec.Seccomp); err != nil {
+		if err := seccomp.Install(*spec.Seccomp); err != nil {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}

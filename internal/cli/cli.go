@@ -295,7 +295,7 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 			mode = "strict"
 		}
 		fmt.Fprintf(w, "seccomp (%s): EPERM for\n", mode)
-		for _, d := range seccomp.DescribeWith(*o) {
+		for _, d := range seccomp.Describe(*o) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
