@@ -1,6 +1,6 @@
 // Package audit writes cordon's audit log: one JSON object per line, in the
-// format of design.md (timestamp, session_id, command, operation, path or
-// host/port, action, rule, mode).
+// format of cordon's audit record (timestamp, session_id, command,
+// operation, path or host/port, action, rule, mode; see Record).
 //
 // A Log is safe for concurrent use by several goroutines, and several
 // processes may append to the same file: it is opened with O_APPEND and each

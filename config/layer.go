@@ -5,7 +5,7 @@
 // flag, it came from.
 //
 // A config file has one top-level key, "sandbox", whose keys are those of
-// seed 004 (see design.md, "Config"):
+// cordon's configuration contract (the README's "Configuration"):
 //
 //	sandbox:
 //	  enabled: true             # false means mode off
@@ -81,8 +81,8 @@ var (
 	Backends = []string{"auto", "bwrap", "landlock", "seatbelt", "none"}
 )
 
-// flagNames maps keys to the command-line flag that sets them (design.md,
-// "CLI contract"). Keys without a flag are absent.
+// flagNames maps keys to the command-line flag that sets them (cordon run
+// --help lists the flags). Keys without a flag are absent.
 var flagNames = map[string]string{
 	KeyEnabled:             "--no-sandbox",
 	KeyMode:                "--mode",

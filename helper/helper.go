@@ -1,15 +1,17 @@
 // Package helper is the part of cordon that runs inside the sandbox. The
 // launcher starts bwrap with cordon's own binary as the command and the
-// hidden subcommand plan.HelperCommand; the helper reads its Spec from an
-// inherited descriptor (never the environment or argv), applies it, reports
-// readiness to the host, and execs the user's command.
+// hidden subcommand helperspec.HelperCommand; the helper reads its
+// helperspec.Spec from an inherited descriptor (never the environment or
+// argv), applies it, reports readiness to the host, and execs the user's
+// command.
+//
+// It depends on the contract (helperspec) and the enforcers (landlock,
+// seccomp) only, never on the planner: a test checks it.
 package helper
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,23 +21,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
-	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/seccomp"
 	"golang.org/x/sys/unix"
-)
-
-// Status messages on plan.FdStatus. Ready carries the helper's credentials
-// so the host learns the command's pid in its own pid namespace.
-const (
-	// MsgReady is sent just before exec.
-	MsgReady = 'R'
-	// MsgGo is the host's answer to MsgReady when the helper must wait
-	// (Spec.WaitGo) until the sandbox is in its cgroup.
-	MsgGo = 'G'
-	// MsgExecFailed is followed by the exit status (126 or 127) and a
-	// message, as "E127 msg".
-	MsgExecFailed = 'E'
 )
 
 // Main runs the helper with the arguments that follow the hidden
@@ -48,13 +37,13 @@ func Main(args []string) int {
 	// The status socket is absent when a library host wrapped an
 	// exec.Cmd itself (sandbox.Wrap): then errors go to stderr.
 	var status *os.File
-	if _, err := unix.FcntlInt(plan.FdStatus, unix.F_GETFD, 0); err == nil {
-		status = os.NewFile(plan.FdStatus, "status")
+	if _, err := unix.FcntlInt(helperspec.FdStatus, unix.F_GETFD, 0); err == nil {
+		status = os.NewFile(helperspec.FdStatus, "status")
 	}
 	fail := func(code int, format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		if status != nil {
-			_, _ = status.Write([]byte(string(rune(MsgExecFailed)) + strconv.Itoa(code) + " " + msg))
+			_, _ = status.Write(helperspec.ExecFailedMessage(code, msg))
 		} else {
 			fmt.Fprintln(os.Stderr, "cordon: "+msg)
 		}
@@ -80,7 +69,8 @@ func Main(args []string) int {
 		}
 	}
 	// The command's environment is the spec's, never the helper's own
-	// (plan.LauncherEnv): so is the PATH it is looked up in.
+	// (the launcher gives it an empty one): so is the PATH it is looked
+	// up in.
 	env := withPWD(dedupEnv(spec.Env))
 	paths, err := lookPaths(args[0], env)
 	if err != nil {
@@ -89,8 +79,8 @@ func Main(args []string) int {
 		}
 		return fail(126, "%s: %v", args[0], unwrapPath(err))
 	}
-	if err := unix.Dup2(plan.FdStderr, 2); err == nil {
-		_ = unix.Close(plan.FdStderr)
+	if err := unix.Dup2(helperspec.FdStderr, 2); err == nil {
+		_ = unix.Close(helperspec.FdStderr)
 	}
 	if err := closeStray(); err != nil {
 		return fail(125, "helper: %v", err)
@@ -104,10 +94,10 @@ func Main(args []string) int {
 		}
 		notes = rep.Degraded
 	}
-	if spec.Seccomp != "" {
+	if spec.Seccomp != nil {
 		// Last before exec: the filter also forbids what the helper did
 		// above (no mount, no new user namespace after this).
-		if err := seccomp.InstallWith(seccomp.Options{Strict: spec.Seccomp == "strict", DenyNetwork: spec.DenySockets, DenyUnix: spec.DenyUnixSockets}); err != nil {
+		if err := seccomp.Install(*spec.Seccomp); err != nil {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}
@@ -118,13 +108,12 @@ func Main(args []string) int {
 	}
 	if status != nil {
 		cred := unix.UnixCredentials(&unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())})
-		msg := append([]byte{MsgReady}, strings.Join(notes, "\n")...)
-		if err := unix.Sendmsg(plan.FdStatus, msg, cred, nil, 0); err != nil {
+		if err := unix.Sendmsg(helperspec.FdStatus, helperspec.ReadyMessage(notes), cred, nil, 0); err != nil {
 			return fail(125, "helper: reporting readiness: %v", err)
 		}
 		if spec.WaitGo {
 			var b [1]byte
-			if n, err := unix.Read(plan.FdStatus, b[:]); err != nil || n != 1 || b[0] != MsgGo {
+			if n, err := unix.Read(helperspec.FdStatus, b[:]); err != nil || n != 1 || b[0] != helperspec.MsgGo {
 				return fail(125, "helper: the host did not release the sandbox (%v)", err)
 			}
 		}
@@ -279,28 +268,14 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// maxSpec bounds the size of the spec the helper reads.
-const maxSpec = 16 << 20
-
-// readSpec reads the JSON Spec from plan.FdSpec and closes it.
-func readSpec() (plan.Spec, error) {
-	var s plan.Spec
-	f := os.NewFile(plan.FdSpec, "spec")
+// readSpec reads the Spec from helperspec.FdSpec and closes it.
+func readSpec() (helperspec.Spec, error) {
+	f := os.NewFile(helperspec.FdSpec, "spec")
 	if f == nil {
-		return s, errors.New("no spec descriptor")
+		return helperspec.Spec{}, errors.New("no spec descriptor")
 	}
 	defer f.Close()
-	// The spec carries the command's environment (the kernel takes up to
-	// a quarter of the stack limit of arguments and environment, 2 MiB by
-	// default) and the Landlock rules: the bound is a sanity check only.
-	data, err := io.ReadAll(io.LimitReader(f, maxSpec))
-	if err != nil {
-		return s, fmt.Errorf("reading spec: %w", err)
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return s, fmt.Errorf("decoding spec: %w", err)
-	}
-	return s, nil
+	return helperspec.Decode(f)
 }
 
 // closeStray marks every descriptor above stderr close-on-exec, so the

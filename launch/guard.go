@@ -39,7 +39,7 @@ func startGuard(pl *plan.Plan) *guard {
 		return nil
 	}
 	// cordon's own files (masks, locks, journals) are not the run's.
-	ignore := append(slices.Clone(pl.Placeholders), pl.StateDir)
+	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	// Under bubblewrap what existed was read-only during the run, so a
 	// change to it came from the host (an IDE, the user's own git).
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: pl.Backend == plan.BackendBwrap}

@@ -86,6 +86,9 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // not run (a *SetupError or *ExecError); otherwise the Result carries its
 // exit status. Cancelling ctx kills the sandbox.
 func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	if pl.Timeout < 0 {
+		return nil, &SetupError{Err: fmt.Errorf("the plan's timeout %s is negative: give a positive duration, or 0 for none", pl.Timeout)}
+	}
 	switch pl.Backend {
 	case plan.BackendBwrap, plan.BackendLandlock:
 		return runSandbox(ctx, pl, stdio)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/plan"
 	"golang.org/x/sys/unix"
 )
@@ -94,7 +95,7 @@ func TestLimitsReached(t *testing.T) {
 func TestLimitsOf(t *testing.T) {
 	pl := &plan.Plan{}
 	pl.Limits.MaxMemoryMB, pl.Limits.MaxProcesses = 64, 10
-	pl.Spec.Rlimits = []plan.Rlimit{{Name: "RLIMIT_CPU", Resource: unix.RLIMIT_CPU, Value: 3}, {Name: "RLIMIT_FSIZE", Resource: unix.RLIMIT_FSIZE, Value: 5 << 20}}
+	pl.Spec.Rlimits = []helperspec.Rlimit{{Name: "RLIMIT_CPU", Resource: unix.RLIMIT_CPU, Value: 3}, {Name: "RLIMIT_FSIZE", Resource: unix.RLIMIT_FSIZE, Value: 5 << 20}}
 	if got, want := limitsOf(pl), (runLimits{cpuSeconds: 3, memoryMB: 64, processes: 10, fileSizeMB: 5}); got != want {
 		t.Errorf("limitsOf = %+v, want %+v", got, want)
 	}

@@ -87,7 +87,7 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 			l.release()
 			return nil, fmt.Errorf("recording placeholders: %w", err)
 		}
-		_, err = rf.WriteString(strings.Join(pl.Placeholders, "\n") + "\n")
+		_, err = rf.WriteString(strings.Join(pl.PlaceholderPaths(), "\n") + "\n")
 		rf.Close()
 		if err != nil {
 			l.release()
@@ -109,20 +109,21 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 // openat(O_EXCL) under an os.Root of its parent, which never follows a
 // symlink there.
 func createPlaceholders(pl *plan.Plan) error {
-	for _, p := range pl.Placeholders {
-		dir, content := false, []byte(nil)
-		for i := 0; i+2 < len(pl.Argv); i++ {
-			if pl.Argv[i] == "--ro-bind" && pl.Argv[i+2] == p {
-				fi, err := os.Stat(pl.Argv[i+1])
-				dir = err == nil && fi.IsDir()
-				if err == nil && fi.Mode().IsRegular() && filepath.Base(pl.Argv[i+1]) == "commondir" {
-					// A commondir placeholder names its git directory
-					// (".") on the host too: git run there meanwhile must
-					// read what it reads inside. Nothing else is copied.
-					content = []byte(".\n")
-				}
-				break
-			}
+	for _, ph := range pl.Placeholders {
+		p := ph.Path
+		var dir bool
+		var content []byte
+		switch ph.Kind {
+		case plan.PlaceholderDir:
+			dir = true
+		case plan.PlaceholderFile:
+		case plan.PlaceholderCommondir:
+			// A commondir placeholder names its git directory (".") on
+			// the host too: git run there meanwhile must read what it
+			// reads inside. Nothing else is copied.
+			content = []byte(".\n")
+		default:
+			return fmt.Errorf("creating placeholder %s for a missing protected path: unknown kind %q", p, ph.Kind)
 		}
 		r, err := os.OpenRoot(filepath.Dir(p))
 		if err != nil {

@@ -51,7 +51,7 @@ func runNone(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, e
 	waitc := make(chan error, 1)
 	go func() { waitc <- cmd.Wait() }()
 	var timeout, grace <-chan time.Time
-	if d, err := time.ParseDuration(pl.Timeout); err == nil && pl.Timeout != "" {
+	if d := pl.Timeout; d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		timeout = t.C

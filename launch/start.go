@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -57,7 +58,7 @@ type sandboxRun struct {
 	// pidfd refers to the command (bwrap backend), for its own exit
 	// status once bwrap's init has reaped it; -1 if none.
 	pidfd int
-	// waitGo: the helper waits for helper.MsgGo before exec (Spec.WaitGo).
+	// waitGo: the helper waits for helperspec.MsgGo before exec (Spec.WaitGo).
 	waitGo bool
 	// cordonKilled: cordon killed the sandbox (timeout, cancelled
 	// context, setup failure), so no limit explains its end.
@@ -116,7 +117,7 @@ func (r *sandboxRun) start() error {
 	r.newCommand(files)
 	// What exists now is the user's; what the run plants is checked for
 	// after it (see guard).
-	r.warnings = sweepJournals(r.pl.StateDir, r.pl.Placeholders)
+	r.warnings = sweepJournals(r.pl.StateDir, r.pl.PlaceholderPaths())
 	r.guard = startGuard(r.pl)
 	r.afterWait(r.guard.done)
 	r.started = time.Now()
@@ -166,7 +167,7 @@ func (r *sandboxRun) prepareHost() error {
 	return nil
 }
 
-// helperFiles opens what the helper inherits, at plan.FdHelperExe,
+// helperFiles opens what the helper inherits, at helperspec.FdHelperExe,
 // FdSpec, FdStatus and FdStderr: cordon's own binary, a pipe carrying the
 // spec, the status socket and the command's real stderr. It also sets up
 // the terminal and bwrap's stderr pipe.
@@ -185,7 +186,7 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	// helper start with plan.LauncherEnv (see newCommand).
 	spec.Env = pl.Env
 
-	exe, err := os.Open(plan.HelperSelf)
+	exe, err := os.Open(helperspec.HelperSelf)
 	if err != nil {
 		return nil, fmt.Errorf("opening cordon's own binary: %w", err)
 	}
@@ -253,7 +254,13 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	r.afterStart(closeStderr)
 	r.stderrDone = stderrDone
 	r.afterWait(func() { <-stderrDone })
-	return []*os.File{exe, specR, statusChild, realStderr}, nil
+	// ExtraFiles[i] becomes descriptor 3+i in the child.
+	files := make([]*os.File, helperspec.FdStderr-2)
+	files[helperspec.FdHelperExe-3] = exe
+	files[helperspec.FdSpec-3] = specR
+	files[helperspec.FdStatus-3] = statusChild
+	files[helperspec.FdStderr-3] = realStderr
+	return files, nil
 }
 
 // newCommand builds the exec.Cmd that starts bwrap (or the helper). Its

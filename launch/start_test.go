@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
 )
@@ -23,8 +24,8 @@ func TestLauncherEnv(t *testing.T) {
 		backend string
 		argv    []string
 	}{
-		{"bwrap", plan.BackendBwrap, []string{"/usr/bin/bwrap", "--", plan.HelperPath, plan.HelperCommand, "--", "true"}},
-		{"landlock", plan.BackendLandlock, []string{plan.HelperSelf, plan.HelperCommand, "--", "true"}},
+		{"bwrap", plan.BackendBwrap, []string{"/usr/bin/bwrap", "--", helperspec.HelperPath, helperspec.HelperCommand, "--", "true"}},
+		{"landlock", plan.BackendLandlock, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("LD_PRELOAD", "/from/cordons/own/env.so")
@@ -43,11 +44,11 @@ func TestLauncherEnv(t *testing.T) {
 			if r.cmd.Path != tc.argv[0] || !slices.Equal(r.cmd.Args, tc.argv) {
 				t.Errorf("command %s %q, want the plan's argv %q", r.cmd.Path, r.cmd.Args, tc.argv)
 			}
-			data, err := io.ReadAll(files[plan.FdSpec-plan.FdHelperExe])
+			data, err := io.ReadAll(files[helperspec.FdSpec-helperspec.FdHelperExe])
 			if err != nil {
 				t.Fatal(err)
 			}
-			var spec plan.Spec
+			var spec helperspec.Spec
 			if err := json.Unmarshal(data, &spec); err != nil {
 				t.Fatalf("decoding the spec %q: %v", data, err)
 			}

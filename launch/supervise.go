@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/helperspec"
+	"github.com/cordon-sandbox/cordon/result"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,11 +27,9 @@ func readStatus(sock *os.File, ch chan<- status) {
 			break
 		}
 		switch buf[0] {
-		case helper.MsgReady:
+		case helperspec.MsgReady:
 			st.ready = true
-			if n > 1 {
-				st.degraded = strings.Split(string(buf[1:n]), "\n")
-			}
+			st.degraded, _ = helperspec.ParseReady(buf[:n])
 			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
 				for _, m := range msgs {
 					if c, err := unix.ParseUnixCredentials(&m); err == nil {
@@ -42,10 +39,12 @@ func readStatus(sock *os.File, ch chan<- status) {
 			}
 			ch <- st
 			st = status{pid: st.pid, ready: true}
-		case helper.MsgExecFailed:
-			code, msg, _ := strings.Cut(string(buf[1:n]), " ")
-			c, _ := strconv.Atoi(code)
-			st.execErr = &ExecError{Code: c, Msg: msg}
+		case helperspec.MsgExecFailed:
+			code, msg, err := helperspec.ParseExecFailed(buf[:n])
+			if err != nil {
+				code, msg = result.ExitSetup, "helper: "+err.Error()
+			}
+			st.execErr = &ExecError{Code: code, Msg: msg}
 		}
 	}
 	if !st.ready || st.execErr != nil {
@@ -60,7 +59,7 @@ func readStatus(sock *os.File, ch chan<- status) {
 // the outer process's wait error.
 func (r *sandboxRun) supervise(ctx context.Context) error {
 	var timeout, grace <-chan time.Time
-	if d, err := time.ParseDuration(r.pl.Timeout); err == nil && r.pl.Timeout != "" {
+	if d := r.pl.Timeout; d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		timeout = t.C
@@ -161,13 +160,13 @@ func (r *sandboxRun) onReady(st status) {
 		if err := enterGroup(r.group, outer, r.cmdPid, outerErr == nil); err != nil {
 			r.groupErr = err
 			r.killAll()
-		} else if _, err := r.statusHost.Write([]byte{helper.MsgGo}); err != nil {
+		} else if _, err := r.statusHost.Write([]byte{helperspec.MsgGo}); err != nil {
 			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
 			r.killAll()
 		}
 	} else if r.waitGo {
 		// Only for the pidfd above: release the helper now.
-		if _, err := r.statusHost.Write([]byte{helper.MsgGo}); err != nil {
+		if _, err := r.statusHost.Write([]byte{helperspec.MsgGo}); err != nil {
 			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
 			r.killAll()
 		}

@@ -174,8 +174,8 @@ func (g *Group) Paths() []string {
 	return nil
 }
 
-// Describe says in one line what is enforced and how, for `cordon status`
-// and `--explain`.
+// Describe says in one line what the group enforces and how (a log line
+// or a report; nothing in cordon prints it yet).
 func (g *Group) Describe() string {
 	var parts []string
 	l := g.limits

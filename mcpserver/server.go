@@ -22,7 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool names, fixed by design.md.
+// Tool names: a fixed contract with MCP clients.
 const (
 	ToolReadFile      = "read_file"
 	ToolWriteFile     = "write_file"

@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/config"
 	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -25,7 +26,7 @@ import (
 // TestMain lets the test binary act as cordon's in-sandbox helper, since the
 // bwrap backend re-executes /proc/self/exe.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
+	if len(os.Args) > 1 && os.Args[1] == helperspec.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
 	}
 	code := m.Run()

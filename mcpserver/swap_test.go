@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestSwapRaceBinary is issue 9's attack through the real `cordon mcp`
+// TestSwapRaceBinary is the symlink-swap attack through the real `cordon mcp`
 // binary over stdio: while a swapper exchanges a directory a with
 // symbolic links to .git, .git/hooks and secrets.d (denied by the default
 // "**/secrets.*"), and a file f with a link to the protected .envrc, with

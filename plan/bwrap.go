@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -49,7 +50,7 @@ func (m mountOp) args() []string {
 	case opWrite:
 		return []string{"--bind", m.src, m.dst}
 	case opHelper:
-		return []string{"--ro-bind-fd", fmt.Sprint(FdHelperExe), m.dst}
+		return []string{"--ro-bind-fd", fmt.Sprint(helperspec.FdHelperExe), m.dst}
 	case opRemountRO:
 		return []string{"--remount-ro", m.dst}
 	}
@@ -132,7 +133,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		args = append(args, m.args()...)
 	}
 	b.plan.Dir = b.workdir()
-	args = append(args, "--chdir", b.plan.Dir, "--", HelperPath, HelperCommand, "--")
+	args = append(args, "--chdir", b.plan.Dir, "--", helperspec.HelperPath, helperspec.HelperCommand, "--")
 	b.plan.Argv = append(args, command...)
 	var dropped []string
 	b.plan.Env, dropped = buildEnv(p, opts)
@@ -140,7 +141,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	if b.goMod != "" {
 		remapGoEnv(b.plan.Env, sandboxCache(p), b.goMod)
 	}
-	if slices.Contains(b.plan.Placeholders, filepath.Join(p.Workspace, ".git")) {
+	if slices.Contains(b.plan.PlaceholderPaths(), filepath.Join(p.Workspace, ".git")) {
 		// The workspace is no git repository, but the placeholder makes
 		// it look like one to go build, whose version stamping then fails
 		// on "git status". There is nothing to stamp.
@@ -148,9 +149,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	}
 	b.plan.Spec = buildSpec(p)
 	b.plan.Spec.Landlock = b.landlockRules()
-	if p.Timeout > 0 {
-		b.plan.Timeout = p.Timeout.String()
-	}
+	b.plan.Timeout = p.Timeout
 	b.plan.Limits = limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds}
 	b.plan.Strict = p.Mode == policy.ModeStrict
 	return b.plan, nil
@@ -238,7 +237,7 @@ func (b *bwrapBuilder) collect() error {
 			}
 		}
 	}
-	b.add(opHelper, "", HelperPath)
+	b.add(opHelper, "", helperspec.HelperPath)
 	return nil
 }
 

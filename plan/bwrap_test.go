@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -81,9 +82,9 @@ func TestBuildBwrap(t *testing.T) {
 		{"--ro-bind", filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "config")},
 		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".vscode")},
 		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".envrc")}, // a directory: git ignores it
-		{"--ro-bind-fd", "3", HelperPath},
+		{"--ro-bind-fd", "3", helperspec.HelperPath},
 		{"--chdir", ws},
-		{"--", HelperPath, HelperCommand, "--", "make", "test"},
+		{"--", helperspec.HelperPath, helperspec.HelperCommand, "--", "make", "test"},
 	}
 	for _, w := range want {
 		if !hasSeq(pl.Argv, w...) {
@@ -95,8 +96,16 @@ func TestBuildBwrap(t *testing.T) {
 			t.Errorf("argv must not contain %q", bad)
 		}
 	}
-	if !slices.Equal(pl.Placeholders, []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc"), filepath.Join(ws, ".bashrc"), filepath.Join(ws, ".git", "config.worktree"), filepath.Join(ws, ".git", "commondir")}) {
-		t.Errorf("placeholders = %q", pl.Placeholders)
+	if !slices.Equal(pl.PlaceholderPaths(), []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc"), filepath.Join(ws, ".bashrc"), filepath.Join(ws, ".git", "config.worktree"), filepath.Join(ws, ".git", "commondir")}) {
+		t.Errorf("placeholders = %q", pl.PlaceholderPaths())
+	}
+	// Each placeholder says what the launcher creates for it: the
+	// launcher no longer reads it back from the bwrap argv.
+	wantKinds := []PlaceholderKind{PlaceholderDir, PlaceholderDir, PlaceholderDir, PlaceholderFile, PlaceholderCommondir}
+	for i, ph := range pl.Placeholders {
+		if i < len(wantKinds) && ph.Kind != wantKinds[i] {
+			t.Errorf("placeholder %s is a %q, want %q", ph.Path, ph.Kind, wantKinds[i])
+		}
 	}
 	if !slices.Equal(pl.Env, []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}) && !slices.Contains(pl.Env, "PATH=/usr/bin:/bin") {
 		t.Errorf("env = %q", pl.Env)
@@ -106,8 +115,8 @@ func TestBuildBwrap(t *testing.T) {
 			t.Errorf("env leaks %s", e)
 		}
 	}
-	if pl.Timeout != "3s" {
-		t.Errorf("timeout = %q", pl.Timeout)
+	if pl.Timeout != 3*time.Second {
+		t.Errorf("timeout = %v", pl.Timeout)
 	}
 	var names []string
 	for _, r := range pl.Spec.Rlimits {
@@ -222,11 +231,11 @@ func TestBuildLandlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Backend != BackendLandlock || !slices.Equal(pl.Argv, []string{HelperSelf, HelperCommand, "--", "make"}) {
+	if pl.Backend != BackendLandlock || !slices.Equal(pl.Argv, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "make"}) {
 		t.Fatalf("plan %s %q", pl.Backend, pl.Argv)
 	}
 	r := pl.Spec.Landlock
-	if r == nil || !r.DenyNetwork || !pl.Spec.DenySockets || !slices.Contains(r.ReadWrite, p.Workspace) || !slices.Contains(r.ReadWrite, pl.PrivateTmp) {
+	if r == nil || !r.DenyNetwork || !pl.Spec.Seccomp.DenyNetwork || !slices.Contains(r.ReadWrite, p.Workspace) || !slices.Contains(r.ReadWrite, pl.PrivateTmp) {
 		t.Fatalf("rules %+v", r)
 	}
 	for _, ro := range r.ReadOnly {

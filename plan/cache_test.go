@@ -95,13 +95,13 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 	if slices.Contains(pl.Argv, filepath.Join(cache, ".env")) {
 		t.Errorf("the sandbox cache was scanned for deny globs:\n%s", strings.Join(pl.Argv, " "))
 	}
-	for _, ph := range pl.Placeholders {
+	for _, ph := range pl.PlaceholderPaths() {
 		if strings.HasPrefix(ph, cache+"/") {
 			t.Errorf("placeholder %s in the sandbox cache", ph)
 		}
 	}
-	if !slices.Contains(pl.Placeholders, filepath.Join(other, ".envrc")) {
-		t.Errorf("no placeholders in another writable root: %q", pl.Placeholders)
+	if !slices.Contains(pl.PlaceholderPaths(), filepath.Join(other, ".envrc")) {
+		t.Errorf("no placeholders in another writable root: %q", pl.PlaceholderPaths())
 	}
 	q := *p
 	q.Backend = BackendLandlock

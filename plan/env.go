@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/seccomp"
 	"github.com/cordon-sandbox/cordon/toolenv"
 	"golang.org/x/sys/unix"
 )
@@ -69,14 +71,11 @@ func passes(pass []string, name string) bool {
 // buildSpec turns resource limits into the rlimits the helper sets. Until
 // cgroup v2 support exists they are per-process limits, except
 // RLIMIT_NPROC, which counts all processes of the user.
-func buildSpec(p *policy.Policy) Spec {
-	s := Spec{Seccomp: "standard"}
-	if p.Mode == policy.ModeStrict {
-		s.Seccomp = "strict"
-	}
+func buildSpec(p *policy.Policy) helperspec.Spec {
+	s := helperspec.Spec{Seccomp: &seccomp.Options{Strict: p.Mode == policy.ModeStrict}}
 	r := p.Resources
 	add := func(name string, res int, v uint64) {
-		s.Rlimits = append(s.Rlimits, Rlimit{Name: name, Resource: res, Value: v})
+		s.Rlimits = append(s.Rlimits, helperspec.Rlimit{Name: name, Resource: res, Value: v})
 	}
 	if r.MaxProcesses > 0 {
 		add("RLIMIT_NPROC", unix.RLIMIT_NPROC, uint64(r.MaxProcesses))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/gocacheprog"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -28,7 +29,8 @@ const (
 // checksum database's tree head there), and GOCACHEPROG, cordon's build
 // cache program, which reads the sandbox's build cache and then the
 // host's, and writes only the sandbox's. GOCACHEPROG names the helper at
-// HelperPath; the Landlock-only backend renames it (landlockGoCacheProg).
+// helperspec.HelperPath; the Landlock-only backend renames it
+// (landlockGoCacheProg).
 // A name the policy sets or passes is left alone, and GOCACHEPROG is not
 // set when the policy sets or passes GOCACHE, or the host's build cache is
 // missing or not readable inside.
@@ -47,7 +49,7 @@ func goEnv(p *policy.Policy, c string, opts Options, getenv func(string) (string
 	if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
 		return env
 	}
-	if v, ok := quoteFields(HelperPath, gocacheprog.Command, filepath.Join(c, "go-build"), host); ok {
+	if v, ok := quoteFields(helperspec.HelperPath, gocacheprog.Command, filepath.Join(c, "go-build"), host); ok {
 		env["GOCACHEPROG"] = v
 	}
 	return env
@@ -189,13 +191,13 @@ func readRegular(path string, limit int64) ([]byte, error) {
 
 // landlockGoCacheProg points GOCACHEPROG at cordon's own binary on the
 // host, where the Landlock-only backend runs the command (there is no
-// HelperPath there), and returns that binary for the read allowlist; ""
-// when env has no GOCACHEPROG of cordon's. When the binary cannot be
+// helperspec.HelperPath there), and returns that binary for the read
+// allowlist; "" when env has no GOCACHEPROG of cordon's. When the binary cannot be
 // named or is denied, GOCACHEPROG is emptied: the go command then uses
 // GOCACHE alone.
 func landlockGoCacheProg(env []string, denied func(string) bool) string {
 	for i, e := range env {
-		rest, ok := strings.CutPrefix(e, "GOCACHEPROG="+HelperPath+" ")
+		rest, ok := strings.CutPrefix(e, "GOCACHEPROG="+helperspec.HelperPath+" ")
 		if !ok {
 			continue
 		}

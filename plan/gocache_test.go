@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -108,7 +109,7 @@ func TestGoEnv(t *testing.T) {
 			if tc.progHost != "" {
 				host = strings.ReplaceAll(tc.progHost, "HOME", opts.Home)
 			}
-			if want := HelperPath + " __gocacheprog " + filepath.Join(cache, "go-build") + " " + host; prog != want {
+			if want := helperspec.HelperPath + " __gocacheprog " + filepath.Join(cache, "go-build") + " " + host; prog != want {
 				t.Errorf("GOCACHEPROG = %q, want %q", prog, want)
 			}
 			if v, _ := envValue(pl.Env, "GOCACHE"); v != filepath.Join(cache, "go-build") {

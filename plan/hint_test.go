@@ -33,7 +33,7 @@ func TestGitInitDir(t *testing.T) {
 }
 
 func TestGitInitHint(t *testing.T) {
-	pl := &Plan{Backend: BackendBwrap, Dir: "/w", Placeholders: []string{"/w/.git", "/w/.envrc"}, Guard: Guard{GitDirs: []string{"/w/repo/.git"}}}
+	pl := &Plan{Backend: BackendBwrap, Dir: "/w", Placeholders: []Placeholder{{Path: "/w/.git", Kind: PlaceholderDir}, {Path: "/w/.envrc", Kind: PlaceholderFile}}, Guard: Guard{GitDirs: []string{"/w/repo/.git"}}}
 	for _, tc := range []struct {
 		cmd  []string
 		want string // substring, or "" for no hint

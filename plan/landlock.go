@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -22,10 +23,6 @@ import (
 // BackendLandlock confines with Landlock and seccomp only, for hosts where
 // no user namespace can be created.
 const BackendLandlock = "landlock"
-
-// HelperSelf is how the Landlock-only backend starts the helper: cordon's
-// own binary, without bubblewrap.
-const HelperSelf = "/proc/self/exe"
 
 // landlockDegraded is what the Landlock-only backend cannot enforce, in
 // every run. It is printed at run time and refused by strict mode.
@@ -108,9 +105,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		Strict:      p.Mode == policy.ModeStrict,
 		Limits:      limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds},
 	}
-	if p.Timeout > 0 {
-		pl.Timeout = p.Timeout.String()
-	}
+	pl.Timeout = p.Timeout
 	pl.Degraded = append(pl.Degraded, landlockDegraded...)
 	if p.Network.Mode == policy.NetOpen {
 		pl.Degraded = append(pl.Degraded, "no network namespace: with the network open the command shares the host's (abstract unix sockets are scoped by Landlock)")
@@ -195,8 +190,8 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	}
 	pl.Spec = buildSpec(p)
 	pl.Spec.Landlock = rules
-	pl.Spec.DenySockets = rules.DenyNetwork
-	pl.Spec.DenyUnixSockets = denyUnix
+	pl.Spec.Seccomp.DenyNetwork = rules.DenyNetwork
+	pl.Spec.Seccomp.DenyUnix = denyUnix
 	var dropped []string
 	pl.Env, dropped = buildEnv(p, opts)
 	pl.RunNotes = append(pl.RunNotes, dropped...)
@@ -216,7 +211,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
 	}
-	pl.Argv = append([]string{HelperSelf, HelperCommand, "--"}, command...)
+	pl.Argv = append([]string{helperspec.HelperSelf, helperspec.HelperCommand, "--"}, command...)
 	return pl, nil
 }
 

@@ -44,8 +44,8 @@ func TestLandlockUnixSockets(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := pl.Spec.Landlock
-			if r.RestrictUnix != c.restrict || pl.Spec.DenyUnixSockets != c.deny {
-				t.Errorf("RestrictUnix %v DenyUnixSockets %v, want %v %v", r.RestrictUnix, pl.Spec.DenyUnixSockets, c.restrict, c.deny)
+			if r.RestrictUnix != c.restrict || pl.Spec.Seccomp.DenyUnix != c.deny {
+				t.Errorf("RestrictUnix %v seccomp DenyUnix %v, want %v %v", r.RestrictUnix, pl.Spec.Seccomp.DenyUnix, c.restrict, c.deny)
 			}
 			gap := slices.ContainsFunc(pl.Degraded, func(d string) bool { return strings.Contains(d, "pathname unix sockets") })
 			if gap != c.gap {

@@ -25,9 +25,7 @@ func buildNone(p *policy.Policy, command []string, opts Options) (*Plan, error) 
 		Dir:      opts.Cwd,
 		Degraded: []string{"mode off: nothing is confined (files, network, processes and resource limits are the host's)"},
 	}
-	if p.Timeout > 0 {
-		pl.Timeout = p.Timeout.String()
-	}
+	pl.Timeout = p.Timeout
 	if pl.Dir == "" {
 		pl.Dir = p.Workspace
 	}

@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/globscan"
-	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -21,28 +22,6 @@ const (
 	// BackendNone runs the command unconfined (mode off).
 	BackendNone = "none"
 )
-
-// File descriptors the launcher hands to bwrap, and through it to the helper.
-// They are fixed so that a printed plan is exactly what runs.
-const (
-	// FdHelperExe is an open descriptor of the cordon binary, bound into
-	// the sandbox at HelperPath.
-	FdHelperExe = 3
-	// FdSpec carries the helper's Spec as JSON; it is closed before exec.
-	FdSpec = 4
-	// FdStatus is a unix socket on which the helper reports readiness (with
-	// its credentials, so the host learns its pid) or an exec failure.
-	FdStatus = 5
-	// FdStderr is the command's real standard error; bwrap's own stderr is
-	// captured by cordon so setup failures become one clear line.
-	FdStderr = 6
-)
-
-// HelperPath is where the cordon binary appears inside the sandbox.
-const HelperPath = "/run/cordon/cordon"
-
-// HelperCommand is the hidden subcommand that runs inside the sandbox.
-const HelperCommand = "__helper"
 
 // Plan is what a backend will launch. It is plain data and printable.
 type Plan struct {
@@ -61,13 +40,13 @@ type Plan struct {
 	// Dir is the command's working directory (inside the sandbox).
 	Dir string `json:"dir"`
 	// Spec is what the in-sandbox helper applies before exec.
-	Spec Spec `json:"spec"`
+	Spec helperspec.Spec `json:"spec"`
 	// PrivateTmp is a directory the launcher creates before and removes
 	// after the run, standing in for /tmp (Landlock-only backend).
 	PrivateTmp string `json:"private_tmp,omitempty"`
-	// Placeholders are missing protected paths that bwrap creates as mount
-	// points on the host; the launcher removes them after the run.
-	Placeholders []string `json:"placeholders,omitempty"`
+	// Placeholders are missing protected paths that the launcher creates
+	// on the host as mount points for bwrap, and removes after the run.
+	Placeholders []Placeholder `json:"placeholders,omitempty"`
 	// Degraded lists rules this plan cannot enforce, one sentence each.
 	Degraded []string `json:"degraded,omitempty"`
 	// Notes explain choices a reader of --explain may wonder about.
@@ -87,8 +66,9 @@ type Plan struct {
 	// Strict refuses to run when anything would be degraded, including
 	// what the launcher finds out only at run time.
 	Strict bool `json:"strict,omitempty"`
-	// Timeout, copied from the policy, is enforced by the launcher.
-	Timeout string `json:"timeout,omitempty"`
+	// Timeout, copied from the policy, is enforced by the launcher; 0 is
+	// none (the launcher refuses a negative one).
+	Timeout time.Duration `json:"timeout,omitempty"`
 	// StateDir is where the launcher keeps locks and placeholder records.
 	StateDir string `json:"state_dir,omitempty"`
 	// Workspace is the policy's workspace (for locking).
@@ -102,6 +82,40 @@ type Plan struct {
 	// Guard is what the launcher checks after the run for code the
 	// command planted to run later on the host (see package planted).
 	Guard Guard `json:"guard"`
+}
+
+// PlaceholderKind is what the launcher creates on the host for a
+// Placeholder before bwrap mounts over it.
+type PlaceholderKind string
+
+// Kinds of placeholder.
+const (
+	// PlaceholderDir is an empty directory (hooks, .git, .vscode).
+	PlaceholderDir PlaceholderKind = "dir"
+	// PlaceholderFile is an empty file (shell start-up files, git config).
+	PlaceholderFile PlaceholderKind = "file"
+	// PlaceholderCommondir is a git directory's commondir file holding
+	// ".", naming that git directory itself: git run there on the host
+	// meanwhile reads what it reads inside.
+	PlaceholderCommondir PlaceholderKind = "commondir"
+)
+
+// Placeholder is a missing protected path that bwrap mounts an empty,
+// read-only file or directory over, to keep the command from creating it.
+type Placeholder struct {
+	// Path is the absolute path on the host.
+	Path string `json:"path"`
+	// Kind is what the launcher creates there.
+	Kind PlaceholderKind `json:"kind"`
+}
+
+// PlaceholderPaths returns the paths of the plan's placeholders, in order.
+func (pl *Plan) PlaceholderPaths() []string {
+	out := make([]string, 0, len(pl.Placeholders))
+	for _, p := range pl.Placeholders {
+		out = append(out, p.Path)
+	}
+	return out
 }
 
 // Guard tells the launcher where to look, after the run, for git
@@ -123,38 +137,6 @@ type Guard struct {
 	KeepArmed bool `json:"keep_armed,omitempty"`
 }
 
-// Spec is what the in-sandbox helper applies, in order, before it execs the
-// command. It arrives on FdSpec, never in the environment or argv.
-type Spec struct {
-	// Rlimits are the resource limits to set (RLIMIT_* name -> value).
-	Rlimits []Rlimit `json:"rlimits,omitempty"`
-	// Landlock are the Landlock rules the helper applies, or nil.
-	Landlock *landlock.Rules `json:"landlock,omitempty"`
-	// WaitGo makes the helper wait, after reporting readiness, for a go
-	// byte from the host before it execs the command: the host first moves
-	// the sandbox into its cgroup, so nothing the command starts escapes
-	// the limits.
-	WaitGo bool `json:"wait_go,omitempty"`
-	// DenySockets makes the seccomp filter refuse internet and packet
-	// sockets (the Landlock-only backend has no network namespace).
-	DenySockets bool `json:"deny_sockets,omitempty"`
-	// DenyUnixSockets makes the seccomp filter refuse socket(AF_UNIX)
-	// (socketpair stays allowed): on the Landlock-only backend with the
-	// network denied, where Landlock is too old (ABI < 9) to keep the
-	// command from the host's pathname unix sockets.
-	DenyUnixSockets bool `json:"deny_unix_sockets,omitempty"`
-	// Seccomp is the seccomp filter to install last: "standard", "strict",
-	// or "" for none.
-	Seccomp string `json:"seccomp,omitempty"`
-	// Env is the environment the helper execs the command with, and the
-	// PATH it looks the command up in. The launcher fills it from
-	// Plan.Env when it hands the spec over (a built plan leaves it
-	// empty): bwrap, and the helper itself, run with LauncherEnv, so
-	// nothing in the command's environment (LD_PRELOAD, LD_LIBRARY_PATH,
-	// GODEBUG, secrets) reaches a process on the host.
-	Env []string `json:"env,omitempty"`
-}
-
 // LauncherEnv is the environment of every process cordon starts on the
 // host to set up a sandbox: bwrap, or cordon's own binary as the helper on
 // the Landlock-only backend. It is empty, never the command's: a variable
@@ -162,20 +144,10 @@ type Spec struct {
 // planted in the workspace would otherwise load that library into bwrap,
 // unconfined, and the values would show in bwrap's /proc/PID/environ.
 // bwrap needs nothing from the environment (its path and the helper's are
-// absolute), nor does the helper (its spec arrives on FdSpec). The slice
-// is new and non-nil: a nil exec.Cmd.Env would mean cordon's own
-// environment.
+// absolute), nor does the helper (its spec arrives on
+// helperspec.FdSpec). The slice is new and non-nil: a nil exec.Cmd.Env
+// would mean cordon's own environment.
 func LauncherEnv() []string { return []string{} }
-
-// Rlimit is one setrlimit call.
-type Rlimit struct {
-	// Name is the limit's name, e.g. "RLIMIT_AS".
-	Name string `json:"name"`
-	// Resource is the RLIMIT_* constant.
-	Resource int `json:"resource"`
-	// Value is the soft and hard limit.
-	Value uint64 `json:"value"`
-}
 
 // Options are facts about the launch that are not policy.
 type Options struct {

@@ -372,11 +372,15 @@ func (b *bwrapBuilder) placeholder(root, full string, kind int) {
 	}
 }
 
+// placeholderKinds is what the launcher creates on the host for each kind
+// of placeholder: a mask is created as an empty directory or file too.
+var placeholderKinds = map[int]PlaceholderKind{phDir: PlaceholderDir, phFile: PlaceholderFile, phCommondir: PlaceholderCommondir, phMaskDir: PlaceholderDir, phMaskFile: PlaceholderFile}
+
 // addPlaceholder mounts a placeholder of kind at the missing path p.
 func (b *bwrapBuilder) addPlaceholder(p string, kind int) {
 	b.add(opReadOnly, b.placeholderSource(kind), p)
-	if !slices.Contains(b.plan.Placeholders, p) {
-		b.plan.Placeholders = append(b.plan.Placeholders, p)
+	if !slices.Contains(b.plan.PlaceholderPaths(), p) {
+		b.plan.Placeholders = append(b.plan.Placeholders, Placeholder{Path: p, Kind: placeholderKinds[kind]})
 	}
 }
 

@@ -92,7 +92,7 @@ func checkBwrapRepo(t *testing.T, pl *Plan, opts Options, top, c, g string, work
 			t.Errorf("argv lacks %q:\n%s", seq, strings.Join(pl.Argv, " "))
 		}
 	}
-	for _, ph := range pl.Placeholders {
+	for _, ph := range pl.PlaceholderPaths() {
 		if rel, ok := strings.CutPrefix(ph, c+"/"); ok && !slices.Contains([]string{"commondir", "config.worktree", "worktrees/wt/config.worktree"}, rel) {
 			t.Errorf("placeholder %s in the added git directory", ph)
 		}

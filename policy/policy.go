@@ -12,7 +12,7 @@ import "time"
 // Mode is how strictly a policy is enforced.
 type Mode string
 
-// The sandbox modes of design.md.
+// The sandbox modes (--mode, sandbox.mode).
 const (
 	// ModeOff runs the command without any confinement.
 	ModeOff Mode = "off"

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Exit statuses cordon itself gives, per design.md.
+// Exit statuses cordon itself gives (the README's "Using it" lists them).
 const (
 	// ExitTimeout is the status when --timeout fired.
 	ExitTimeout = 124

@@ -39,6 +39,7 @@ import (
 	"github.com/cordon-sandbox/cordon/config"
 	"github.com/cordon-sandbox/cordon/gocacheprog"
 	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -52,7 +53,7 @@ import (
 // Call it first in main, before flags or anything else: inside the sandbox
 // it never returns.
 func Init() {
-	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
+	if len(os.Args) > 1 && os.Args[1] == helperspec.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Command {

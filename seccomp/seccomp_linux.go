@@ -11,14 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoTSYNC is wrapped by the error Install returns when the kernel could not
+// errNoTSYNC is wrapped by the error Install returns when the kernel could not
 // synchronise the filter to all threads (no seccomp(2) syscall or no
 // SECCOMP_FILTER_FLAG_TSYNC, Linux < 3.17) and the filter was installed with
 // prctl(PR_SET_SECCOMP) on the calling OS thread only. In that case Install
-// leaves the calling goroutine locked to that thread; a caller that execs the
-// sandboxed command from the same goroutine right away (exec keeps only the
-// calling thread) may treat the error as a warning via errors.Is.
-var ErrNoTSYNC = errors.New("seccomp: filter installed on the calling thread only (TSYNC unavailable)")
+// leaves the calling goroutine locked to that thread. cordon's helper
+// refuses to run the command then.
+var errNoTSYNC = errors.New("seccomp: filter installed on the calling thread only (TSYNC unavailable)")
 
 // sysEntry is one syscall name and its number on the running architecture.
 type sysEntry struct {
@@ -134,32 +133,27 @@ func unsupported() error {
 	return fmt.Errorf("seccomp: not supported on %s/%s (only linux/amd64 and linux/arm64)", runtime.GOOS, runtime.GOARCH)
 }
 
-// Filter returns the classic-BPF seccomp program for the running architecture
-// (see the package documentation for what it denies). It fails on
-// architectures other than amd64 and arm64.
-func Filter(strict bool) ([]unix.SockFilter, error) {
-	return FilterWith(Options{Strict: strict})
-}
-
 // Options select the filter's extra rules.
 type Options struct {
 	// Strict adds the strict-mode list.
-	Strict bool
+	Strict bool `json:"strict,omitempty"`
 	// DenyNetwork refuses socket(2) for AF_INET, AF_INET6 and AF_PACKET
 	// with EPERM: the Landlock-only backend has no network namespace, and
 	// Landlock's TCP rules do not cover UDP, raw sockets or MPTCP.
-	DenyNetwork bool
+	DenyNetwork bool `json:"deny_network,omitempty"`
 	// DenyUnix refuses socket(2) for AF_UNIX with EPERM: without a mount
 	// namespace, and below Landlock ABI 9, nothing else keeps the command
 	// from connecting to the host's pathname unix sockets (ssh-agent,
 	// docker) by name. The filter cannot read connect's address (a
 	// pointer), so it refuses the socket instead. socketpair(2) stays
 	// allowed: its two ends are connected to each other only.
-	DenyUnix bool
+	DenyUnix bool `json:"deny_unix,omitempty"`
 }
 
-// FilterWith builds the program for o (see Filter).
-func FilterWith(o Options) ([]unix.SockFilter, error) {
+// Filter returns the classic-BPF seccomp program for o on the running
+// architecture (see the package documentation for what it denies). It
+// fails on architectures other than amd64 and arm64.
+func Filter(o Options) ([]unix.SockFilter, error) {
 	strict := o.Strict
 	if !archSupported {
 		return nil, unsupported()
@@ -237,22 +231,17 @@ func FilterWith(o Options) ([]unix.SockFilter, error) {
 	return a.assemble()
 }
 
-// Install sets PR_SET_NO_NEW_PRIVS and installs the filter with
+// Install sets PR_SET_NO_NEW_PRIVS and installs the filter for o with
 // seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC), so that it
 // applies to every thread of the (Go) process and to everything it execs.
 // The filter cannot be removed afterwards.
 //
 // If the kernel lacks seccomp(2) or TSYNC, Install falls back to
 // prctl(PR_SET_SECCOMP), which covers only the calling thread, and returns an
-// error wrapping ErrNoTSYNC (see there). Any other failure returns an error
+// error wrapping errNoTSYNC (see there). Any other failure returns an error
 // and leaves no filter installed.
-func Install(strict bool) error {
-	return InstallWith(Options{Strict: strict})
-}
-
-// InstallWith installs the filter for o, as Install does.
-func InstallWith(o Options) error {
-	prog, err := FilterWith(o)
+func Install(o Options) error {
+	prog, err := Filter(o)
 	if err != nil {
 		return err
 	}
@@ -282,22 +271,17 @@ func InstallWith(o Options) error {
 			return fmt.Errorf("seccomp: prctl(PR_SET_SECCOMP): %w", e2)
 		}
 		// The filter exists on this thread only: keep the goroutine on it.
-		return fmt.Errorf("%w (seccomp(2): %v)", ErrNoTSYNC, e)
+		return fmt.Errorf("%w (seccomp(2): %v)", errNoTSYNC, e)
 	default:
 		runtime.UnlockOSThread()
 		return fmt.Errorf("seccomp: seccomp(SECCOMP_SET_MODE_FILTER, TSYNC): %w", e)
 	}
 }
 
-// Describe lists what the filter denies, one human-readable entry per
-// syscall or rule, in filter order (for `cordon policy --explain`). It
+// Describe lists what the filter for o denies, one human-readable entry
+// per syscall or rule, in filter order (for `cordon policy --explain`). It
 // returns nil on unsupported architectures.
-func Describe(strict bool) []string {
-	return DescribeWith(Options{Strict: strict})
-}
-
-// DescribeWith lists what the filter for o denies.
-func DescribeWith(o Options) []string {
+func Describe(o Options) []string {
 	strict := o.Strict
 	if !archSupported {
 		return nil

@@ -267,7 +267,7 @@ func childMain(name string) int {
 	}
 	if os.Getenv(envFilter) == "1" {
 		o := Options{Strict: os.Getenv(envStrict) == "1", DenyNetwork: os.Getenv(envNet) == "1", DenyUnix: os.Getenv(envUnix) == "1"}
-		if err := InstallWith(o); err != nil {
+		if err := Install(o); err != nil {
 			fmt.Println("install error:", err)
 			return 3
 		}
@@ -524,7 +524,7 @@ func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args ...uint64) 
 
 func TestFilterProgram(t *testing.T) {
 	for _, strict := range []bool{false, true} {
-		prog, err := Filter(strict)
+		prog, err := Filter(Options{Strict: strict})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -575,7 +575,7 @@ func TestFilterProgram(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	n, s := Describe(false), Describe(true)
+	n, s := Describe(Options{}), Describe(Options{Strict: true})
 	if len(s) <= len(n) {
 		t.Fatalf("strict list (%d) not longer than normal (%d)", len(s), len(n))
 	}
@@ -602,7 +602,7 @@ func TestFilterSocketRules(t *testing.T) {
 		{Options{DenyUnix: true}, []uint64{unix.AF_UNIX}},
 		{Options{DenyNetwork: true, DenyUnix: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_UNIX}},
 	} {
-		prog, err := FilterWith(c.o)
+		prog, err := Filter(c.o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -620,7 +620,7 @@ func TestFilterSocketRules(t *testing.T) {
 				t.Errorf("%+v: socketpair(%d): %#x, want allow", c.o, fam, got)
 			}
 		}
-		d := strings.Join(DescribeWith(c.o), "\n")
+		d := strings.Join(Describe(c.o), "\n")
 		if strings.Contains(d, "AF_UNIX") != c.o.DenyUnix {
 			t.Errorf("%+v: Describe mentions AF_UNIX: %v\n%s", c.o, !c.o.DenyUnix, d)
 		}

@@ -8,27 +8,19 @@ import (
 )
 
 // Install always fails: seccomp exists only on Linux.
-func Install(strict bool) error {
+func Install(o Options) error {
 	return fmt.Errorf("seccomp: not supported on %s/%s (only linux/amd64 and linux/arm64)", runtime.GOOS, runtime.GOARCH)
-}
-
-// Describe returns nil: seccomp exists only on Linux.
-func Describe(strict bool) []string {
-	return nil
 }
 
 // Options select the filter's extra rules (see the Linux build).
 type Options struct {
 	// Strict adds the strict-mode list.
-	Strict bool
+	Strict bool `json:"strict,omitempty"`
 	// DenyNetwork refuses internet and packet sockets.
-	DenyNetwork bool
+	DenyNetwork bool `json:"deny_network,omitempty"`
 	// DenyUnix refuses unix sockets other than socketpair.
-	DenyUnix bool
+	DenyUnix bool `json:"deny_unix,omitempty"`
 }
 
-// InstallWith always fails: seccomp exists only on Linux.
-func InstallWith(o Options) error { return Install(o.Strict) }
-
-// DescribeWith returns nil: seccomp exists only on Linux.
-func DescribeWith(o Options) []string { return nil }
+// Describe returns nil: seccomp exists only on Linux.
+func Describe(o Options) []string { return nil }

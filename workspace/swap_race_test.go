@@ -188,7 +188,7 @@ func grepText(r *GrepResult, err error) (string, error) {
 	return b.String(), nil
 }
 
-// TestSwapRace is issue 9's attack: while a swapper exchanges a directory
+// TestSwapRace is the symlink-swap attack: while a swapper exchanges a directory
 // a with symbolic links to .git, .git/hooks and a denied directory (and a
 // file f with a link to the protected .envrc) with renameat2
 // (RENAME_EXCHANGE) as fast as it can, the file tools write, edit, create,

@@ -6,14 +6,14 @@ import (
 
 	"github.com/cordon-sandbox/cordon/gocacheprog"
 	"github.com/cordon-sandbox/cordon/helper"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/cli"
-	"github.com/cordon-sandbox/cordon/plan"
 )
 
 func main() {
 	// Inside the sandbox, the helper runs before anything else: it must be
 	// fast and must not parse flags meant for the user's command.
-	if len(os.Args) > 1 && os.Args[1] == plan.HelperCommand {
+	if len(os.Args) > 1 && os.Args[1] == helperspec.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
 	}
 	// The go command inside the sandbox starts this as its GOCACHEPROG.

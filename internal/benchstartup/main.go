@@ -153,7 +153,7 @@ func cordonMounts(tmp, home string, env []string) ([]string, error) {
 		}
 	}
 	for i := 0; i+2 < len(pl.Argv); i++ {
-		if pl.Argv[i] != "--ro-bind" || !slices.Contains(pl.Placeholders, pl.Argv[i+2]) {
+		if pl.Argv[i] != "--ro-bind" || !slices.Contains(pl.PlaceholderPaths(), pl.Argv[i+2]) {
 			continue
 		}
 		dst := pl.Argv[i+2]

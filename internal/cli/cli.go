@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -288,9 +289,13 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	if l := pl.Limits; l.MaxProcesses > 0 || l.MaxMemoryMB > 0 {
 		fmt.Fprintf(w, "cgroup (when one can be created, see cordon status): pids.max=%d memory=%dMiB\n", l.MaxProcesses, l.MaxMemoryMB)
 	}
-	if pl.Spec.Seccomp != "" {
-		fmt.Fprintf(w, "seccomp (%s): EPERM for\n", pl.Spec.Seccomp)
-		for _, d := range seccomp.DescribeWith(seccomp.Options{Strict: pl.Spec.Seccomp == "strict", DenyNetwork: pl.Spec.DenySockets, DenyUnix: pl.Spec.DenyUnixSockets}) {
+	if o := pl.Spec.Seccomp; o != nil {
+		mode := "standard"
+		if o.Strict {
+			mode = "strict"
+		}
+		fmt.Fprintf(w, "seccomp (%s): EPERM for\n", mode)
+		for _, d := range seccomp.Describe(*o) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
@@ -300,11 +305,11 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 			fmt.Fprintf(w, "  %s=%d\n", r.Name, r.Value)
 		}
 	}
-	if pl.Timeout != "" {
+	if pl.Timeout > 0 {
 		fmt.Fprintf(w, "timeout: %s (then SIGTERM, and SIGKILL of the whole sandbox 2s later)\n", pl.Timeout)
 	}
 	for _, p := range pl.Placeholders {
-		fmt.Fprintf(w, "placeholder: %s (missing protected path; removed after the run)\n", p)
+		fmt.Fprintf(w, "placeholder: %s (an empty %s for a missing protected path; removed after the run)\n", p.Path, p.Kind)
 	}
 	for _, n := range pl.RunNotes {
 		fmt.Fprintf(w, "note: %s\n", n)
@@ -328,7 +333,7 @@ func launcherEnvLine(pl *plan.Plan) string {
 	if le := plan.LauncherEnv(); len(le) > 0 {
 		env = strings.Join(le, " ")
 	}
-	return fmt.Sprintf("%s (%s runs on the host with it; the env above reaches the command only through the helper's spec, on fd %d)", env, who, plan.FdSpec)
+	return fmt.Sprintf("%s (%s runs on the host with it; the env above reaches the command only through the helper's spec, on fd %d)", env, who, helperspec.FdSpec)
 }
 
 // limitedList shortens a long list for printing.

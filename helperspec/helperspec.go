@@ -1,0 +1,167 @@
+// Package helperspec is the contract between the host side of cordon (the
+// planner and the launcher) and the helper that runs inside the sandbox:
+// the Spec the helper applies before it execs the command, the descriptor
+// numbers on which the helper finds its binary, its spec, the status
+// socket and the command's standard error, where its binary appears and
+// under which hidden subcommand it runs, and the messages it exchanges with
+// the host on the status socket.
+//
+// Both sides import it; it imports nothing of cordon but the two enforcers
+// whose rules the spec carries (landlock.Rules and seccomp.Options), so
+// that the in-sandbox stage depends on this package and the enforcers
+// only. It must never import the planner (plan), the policy, config,
+// probe, globscan or limits: a test in package helper checks it.
+package helperspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/seccomp"
+)
+
+// File descriptors the launcher hands to bwrap, and through it to the
+// helper. They are fixed so that a printed plan is exactly what runs.
+const (
+	// FdHelperExe is an open descriptor of the cordon binary, bound into
+	// the sandbox at HelperPath.
+	FdHelperExe = 3
+	// FdSpec carries the helper's Spec as JSON; it is closed before exec.
+	FdSpec = 4
+	// FdStatus is a unix socket on which the helper reports readiness (with
+	// its credentials, so the host learns its pid) or an exec failure.
+	FdStatus = 5
+	// FdStderr is the command's real standard error; bwrap's own stderr is
+	// captured by cordon so setup failures become one clear line.
+	FdStderr = 6
+)
+
+// HelperPath is where the cordon binary appears inside a bwrap sandbox.
+const HelperPath = "/run/cordon/cordon"
+
+// HelperSelf is how the Landlock-only backend starts the helper: cordon's
+// own binary, directly on the host. The launcher also opens it for
+// FdHelperExe.
+const HelperSelf = "/proc/self/exe"
+
+// HelperCommand is the hidden subcommand that runs the helper: a binary
+// that embeds cordon calls the helper when its first argument is this.
+const HelperCommand = "__helper"
+
+// Spec is what the in-sandbox helper applies, in order, before it execs the
+// command. It arrives on FdSpec as JSON, never in the environment or argv.
+type Spec struct {
+	// Rlimits are the resource limits to set.
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// Landlock are the Landlock rules the helper applies, or nil.
+	Landlock *landlock.Rules `json:"landlock,omitempty"`
+	// WaitGo makes the helper wait, after reporting readiness, for MsgGo
+	// from the host before it execs the command: the host first moves
+	// the sandbox into its cgroup, so nothing the command starts escapes
+	// the limits.
+	WaitGo bool `json:"wait_go,omitempty"`
+	// Seccomp is the seccomp filter the helper installs last, or nil for
+	// none.
+	Seccomp *seccomp.Options `json:"seccomp,omitempty"`
+	// Env is the environment the helper execs the command with, and the
+	// PATH it looks the command up in. The launcher fills it from the
+	// plan's environment when it hands the spec over (a built plan leaves
+	// it empty): bwrap, and the helper itself, run with an empty
+	// environment, so nothing in the command's (LD_PRELOAD,
+	// LD_LIBRARY_PATH, GODEBUG, secrets) reaches a process on the host.
+	Env []string `json:"env,omitempty"`
+}
+
+// Rlimit is one setrlimit call.
+type Rlimit struct {
+	// Name is the limit's name, e.g. "RLIMIT_AS".
+	Name string `json:"name"`
+	// Resource is the RLIMIT_* constant.
+	Resource int `json:"resource"`
+	// Value is the soft and hard limit.
+	Value uint64 `json:"value"`
+}
+
+// MaxSpec bounds the size of the spec the helper reads. The spec carries
+// the command's environment (the kernel takes up to a quarter of the stack
+// limit of arguments and environment, 2 MiB by default) and the Landlock
+// rules: the bound is a sanity check only.
+const MaxSpec = 16 << 20
+
+// Decode reads a JSON Spec from r, refusing one over MaxSpec bytes or with
+// fields this version does not know (a newer launcher's rule must never be
+// dropped silently).
+func Decode(r io.Reader) (Spec, error) {
+	var s Spec
+	data, err := io.ReadAll(io.LimitReader(r, MaxSpec+1))
+	if err != nil {
+		return s, fmt.Errorf("reading spec: %w", err)
+	}
+	if len(data) > MaxSpec {
+		return s, fmt.Errorf("reading spec: longer than %d bytes", MaxSpec)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("decoding spec: %w", err)
+	}
+	return s, nil
+}
+
+// Messages on FdStatus. Each is one datagram whose first byte says what it
+// is. The helper sends MsgReady with its credentials, so the host learns
+// the command's pid in its own pid namespace.
+const (
+	// MsgReady is sent just before exec, followed by what the helper could
+	// not enforce, one note a line (see ReadyMessage).
+	MsgReady = 'R'
+	// MsgGo is the host's answer to MsgReady when the helper must wait
+	// (Spec.WaitGo) until the sandbox is in its cgroup.
+	MsgGo = 'G'
+	// MsgExecFailed is followed by the exit status (125, 126 or 127) and a
+	// message, as "E127 msg" (see ExecFailedMessage).
+	MsgExecFailed = 'E'
+)
+
+// ReadyMessage is the MsgReady datagram carrying notes, the rules the
+// helper could not enforce.
+func ReadyMessage(notes []string) []byte {
+	return append([]byte{MsgReady}, strings.Join(notes, "\n")...)
+}
+
+// ParseReady returns the notes of a MsgReady datagram.
+func ParseReady(msg []byte) ([]string, error) {
+	if len(msg) == 0 || msg[0] != MsgReady {
+		return nil, fmt.Errorf("not a ready message: %q", msg)
+	}
+	if len(msg) == 1 {
+		return nil, nil
+	}
+	return strings.Split(string(msg[1:]), "\n"), nil
+}
+
+// ExecFailedMessage is the MsgExecFailed datagram for exit status code
+// and the message msg.
+func ExecFailedMessage(code int, msg string) []byte {
+	return []byte(string(rune(MsgExecFailed)) + strconv.Itoa(code) + " " + msg)
+}
+
+// ParseExecFailed returns the exit status and the message of a
+// MsgExecFailed datagram.
+func ParseExecFailed(msg []byte) (code int, text string, err error) {
+	if len(msg) == 0 || msg[0] != MsgExecFailed {
+		return 0, "", fmt.Errorf("not an exec failure message: %q", msg)
+	}
+	num, text, _ := strings.Cut(string(msg[1:]), " ")
+	code, err = strconv.Atoi(num)
+	if err != nil || code <= 0 || code > 255 {
+		return 0, "", errors.New("exec failure message without a valid exit status: " + strconv.Quote(string(msg)))
+	}
+	return code, text, nil
+}
