@@ -16,8 +16,9 @@ import (
 const module = "github.com/cordon-sandbox/cordon/"
 
 // TestStageDependencies checks that the in-sandbox stage depends only on
-// its contract (helperspec) and the enforcers (landlock, seccomp), and the
-// contract only on the enforcers whose rules it carries: never on the
+// its contract (helperspec) and the enforcers (landlock, seccomp, and the
+// path predicate subpath, a leaf), and the contract only on the enforcers
+// whose rules it carries: never on the
 // planner, the policy, config, probe, globscan or limits. Every import of
 // every non-test file counts, whatever its build constraints.
 func TestStageDependencies(t *testing.T) {
@@ -25,10 +26,11 @@ func TestStageDependencies(t *testing.T) {
 		pkg     string
 		allowed []string
 	}{
-		{"helper", []string{"helperspec", "landlock", "seccomp"}},
-		{"helperspec", []string{"landlock", "seccomp"}},
-		{"landlock", nil},
+		{"helper", []string{"helperspec", "landlock", "seccomp", "subpath"}},
+		{"helperspec", []string{"landlock", "seccomp", "subpath"}},
+		{"landlock", []string{"subpath"}},
 		{"seccomp", nil},
+		{"subpath", nil},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			deps := map[string]bool{}
