@@ -28,30 +28,6 @@ type workspaceLock struct {
 	record string
 }
 
-// WorkspaceLock is held while a sandbox built from a plan may be running;
-// see LockWorkspace.
-type WorkspaceLock struct{ l *workspaceLock }
-
-// LockWorkspace takes the shared per-workspace lock for pl and records its
-// placeholders, as Run does. A caller that starts a plan's argv itself
-// (sandbox.Wrap) holds it until the command has finished, then calls
-// Release, which removes the placeholders once no other sandbox uses the
-// workspace.
-func LockWorkspace(pl *plan.Plan) (*WorkspaceLock, error) {
-	l, err := lockWorkspace(pl)
-	if err != nil {
-		return nil, err
-	}
-	return &WorkspaceLock{l}, nil
-}
-
-// Release drops the lock, cleaning up placeholders if it was the last.
-func (w *WorkspaceLock) Release() {
-	if w != nil {
-		w.l.release()
-	}
-}
-
 func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 	if pl.StateDir == "" || pl.Workspace == "" {
 		return &workspaceLock{}, nil

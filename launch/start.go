@@ -135,21 +135,10 @@ func (r *sandboxRun) start() error {
 // prepareHost takes the per-workspace lock (creating placeholders), makes
 // the private /tmp of the Landlock-only backend and the cgroup.
 func (r *sandboxRun) prepareHost() error {
-	pl := r.pl
-	if r.bwrap {
-		lock, err := lockWorkspace(pl)
-		if err != nil {
-			return err
-		}
-		r.afterWait(lock.release)
+	if err := r.prepareDirs(); err != nil {
+		return err
 	}
-	if pl.PrivateTmp != "" {
-		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
-			return fmt.Errorf("creating a private temporary directory: %w", err)
-		}
-		r.afterWait(func() { os.RemoveAll(pl.PrivateTmp) })
-	}
-	group, notes, err := newGroup(pl)
+	group, notes, err := newGroup(r.pl)
 	if err != nil {
 		return err
 	}
@@ -167,13 +156,32 @@ func (r *sandboxRun) prepareHost() error {
 	return nil
 }
 
+// prepareDirs takes the per-workspace lock (creating placeholders) and
+// makes the private /tmp of the Landlock-only backend.
+func (r *sandboxRun) prepareDirs() error {
+	pl := r.pl
+	if r.bwrap {
+		lock, err := lockWorkspace(pl)
+		if err != nil {
+			return err
+		}
+		r.afterWait(lock.release)
+	}
+	if pl.PrivateTmp != "" {
+		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
+			return fmt.Errorf("creating a private temporary directory: %w", err)
+		}
+		r.afterWait(func() { os.RemoveAll(pl.PrivateTmp) })
+	}
+	return nil
+}
+
 // helperFiles opens what the helper inherits, at helperspec.FdHelperExe,
 // FdSpec, FdStatus and FdStderr: cordon's own binary, a pipe carrying the
 // spec, the status socket and the command's real stderr. It also sets up
 // the terminal and bwrap's stderr pipe.
 func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	pl, stdio := r.pl, &r.stdio
-	spec := pl.Spec
 	// The helper waits for the host before exec: to be moved into the
 	// cgroup, or, under bwrap with a CPU or file-size limit, until the
 	// host holds a pidfd of the command (onReady), without which a
@@ -181,30 +189,10 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	// it reached.
 	l := limitsOf(pl)
 	r.waitGo = r.group != nil || r.bwrap && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
-	spec.WaitGo = r.waitGo
-	// The command's environment travels in the spec; bwrap and the
-	// helper start with plan.LauncherEnv (see newCommand).
-	spec.Env = pl.Env
-
-	exe, err := os.Open(helperspec.HelperSelf)
+	exe, specR, err := r.helperSpec()
 	if err != nil {
-		return nil, fmt.Errorf("opening cordon's own binary: %w", err)
+		return nil, err
 	}
-	r.afterWait(func() { exe.Close() })
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("creating spec pipe: %w", err)
-	}
-	r.afterWait(func() { specR.Close() })
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		specW.Close()
-		return nil, fmt.Errorf("encoding helper spec: %w", err)
-	}
-	go func() {
-		_, _ = specW.Write(specJSON)
-		specW.Close()
-	}()
 
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -261,6 +249,40 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	files[helperspec.FdStatus-3] = statusChild
 	files[helperspec.FdStderr-3] = realStderr
 	return files, nil
+}
+
+// helperSpec opens cordon's own binary and a pipe carrying the helper's
+// spec, with the command's environment and r.waitGo, both held until the
+// run is over.
+func (r *sandboxRun) helperSpec() (exe, specR *os.File, err error) {
+	spec := r.pl.Spec
+	spec.WaitGo = r.waitGo
+	// The command's environment travels in the spec; bwrap and the
+	// helper start with plan.LauncherEnv (see newCommand).
+	spec.Env = r.pl.Env
+	exe, err = os.Open(helperspec.HelperSelf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening cordon's own binary: %w", err)
+	}
+	r.afterWait(func() { exe.Close() })
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating spec pipe: %w", err)
+	}
+	r.afterWait(func() { specR.Close() })
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		specW.Close()
+		return nil, nil, fmt.Errorf("encoding helper spec: %w", err)
+	}
+	// With the environment the spec may outgrow the pipe's buffer: the
+	// helper reads it once started; closing specR ends a write nobody
+	// will read.
+	go func() {
+		_, _ = specW.Write(specJSON)
+		specW.Close()
+	}()
+	return exe, specR, nil
 }
 
 // newCommand builds the exec.Cmd that starts bwrap (or the helper). Its

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -91,13 +91,6 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	p.Timeout = timeout
 	opts := s.opts.Plan
 	opts.Cwd, opts.Interactive = cwd, false
-	pl, err := plan.Build(&p, argv, opts)
-	if err != nil {
-		return nil, fmt.Errorf("run_command: %w", err)
-	}
-	if p.Mode == policy.ModeStrict && len(pl.Degraded) > 0 {
-		return nil, fmt.Errorf("run_command: strict mode refuses to run degraded: %s", pl.Degraded[0])
-	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("run_command: %w", err)
@@ -108,19 +101,24 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		_, _ = io.Copy(buf, r)
 		close(copied)
 	}()
-	res, runErr := launch.Run(ctx, pl, launch.Stdio{Stdout: w, Stderr: w})
-	var se *launch.SetupError
-	if errors.As(runErr, &se) && se.UserNS {
-		// bwrap could not create a user namespace after all: with the
-		// auto backend, run on Landlock only, and say so in the output.
-		if fb, ok, ferr := plan.Fallback(&p, argv, opts); ok && ferr == nil {
-			fmt.Fprintf(w, "cordon: %v; falling back to the Landlock-only backend\n", runErr)
-			for _, d := range fb.Degraded {
-				fmt.Fprintln(w, "cordon: degraded: "+d)
-			}
-			res, runErr = launch.Run(ctx, fb, launch.Stdio{Stdout: w, Stderr: w})
+	// What the run says goes into the result: the degraded rules, limits
+	// reached, the hint and the notes before the output; the fall back to
+	// the Landlock-only backend in the output, where it happened.
+	var degraded, said, notes []string
+	tell := func(l launch.Line) {
+		switch l.Kind {
+		case launch.Degraded:
+			degraded = append(degraded, "degraded: "+l.Text)
+		case launch.Limit, launch.Hint:
+			said = append(said, l.Text)
+		case launch.Note:
+			notes = append(notes, "note: "+l.Text)
+		case launch.FallingBack:
+			fmt.Fprintln(w, "cordon: "+l.Text)
 		}
 	}
+	res, runErr := launch.RunCommand(ctx, launch.Request{Policy: &p, Command: argv, Options: opts, Tell: tell,
+		Stdio: launch.Stdio{Stdout: w, Stderr: w}, Audit: s.opts.Audit, SessionID: s.opts.SessionID, AuditCommand: "mcp run_command: " + strings.Join(argv, " ")})
 	w.Close()
 	select {
 	case <-copied:
@@ -130,14 +128,14 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	r.Close()
 	output := buf.text()
 	var xe *launch.ExecError
-	if errors.As(runErr, &xe) {
+	var se *launch.SetupError
+	switch {
+	case errors.As(runErr, &xe):
 		return text(fmt.Sprintf("exit code: %d\n%s\n", xe.Code, xe.Msg)), nil
-	}
-	if runErr != nil {
+	case errors.As(runErr, &se):
 		return nil, fmt.Errorf("run_command: the sandbox could not start the command: %w", runErr)
-	}
-	for _, r := range audit.PlantedRecords(s.opts.SessionID, "mcp run_command: "+strings.Join(argv, " "), string(p.Mode), res.Planted) {
-		_ = s.opts.Audit.Record(r)
+	case runErr != nil:
+		return nil, fmt.Errorf("run_command: %w", runErr) // the plan's
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code: %d", res.ExitCode)
@@ -151,19 +149,8 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	if capped {
 		fmt.Fprintf(&b, "note: timeout_seconds %d is above the limit of %s, which applied\n", in.TimeoutSeconds, p.Timeout)
 	}
-	for _, d := range pl.Degraded {
-		b.WriteString("degraded: " + d + "\n")
-	}
-	// What happened, as cordon run says it: the limits the run reached,
-	// and why git init failed.
-	for _, h := range res.LimitsReached {
-		b.WriteString(h.Line() + "\n")
-	}
-	if hint := plan.GitInitHint(pl, argv); hint != "" && res.ExitCode != 0 && !res.TimedOut {
-		b.WriteString(hint + "\n")
-	}
-	for _, n := range pl.RunNotes {
-		b.WriteString("note: " + n + "\n")
+	for _, l := range slices.Concat(degraded, said, notes) {
+		b.WriteString(l + "\n")
 	}
 	b.WriteString(output)
 	return text(b.String()), nil

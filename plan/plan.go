@@ -200,7 +200,27 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 		pl.LockKey = p.GitCommonDir
 		repoNotes(pl, p)
 	}
-	return pl, err
+	if err == nil {
+		err = refuseDegraded(pl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// refuseDegraded refuses a strict plan that cannot enforce every rule.
+// It is where strict mode is decided before the run, for every backend;
+// the launcher decides what it finds out only at run time (a process
+// limit as root without a usable cgroup).
+func refuseDegraded(pl *Plan) error {
+	if !pl.Strict || len(pl.Degraded) == 0 {
+		return nil
+	}
+	if pl.Backend == BackendLandlock {
+		return fmt.Errorf("strict mode refuses to run degraded on the Landlock-only backend: %s", pl.Degraded[0])
+	}
+	return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
 }
 
 // build is Build for a confined mode, once the sandbox cache exists.
@@ -217,11 +237,7 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	case BackendBwrap:
 		return buildBwrap(p, command, opts)
 	case BackendLandlock:
-		pl, err := buildLandlock(p, command, opts)
-		if err == nil && pl.Strict {
-			return nil, fmt.Errorf("strict mode refuses to run degraded on the Landlock-only backend: %s", pl.Degraded[0])
-		}
-		return pl, err
+		return buildLandlock(p, command, opts)
 	case "seatbelt":
 		return nil, fmt.Errorf("--backend seatbelt: the macOS backend is %w and cannot run on Linux; use --backend bwrap or auto", ErrNotBuilt)
 	case "none":

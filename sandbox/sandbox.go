@@ -27,7 +27,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -44,7 +43,6 @@ import (
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
-	"golang.org/x/sys/unix"
 )
 
 // Init runs the in-sandbox helper when this process was started as one
@@ -191,10 +189,10 @@ type Sandbox struct {
 
 	mu      sync.Mutex
 	wrapped map[*exec.Cmd]bool
-	fds     []*os.File              // descriptors handed to wrapped commands
-	locks   []*launch.WorkspaceLock // held for wrapped commands
-	tmps    []string                // private temporary directories (Landlock-only backend)
-	closed  bool
+	// releases free what wrapped commands hold: descriptors, workspace
+	// locks, private temporary directories (see launch.Wrap).
+	releases []func()
+	closed   bool
 }
 
 // New builds a sandbox from the built-in "minimal" profile (system
@@ -287,7 +285,10 @@ func argv(cmd *exec.Cmd) ([]string, error) {
 
 // Run starts cmd in the sandbox and waits for it. cmd's Stdin, Stdout,
 // Stderr, Env and Dir are kept (a nil Env means the policy's environment
-// allowlist). A non-nil error means the command did not run; otherwise the
+// allowlist), on every backend; on the Landlock-only backend TMPDIR names
+// the run's private temporary directory, the host's /tmp being out of
+// reach. When bwrap cannot create a user namespace after all, the command
+// runs on the Landlock-only backend. A non-nil error means the command did not run; otherwise the
 // Result carries its exit status. Cancelling ctx kills the whole sandbox.
 func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error) {
 	if cmd.Process != nil {
@@ -300,25 +301,12 @@ func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
-	pl, err := s.plan(a, cmd.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	if cmd.Env != nil && pl.Backend == plan.BackendBwrap {
-		pl.Env = cmd.Env
-	}
 	stdio := launch.Stdio{Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
-	res, err := launch.Run(ctx, pl, stdio)
+	res, err := launch.RunCommand(ctx, launch.Request{Policy: s.pol, Command: a, Options: s.planOptions(cmd.Dir), Stdio: stdio, Env: cmd.Env})
 	var se *launch.SetupError
-	if errors.As(err, &se) && se.UserNS {
-		// bwrap could not create a user namespace: with the auto backend,
-		// fall back to Landlock only.
-		if fb, ok, ferr := plan.Fallback(s.pol, a, s.planOptions(cmd.Dir)); ok && ferr == nil {
-			if cmd.Env != nil {
-				fb.Env = cmd.Env
-			}
-			return launch.Run(ctx, fb, stdio)
-		}
+	var xe *launch.ExecError
+	if err != nil && !errors.As(err, &se) && !errors.As(err, &xe) {
+		return nil, fmt.Errorf("sandbox: %w", err) // the plan's
 	}
 	return res, err
 }
@@ -354,73 +342,12 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if pl.Backend == plan.BackendNone {
 		return nil // mode off: run as is
 	}
-	exe, err := os.Open("/proc/self/exe")
+	release, err := launch.Wrap(pl, cmd)
 	if err != nil {
-		return fmt.Errorf("sandbox: opening the helper binary: %w", err)
-	}
-	// The command's environment travels in the helper's spec; bwrap (or
-	// the helper on the host) gets plan.LauncherEnv, so nothing in it
-	// (LD_PRELOAD, LD_LIBRARY_PATH, ...) acts outside the sandbox.
-	spec := pl.Spec
-	spec.Env = pl.Env
-	if cmd.Env != nil {
-		spec.Env = cmd.Env
-	}
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		exe.Close()
-		return fmt.Errorf("sandbox: encoding the helper spec: %w", err)
-	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		exe.Close()
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	// With the environment the spec may outgrow the pipe's buffer: the
-	// helper reads it once started; Close ends a write nobody will read.
-	go func() {
-		_, _ = specW.Write(specJSON)
-		specW.Close()
-	}()
-	lock, err := launch.LockWorkspace(pl)
-	if err != nil {
-		exe.Close()
-		specR.Close()
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	var stderr *os.File
-	if f, ok := cmd.Stderr.(*os.File); ok {
-		stderr = f
-	}
-	cmd.Env = plan.LauncherEnv()
-	if pl.PrivateTmp != "" {
-		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
-			lock.Release()
-			exe.Close()
-			specR.Close()
-			return fmt.Errorf("sandbox: creating a private temporary directory: %w", err)
-		}
-	}
-	cmd.Path = pl.Argv[0]
-	cmd.Args = pl.Argv
-	// exec.Command's look-up of the name in the host's PATH no longer
-	// matters: the helper looks it up inside, in the command's PATH.
-	cmd.Err = nil
-	cmd.Dir = "" // bwrap changes directory itself
-	if pl.Backend != plan.BackendBwrap {
-		cmd.Dir = pl.Dir
-	}
-	cmd.ExtraFiles = []*os.File{exe, specR, nil, stderr}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &unix.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	s.mu.Lock()
-	s.fds = append(s.fds, exe, specR)
-	s.locks = append(s.locks, lock)
-	if pl.PrivateTmp != "" {
-		s.tmps = append(s.tmps, pl.PrivateTmp)
-	}
+	s.releases = append(s.releases, release)
 	s.mu.Unlock()
 	return nil
 }
@@ -450,14 +377,8 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	for _, f := range s.fds {
-		f.Close()
-	}
-	for _, l := range s.locks {
-		l.Release()
-	}
-	for _, d := range s.tmps {
-		os.RemoveAll(d)
+	for _, release := range s.releases {
+		release()
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
@@ -109,50 +108,14 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			}
 			opts := planOptions(h)
 			opts.KeepPlanted = noDisarm
-			pl, err := plan.Build(p, args, opts)
-			if err != nil {
-				return err
+			req := launch.Request{Policy: p, Command: args, Options: opts, Tell: tellStderr,
+				Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}}
+			if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
+				lg := &lazyLog{path: p.Audit.LogFile}
+				defer lg.Close()
+				req.Audit, req.SessionID, req.AuditCommand = lg, audit.NewSessionID(), strings.Join(args, " ")
 			}
-			if p.HomeWorkspace {
-				fmt.Fprintf(os.Stderr, "cordon: warning: the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later\n", p.Workspace)
-			}
-			pl.Guard.KeepArmed = pl.Guard.KeepArmed || noDisarm
-			if p.Mode == "strict" && len(pl.Degraded) > 0 {
-				return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
-			}
-			if p.Repo != nil && p.Repo.Refused != "" {
-				fmt.Fprintln(os.Stderr, "cordon: warning: "+p.Repo.Refused)
-			}
-			for _, n := range pl.RunNotes {
-				fmt.Fprintln(os.Stderr, "cordon: note: "+n)
-			}
-			for _, d := range pl.Degraded {
-				fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
-			}
-			stdio := launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}
-			res, err := launch.Run(context.Background(), pl, stdio)
-			var se *launch.SetupError
-			if errors.As(err, &se) && se.UserNS {
-				// auto: bwrap could not create a user namespace after all.
-				fb, ok, ferr := plan.Fallback(p, args, opts)
-				if ok {
-					if ferr != nil {
-						return fmt.Errorf("%v; and the Landlock-only fallback failed: %w", err, ferr)
-					}
-					fmt.Fprintf(os.Stderr, "cordon: %v; falling back to the Landlock-only backend\n", err)
-					for _, n := range fb.RunNotes {
-						if !slices.Contains(pl.RunNotes, n) { // said already
-							fmt.Fprintln(os.Stderr, "cordon: note: "+n)
-						}
-					}
-					for _, d := range fb.Degraded {
-						fmt.Fprintln(os.Stderr, "cordon: degraded: "+d)
-					}
-					pl = fb
-					pl.Guard.KeepArmed = pl.Guard.KeepArmed || noDisarm
-					res, err = launch.Run(context.Background(), pl, stdio)
-				}
-			}
+			res, err := launch.RunCommand(context.Background(), req)
 			var xe *launch.ExecError
 			if errors.As(err, &xe) {
 				fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
@@ -161,19 +124,9 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			if err != nil {
 				return err
 			}
-			auditPlanted(p, args, res.Planted)
 			if jsonOut {
 				b, _ := json.Marshal(res)
 				fmt.Fprintln(os.Stderr, string(b))
-			}
-			if res.TimedOut {
-				fmt.Fprintf(os.Stderr, "cordon: timed out after %s; killed the command and everything it started\n", pl.Timeout)
-			}
-			for _, h := range res.LimitsReached {
-				fmt.Fprintln(os.Stderr, "cordon: "+h.Line())
-			}
-			if hint := plan.GitInitHint(pl, args); hint != "" && res.ExitCode != 0 && !res.TimedOut {
-				fmt.Fprintln(os.Stderr, "cordon: "+hint)
 			}
 			if res.ExitCode != 0 {
 				return &exitError{res.ExitCode}
@@ -188,25 +141,38 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 	return c
 }
 
-// auditPlanted writes one audit record per file the run planted, when the
-// policy logs denials; a log that cannot be written is a warning.
-func auditPlanted(p *policy.Policy, command []string, planted []result.Planted) {
-	if len(planted) == 0 || !p.Audit.Enabled || !p.Audit.LogDenied || p.Audit.LogFile == "" {
-		return
+// tellStderr says what a run says to its user on stderr, as "cordon: "
+// lines.
+func tellStderr(l launch.Line) {
+	prefix := map[launch.LineKind]string{launch.Warning: "warning: ", launch.Note: "note: ", launch.Degraded: "degraded: "}[l.Kind]
+	suffix := ""
+	if l.Kind == launch.TimedOut {
+		suffix = "; killed the command and everything it started"
 	}
-	lg, err := audit.Open(p.Audit.LogFile)
-	if err == nil {
-		defer lg.Close()
-		for _, r := range audit.PlantedRecords(audit.NewSessionID(), strings.Join(command, " "), string(p.Mode), planted) {
-			if err = lg.Record(r); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: warning: the planted files were not recorded in the audit log: %v\n", err)
-	}
+	fmt.Fprintln(os.Stderr, "cordon: "+prefix+l.Text+suffix)
 }
+
+// lazyLog is the audit log of cordon run, opened at its first record: a
+// run that planted nothing leaves no log behind.
+type lazyLog struct {
+	path string
+	lg   *audit.Log
+}
+
+// Record opens the log if need be and appends r.
+func (l *lazyLog) Record(r audit.Record) error {
+	if l.lg == nil {
+		lg, err := audit.Open(l.path)
+		if err != nil {
+			return err
+		}
+		l.lg = lg
+	}
+	return l.lg.Record(r)
+}
+
+// Close closes the log if it was opened.
+func (l *lazyLog) Close() { l.lg.Close() }
 
 func newPolicy() *cobra.Command {
 	var pf policyFlags

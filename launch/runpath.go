@@ -1,0 +1,177 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// Request is one command to run the way every front end of cordon runs one
+// (cordon run, the MCP server's run_command, the library's Sandbox.Run):
+// see RunCommand.
+type Request struct {
+	// Policy is the effective policy.
+	Policy *policy.Policy
+	// Command is the command and its arguments.
+	Command []string
+	// Options are the launch facts for plan.Build.
+	Options plan.Options
+	// Stdio are the command's streams.
+	Stdio Stdio
+	// Env, when not nil, is the command's environment instead of the
+	// policy's allowlist (the library's exec.Cmd.Env), on every backend;
+	// on the Landlock-only backend TMPDIR still names the plan's private
+	// temporary directory.
+	Env []string
+	// Tell receives what the run says to its user besides the command's
+	// own output, one line at a time, in order; nil says nothing.
+	Tell func(Line)
+	// Audit, when not nil, receives an audit record for every file the
+	// run planted (see audit.PlantedRecords); a record it refuses is a
+	// Warning line.
+	Audit Recorder
+	// SessionID and AuditCommand are the session and command of those
+	// records.
+	SessionID, AuditCommand string
+}
+
+// Recorder records audit records; *audit.Log is one.
+type Recorder interface {
+	Record(audit.Record) error
+}
+
+// LineKind says what a Line is about, and so how a front end words it
+// (cordon run prefixes each with "cordon: ", a Warning with "cordon:
+// warning: ", a Note with "cordon: note: " and a Degraded with "cordon:
+// degraded: ").
+type LineKind int
+
+// What a run says.
+const (
+	// Warning: the workspace is the home directory, the repository's
+	// git directory was refused, the audit log could not be written.
+	Warning LineKind = iota
+	// Note is one of the plan's RunNotes, said once even across the
+	// fallback.
+	Note
+	// Degraded is a rule the plan cannot enforce (what the launcher finds
+	// out at run time it prints on Stdio.Stderr itself).
+	Degraded
+	// FallingBack says that bwrap could not create a user namespace and
+	// the command runs on the Landlock-only backend instead.
+	FallingBack
+	// TimedOut is "timed out after DURATION".
+	TimedOut
+	// Limit names a resource limit the command reached
+	// (result.LimitHit.Line).
+	Limit
+	// Hint says why the command probably failed (plan.GitInitHint).
+	Hint
+)
+
+// Line is one thing a run says, without any prefix.
+type Line struct {
+	Kind LineKind
+	Text string
+}
+
+// RunCommand builds the plan for req (plan.Build decides strict mode and
+// the backend), says the warnings, notes and degraded rules, runs it and,
+// when bwrap could not create a user namespace and the policy's backend is
+// auto, falls back to the Landlock-only backend and runs again. After the
+// run it records what the command planted and says the timeout, the limits
+// reached and the hint. Errors: plan.Build's, or a *SetupError or
+// *ExecError (the command did not run), as Run's.
+func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
+	tell := req.Tell
+	if tell == nil {
+		tell = func(Line) {}
+	}
+	p := req.Policy
+	pl, err := plan.Build(p, req.Command, req.Options)
+	if err != nil {
+		return nil, err
+	}
+	if p.HomeWorkspace {
+		tell(Line{Warning, fmt.Sprintf("the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later", p.Workspace)})
+	}
+	if p.Repo != nil && p.Repo.Refused != "" {
+		tell(Line{Warning, p.Repo.Refused})
+	}
+	said := sayPlan(tell, pl, nil)
+	setEnv(pl, req.Env)
+	res, err := Run(ctx, pl, req.Stdio)
+	var se *SetupError
+	if errors.As(err, &se) && se.UserNS {
+		fb, ok, ferr := plan.Fallback(p, req.Command, req.Options)
+		if ok {
+			if ferr != nil {
+				return nil, fmt.Errorf("%w; and the Landlock-only fallback failed: %w", err, ferr)
+			}
+			tell(Line{FallingBack, fmt.Sprintf("%v; falling back to the Landlock-only backend", err)})
+			sayPlan(tell, fb, said)
+			pl = fb
+			setEnv(pl, req.Env)
+			res, err = Run(ctx, pl, req.Stdio)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Audit != nil {
+		for _, r := range audit.PlantedRecords(req.SessionID, req.AuditCommand, string(p.Mode), res.Planted) {
+			if err := req.Audit.Record(r); err != nil {
+				tell(Line{Warning, fmt.Sprintf("the planted files were not recorded in the audit log: %v", err)})
+				break
+			}
+		}
+	}
+	if res.TimedOut {
+		tell(Line{TimedOut, "timed out after " + pl.Timeout.String()})
+	}
+	for _, h := range res.LimitsReached {
+		tell(Line{Limit, h.Line()})
+	}
+	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
+		tell(Line{Hint, hint})
+	}
+	return res, nil
+}
+
+// sayPlan tells pl's run notes not said already and its degraded rules,
+// and returns the notes said so far.
+func sayPlan(tell func(Line), pl *plan.Plan, said []string) []string {
+	for _, n := range pl.RunNotes {
+		if !slices.Contains(said, n) {
+			tell(Line{Note, n})
+			said = append(said, n)
+		}
+	}
+	for _, d := range pl.Degraded {
+		tell(Line{Degraded, d})
+	}
+	return said
+}
+
+// setEnv makes env, when not nil, the command's environment in pl. The
+// Landlock-only plan's TMPDIR, its private temporary directory standing in
+// for the host's /tmp, which the command cannot write, stays.
+func setEnv(pl *plan.Plan, env []string) {
+	if env == nil {
+		return
+	}
+	tmp := "TMPDIR=" + pl.PrivateTmp
+	keep := pl.PrivateTmp != "" && slices.Contains(pl.Env, tmp)
+	pl.Env = slices.Clone(env)
+	if keep {
+		pl.Env = slices.DeleteFunc(pl.Env, func(e string) bool { return strings.HasPrefix(e, "TMPDIR=") })
+		pl.Env = append(pl.Env, tmp)
+	}
+}
