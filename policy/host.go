@@ -64,8 +64,15 @@ func UserConfigPath(h Host) string {
 // $XDG_STATE_HOME/cordon/audit.jsonl, by default
 // ~/.local/state/cordon/audit.jsonl.
 func DefaultAuditLog(h Host) string {
-	return filepath.Join(h.stateHome(), "cordon", "audit.jsonl")
+	return filepath.Join(h.StateDir(), "audit.jsonl")
 }
+
+// StateDir is where cordon keeps its own files (deny masks, locks,
+// journals, the Landlock-only backend's private directories):
+// $XDG_STATE_HOME/cordon, by default ~/.local/state/cordon. The CLI, the
+// MCP server and the library all use it; it is never visible inside a
+// sandbox.
+func (h Host) StateDir() string { return filepath.Join(h.stateHome(), "cordon") }
 
 // xdg returns an XDG base directory: field if set, else the variable env
 // from Getenv, else def under Home. A relative value is ignored, as the

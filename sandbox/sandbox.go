@@ -223,20 +223,12 @@ func New(opts ...Option) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	sb := &Sandbox{pol: p, host: h, stateDir: stateDir(h), wrapped: map[*exec.Cmd]bool{}}
+	sb := &Sandbox{pol: p, host: h, stateDir: h.StateDir(), wrapped: map[*exec.Cmd]bool{}}
 	// Refuse now what no backend can enforce, rather than at Run.
 	if _, err := sb.plan([]string{"true"}, ""); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	return sb, nil
-}
-
-// stateDir is where cordon keeps masks and locks, as the CLI does.
-func stateDir(h policy.Host) string {
-	if d := h.XDGStateHome; filepath.IsAbs(d) {
-		return filepath.Join(d, "cordon")
-	}
-	return filepath.Join(h.Home, ".local", "state", "cordon")
 }
 
 // Policy returns the effective policy (do not modify it).

@@ -216,7 +216,7 @@ func newPolicy() *cobra.Command {
 // planOptions are the launch facts for a plan: an interactive command (stdin
 // is a terminal) gets a private pty.
 func planOptions(h policy.Host) plan.Options {
-	return plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: launch.IsTerminal(os.Stdin), StateDir: stateDir(h)}
+	return plan.Options{Home: h.Home, Cwd: h.Cwd, Getenv: h.Getenv, Interactive: launch.IsTerminal(os.Stdin), StateDir: h.StateDir()}
 }
 
 func writeExplain(w io.Writer, pl *plan.Plan) {

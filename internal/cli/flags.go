@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -207,14 +206,6 @@ func host() (policy.Host, error) {
 		XDGStateHome:  os.Getenv("XDG_STATE_HOME"),
 		Getenv:        os.LookupEnv,
 	}, nil
-}
-
-// stateDir is where cordon keeps its own files.
-func stateDir(h policy.Host) string {
-	if d := h.XDGStateHome; filepath.IsAbs(d) {
-		return filepath.Join(d, "cordon")
-	}
-	return filepath.Join(h.Home, ".local", "state", "cordon")
 }
 
 // loadPolicy builds the effective policy from the flags.
