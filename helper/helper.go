@@ -35,9 +35,12 @@ func Main(args []string) int {
 		args = args[1:]
 	}
 	// The status socket is absent when a library host wrapped an
-	// exec.Cmd itself (sandbox.Wrap): then errors go to stderr.
+	// exec.Cmd itself (sandbox.Wrap): then errors go to stderr. Until the
+	// spec says (Spec.Status), a socket at FdStatus is taken for it; a
+	// file there is not (this process's Go runtime may have opened one).
 	var status *os.File
-	if _, err := unix.FcntlInt(helperspec.FdStatus, unix.F_GETFD, 0); err == nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(helperspec.FdStatus, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK {
 		status = os.NewFile(helperspec.FdStatus, "status")
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -55,6 +58,9 @@ func Main(args []string) int {
 	spec, err := readSpec()
 	if err != nil {
 		return fail(125, "helper: %v", err)
+	}
+	if !spec.Status {
+		status = nil
 	}
 	// Capabilities are per thread: this goroutine stays on its thread until
 	// exec, so the exec happens from the thread that dropped them.
@@ -79,8 +85,10 @@ func Main(args []string) int {
 		}
 		return fail(126, "%s: %v", args[0], unwrapPath(err))
 	}
-	if err := unix.Dup2(helperspec.FdStderr, 2); err == nil {
-		_ = unix.Close(helperspec.FdStderr)
+	if spec.Stderr {
+		if err := unix.Dup2(helperspec.FdStderr, 2); err == nil {
+			_ = unix.Close(helperspec.FdStderr)
+		}
 	}
 	if err := closeStray(); err != nil {
 		return fail(125, "helper: %v", err)

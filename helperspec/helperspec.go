@@ -66,6 +66,15 @@ type Spec struct {
 	// the sandbox into its cgroup, so nothing the command starts escapes
 	// the limits.
 	WaitGo bool `json:"wait_go,omitempty"`
+	// Status says that the launcher passed the status socket at FdStatus;
+	// without it (a library host started the wrapped exec.Cmd itself:
+	// sandbox.Wrap) the helper reports errors on its stderr. The helper
+	// goes by this, never by what is open at FdStatus: its own Go runtime
+	// may have opened a file there (the cgroup CPU limit it watches).
+	Status bool `json:"status,omitempty"`
+	// Stderr says that the command's real stderr is at FdStderr; without
+	// it the helper's own stderr is the command's.
+	Stderr bool `json:"stderr,omitempty"`
 	// Seccomp is the seccomp filter the helper installs last, or nil for
 	// none.
 	Seccomp *seccomp.Options `json:"seccomp,omitempty"`

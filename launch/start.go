@@ -189,7 +189,7 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	// it reached.
 	l := limitsOf(pl)
 	r.waitGo = r.group != nil || r.bwrap && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
-	exe, specR, err := r.helperSpec()
+	exe, specR, err := r.helperSpec(true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -253,10 +253,12 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 
 // helperSpec opens cordon's own binary and a pipe carrying the helper's
 // spec, with the command's environment and r.waitGo, both held until the
-// run is over.
-func (r *sandboxRun) helperSpec() (exe, specR *os.File, err error) {
+// run is over. status and stderr say whether the helper gets the status
+// socket at FdStatus and the command's stderr at FdStderr.
+func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err error) {
 	spec := r.pl.Spec
 	spec.WaitGo = r.waitGo
+	spec.Status, spec.Stderr = status, stderr
 	// The command's environment travels in the spec; bwrap and the
 	// helper start with plan.LauncherEnv (see newCommand).
 	spec.Env = r.pl.Env

@@ -29,17 +29,17 @@ func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
 		r.closeAfterWait()
 		return nil, err
 	}
-	exe, specR, err := r.helperSpec()
-	if err != nil {
-		r.closeAfterWait()
-		return nil, err
-	}
 	// The command's real stderr, when it is a file; otherwise the
 	// helper's stderr, which exec.Cmd copies into cmd.Stderr, is the
-	// command's.
+	// command's. There is no status socket: the caller waits itself.
 	var stderr *os.File
 	if f, ok := cmd.Stderr.(*os.File); ok {
 		stderr = f
+	}
+	exe, specR, err := r.helperSpec(false, stderr != nil)
+	if err != nil {
+		r.closeAfterWait()
+		return nil, err
 	}
 	cmd.Env = plan.LauncherEnv()
 	cmd.Path = pl.Argv[0]

@@ -90,3 +90,61 @@ func TestRunEnvEveryBackend(t *testing.T) {
 		})
 	}
 }
+
+// TestWrapLandlockOnly: a wrapped command runs on the Landlock-only
+// backend too. The helper there is a Go program started on the host,
+// whose runtime may open files (the cgroup CPU limit) at the descriptor
+// numbers Wrap leaves empty (the status socket's, the command's stderr's):
+// the helper must go by what the spec says it was given, not by what is
+// open.
+func TestWrapLandlockOnly(t *testing.T) {
+	home, ws := fakeHost(t)
+	if r := probe.Detect(probe.Options{}); r.Landlock.ABI < 1 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("Landlock unavailable under CI=true")
+		}
+		t.Skip("Landlock is unavailable: the Landlock-only backend cannot run here")
+	}
+	for _, tc := range []struct {
+		name       string
+		fileStderr bool // cmd.Stderr is an *os.File: Wrap hands it over at FdStderr
+	}{{"buffer stderr", false}, {"file stderr", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb, err := New(WithWorkspace(ws), WithWritePaths(ws), withBwrapPath(filepath.Join(home, "no", "bwrap")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			var out bytes.Buffer
+			cmd := exec.Command("sh", "-c", `echo wrapped; echo oops >&2; echo x > ok-`+strings.ReplaceAll(tc.name, " ", "-")+`; cat "$HOME/.ssh/id_rsa"`)
+			cmd.Dir = ws
+			cmd.Stdout = &out
+			errPath := filepath.Join(t.TempDir(), "stderr")
+			if tc.fileStderr {
+				f, err := os.Create(errPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				cmd.Stderr = f
+			} else {
+				cmd.Stderr = &out
+			}
+			if err := sb.Wrap(cmd); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Run()
+			stderr := out.String()
+			if tc.fileStderr {
+				b, _ := os.ReadFile(errPath)
+				stderr = string(b)
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("wrapped run on the Landlock-only backend: %v\nstdout+stderr: %q\nstderr: %q", err, out.String(), stderr)
+			}
+			if !strings.Contains(out.String(), "wrapped") || !strings.Contains(stderr, "oops") || strings.Contains(out.String()+stderr, "SECRET-KEY-31") {
+				t.Errorf("stdout %q, stderr %q", out.String(), stderr)
+			}
+		})
+	}
+}
