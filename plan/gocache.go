@@ -3,8 +3,10 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -139,6 +141,12 @@ func quoteFields(fields ...string) (string, bool) {
 // command works without either.
 func prepareGoCache(c string, opts Options, getenv func(string) (string, bool)) {
 	os.Mkdir(filepath.Join(c, goModDir), 0o700)
+	// The module cache bwrap binds (goModBindDir) lives outside the
+	// sandbox cache, in a directory no sandbox sees.
+	mod := goModBindDir(c)
+	if os.MkdirAll(filepath.Dir(mod), 0o700) == nil {
+		os.Mkdir(mod, 0o700)
+	}
 	host := hostGoPath(opts, getenv)
 	if host == "" {
 		return
@@ -148,23 +156,64 @@ func prepareGoCache(c string, opts Options, getenv func(string) (string, bool)) 
 	if err != nil {
 		return
 	}
+	// Sandboxes write c: every path in it is reached through an os.Root,
+	// so no link left there takes the copy outside.
+	cr, err := os.OpenRoot(c)
+	if err != nil {
+		return
+	}
+	defer cr.Close()
 	for _, name := range names {
-		dst := filepath.Join(c, goPathDir, "pkg", "sumdb", name, "latest")
-		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+		if !fs.ValidPath(name) || strings.Contains(name, "/") {
+			continue
+		}
+		dir := path.Join(goPathDir, "pkg", "sumdb", name)
+		dst := path.Join(dir, "latest")
+		if _, err := cr.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		b, err := readRegular(filepath.Join(hostSum, name, "latest"), 64<<10)
 		if err != nil || len(b) == 0 {
 			continue
 		}
-		if os.MkdirAll(filepath.Dir(dst), 0o700) != nil {
+		if cr.MkdirAll(dir, 0o700) != nil {
 			continue
 		}
-		tmp := dst + ".cordon-seed"
-		if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, dst) != nil {
-			os.Remove(tmp)
-		}
+		writeFileIn(cr, dst, b)
 	}
+}
+
+// writeFileIn writes name in r atomically: a new temporary file (never
+// one a sandbox left there, nor through a link), then a rename over name.
+func writeFileIn(r *os.Root, name string, data []byte) {
+	tmp := name + ".cordon-tmp"
+	r.Remove(tmp)
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err != nil || cerr != nil || r.Rename(tmp, name) != nil {
+		r.Remove(tmp)
+	}
+}
+
+// readRegularIn reads name in r: a regular file (not a link) of at most
+// limit bytes.
+func readRegularIn(r *os.Root, name string, limit int64) ([]byte, error) {
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", name, limit)
+	}
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 func readDirNames(dir string) ([]string, error) {

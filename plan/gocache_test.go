@@ -171,7 +171,7 @@ func TestGoModRemap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			own := filepath.Join(cache, "go-mod")
+			own := goModBindDir(cache) // out of the sandboxes' reach
 			dl := filepath.Join(hostMod, "cache", "download")
 			bound := hasSeq(pl.Argv, "--bind", own, hostMod)
 			proxyBound := hasSeq(pl.Argv, "--ro-bind", hostMod, HostModCache)

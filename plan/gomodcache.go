@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -12,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
-
+	"github.com/cordon-sandbox/cordon/sandboxcache"
 	"github.com/cordon-sandbox/cordon/subpath"
 )
 
@@ -64,10 +65,23 @@ func goModRemap(p *policy.Policy, opts Options, getenv func(string) (string, boo
 	if fi, err := os.Stat(mod); err != nil || !fi.IsDir() {
 		return ""
 	}
-	if fi, err := os.Stat(filepath.Join(c, goModDir)); err != nil || !fi.IsDir() {
+	// The directory bwrap binds there must be one no sandbox can replace
+	// (a link would bind whatever it names, writable): not one in the
+	// sandbox cache, but its sibling in sandboxcache.ModCacheRoot, and a
+	// real directory, not a link.
+	if fi, err := os.Lstat(goModBindDir(c)); err != nil || !fi.IsDir() {
 		return ""
 	}
 	return mod
+}
+
+// goModBindDir is the sandbox's Go module cache that the bwrap backend
+// shows at the host's module cache path, for the sandbox cache c: in
+// sandboxcache.ModCacheRoot, with c's name. Its parent is never visible
+// inside a sandbox, so a sandbox can change what is in it but not replace
+// it.
+func goModBindDir(c string) string {
+	return filepath.Join(sandboxcache.ModCacheRoot(filepath.Dir(c)), filepath.Base(c))
 }
 
 // bindGoModCache adds the mounts of goModRemap (the host's module cache at
@@ -85,10 +99,10 @@ func (b *bwrapBuilder) bindGoModCache(getenv func(string) (string, bool)) string
 	}
 	c := sandboxCache(b.p)
 	b.add(opRead, src, HostModCache)
-	b.add(opWrite, filepath.Join(c, goModDir), mod)
+	b.add(opWrite, goModBindDir(c), mod)
 	b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("the sandbox's module cache is shown at %s (GOMODCACHE), so dependencies the host compiled are found in its build cache; the host's module cache is at %s, read-only", mod, HostModCache))
 	if policy.DeniedBy(b.p.Deny, filepath.Join(b.p.Workspace, "go.sum")) == "" {
-		seedGoModules(c, filepath.Join(b.p.Workspace, "go.sum"), src)
+		seedGoModules(goModBindDir(c), c, b.p.Workspace, src)
 	}
 	return mod
 }
@@ -117,36 +131,55 @@ func remapGoEnv(env []string, c, mod string) {
 	}
 }
 
-// seedGoModules links into the sandbox's module cache (c/go-mod) each
+// seedGoModules links into the sandbox's module cache modDir each
 // module version the workspace's go.sum names that the host's module cache
-// (hostMod) holds unpacked and the sandbox's does not: its directory
-// becomes a link to the read-only one at HostModCache, and its .ziphash
-// (which tells the go command the directory is complete) is copied. The go
-// command then uses the host's copy instead of unpacking the module again
-// in every new workspace: no time, no disk. It checks the .ziphash against
-// go.sum as for any module, and the host's files cannot be changed
-// through the link. The links resolve only inside a bwrap sandbox; a
-// Landlock-only run removes them first (unseedGoModules).
+// (hostMod) holds unpacked and modDir does not: its directory becomes a
+// link to the read-only one at HostModCache, and its .ziphash (which tells
+// the go command the directory is complete) is copied. The go command
+// then uses the host's copy instead of unpacking the module again in every
+// new workspace: no time, no disk. It checks the .ziphash against go.sum
+// as for any module, and the host's files cannot be changed through the
+// link. The links resolve only inside a bwrap sandbox.
 //
-// go.sum and the sandbox cache are written by sandboxes: module paths and
-// versions are checked before they become paths, and everything is
-// created through an os.Root on the sandbox's module cache, so no link a
-// sandbox left there can lead outside. Errors only mean fewer links.
-func seedGoModules(c, goSum, hostMod string) {
-	fi, err := os.Stat(goSum)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 16<<20 {
-		return
-	}
-	stamp := fmt.Sprintf("%d %d %s\n", fi.Size(), fi.ModTime().UnixNano(), hostMod)
-	stampPath := filepath.Join(c, seedStamp)
-	if b, err := readRegular(stampPath, 64<<10); err == nil && string(b) == stamp {
-		return
-	}
-	data, err := os.ReadFile(goSum)
+// Sandboxes write modDir, the sandbox cache c (where the stamp and the
+// list of links are kept) and the workspace: every file is reached through
+// an os.Root on them, so no link a sandbox left there takes a read or a
+// write outside, and go.sum counts only as a regular file in the
+// workspace (not a link to a file the sandbox may not read).
+func seedGoModules(modDir, c, workspace, hostMod string) {
+	wr, err := os.OpenRoot(workspace)
 	if err != nil {
 		return
 	}
-	r, err := os.OpenRoot(filepath.Join(c, goModDir))
+	defer wr.Close()
+	lfi, err := wr.Lstat("go.sum")
+	if err != nil || !lfi.Mode().IsRegular() || lfi.Size() > 16<<20 {
+		return
+	}
+	f, err := wr.Open("go.sum")
+	if err != nil {
+		return
+	}
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, lfi) {
+		f.Close()
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	f.Close()
+	if err != nil {
+		return
+	}
+	cr, err := os.OpenRoot(c)
+	if err != nil {
+		return
+	}
+	defer cr.Close()
+	stamp := fmt.Sprintf("%d %d %s\n", fi.Size(), fi.ModTime().UnixNano(), hostMod)
+	if b, err := readRegularIn(cr, seedStamp, 64<<10); err == nil && string(b) == stamp {
+		return
+	}
+	r, err := os.OpenRoot(modDir)
 	if err != nil {
 		return
 	}
@@ -168,15 +201,12 @@ func seedGoModules(c, goSum, hostMod string) {
 		}
 	}
 	if len(made) > 0 {
-		if f, err := os.OpenFile(filepath.Join(c, seedLinks), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+		if f, err := cr.OpenFile(seedLinks, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
 			fmt.Fprintln(f, strings.Join(made, "\n"))
 			f.Close()
 		}
 	}
-	tmp := stampPath + ".tmp"
-	if os.WriteFile(tmp, []byte(stamp), 0o600) != nil || os.Rename(tmp, stampPath) != nil {
-		os.Remove(tmp)
-	}
+	writeFileIn(cr, seedStamp, []byte(stamp))
 }
 
 // linkModule links module modPath@ver (both escaped) into r from the
@@ -218,17 +248,22 @@ func linkModule(r *os.Root, hostMod, modPath, ver string) bool {
 	return r.Symlink(HostModCache+"/"+dir, dir) == nil
 }
 
-// unseedGoModules removes the links seedGoModules made in the sandbox cache
-// c (they resolve only inside a bwrap sandbox; the go command would fail
-// on them), so the Landlock-only backend unpacks those modules itself.
-// Only links into HostModCache are removed.
+// unseedGoModules removes from the sandbox cache c's own module cache
+// the links an earlier cordon made there (links into HostModCache resolve
+// only inside a bwrap sandbox; the go command on the Landlock-only backend
+// would fail on them). Links are now made only in goModBindDir, which the
+// Landlock-only backend does not use; this clears caches from before.
 func unseedGoModules(c string) {
-	list := filepath.Join(c, seedLinks)
-	data, err := readRegular(list, 16<<20)
+	cr, err := os.OpenRoot(c)
 	if err != nil {
 		return
 	}
-	if r, err := os.OpenRoot(filepath.Join(c, goModDir)); err == nil {
+	defer cr.Close()
+	data, err := readRegularIn(cr, seedLinks, 16<<20)
+	if err != nil {
+		return
+	}
+	if r, err := cr.OpenRoot(goModDir); err == nil {
 		for _, dir := range strings.Split(string(data), "\n") {
 			if dir == "" || !fs.ValidPath(dir) {
 				continue
@@ -239,8 +274,8 @@ func unseedGoModules(c string) {
 		}
 		r.Close()
 	}
-	os.Remove(filepath.Join(c, seedStamp))
-	os.Remove(list)
+	cr.Remove(seedStamp)
+	cr.Remove(seedLinks)
 }
 
 // escapeModPath checks a module path from go.sum and escapes it as the

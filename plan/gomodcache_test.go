@@ -3,6 +3,7 @@ package plan
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,15 +44,16 @@ example.com/Foo ../v1 h1:x=
 // go.sum that the host's module cache holds complete is linked into the
 // sandbox's module cache (to its read-only view at HostModCache), with its
 // .ziphash; nothing else is, nothing is created outside the sandbox's
-// module cache, an unchanged go.sum is not read again, and a
-// Landlock-only run removes the links (they would dangle there).
+// module cache, an unchanged go.sum is not read again, and the
+// Landlock-only backend, whose module cache is another, gets no link
+// (they would dangle there).
 func TestSeedGoModules(t *testing.T) {
 	p, opts, cache, _, hostMod := goPolicy(t)
 	seedFixture(t, hostMod, p.Workspace)
 	if _, err := Build(p, []string{"go", "build"}, opts); err != nil {
 		t.Fatal(err)
 	}
-	own := filepath.Join(cache, "go-mod")
+	own := goModBindDir(cache)
 	link := filepath.Join(own, "example.com", "!foo@v1.0.0")
 	if target, err := os.Readlink(link); err != nil || target != HostModCache+"/example.com/!foo@v1.0.0" {
 		t.Fatalf("link %s -> %q, %v", link, target, err)
@@ -65,7 +67,7 @@ func TestSeedGoModules(t *testing.T) {
 		}
 	}
 	// The hostile lines made nothing anywhere.
-	for dir, want := range map[string]string{own: "cache example.com", filepath.Dir(cache): "abc", filepath.Dir(filepath.Dir(cache)): "sandbox"} {
+	for dir, want := range map[string]string{own: "cache example.com", filepath.Dir(cache): "abc", filepath.Dir(filepath.Dir(cache)): "gomod sandbox", filepath.Dir(own): "abc"} {
 		ents, _ := os.ReadDir(dir)
 		var names []string
 		for _, e := range ents {
@@ -97,14 +99,15 @@ func TestSeedGoModules(t *testing.T) {
 		t.Errorf("a changed go.sum was not seeded again: %v", err)
 	}
 
-	// The Landlock-only backend removes the links, and only them.
+	// The Landlock-only backend's module cache is the one in the sandbox
+	// cache: no link there.
 	q := *p
 	q.Backend = BackendLandlock
 	if _, err := Build(&q, []string{"go", "build"}, opts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(link); err == nil {
-		t.Error("a link into HostModCache is left for the Landlock-only backend")
+	if _, err := os.Lstat(filepath.Join(cache, "go-mod", "example.com", "!foo@v1.0.0")); err == nil {
+		t.Error("a link into HostModCache is in the Landlock-only backend's module cache")
 	}
 	if _, err := os.Stat(filepath.Join(hostMod, "example.com", "!foo@v1.0.0", "foo.go")); err != nil {
 		t.Errorf("the host's module was touched: %v", err)
@@ -117,13 +120,13 @@ func TestSeedGoModulesLinkedCache(t *testing.T) {
 	p, opts, cache, _, hostMod := goPolicy(t)
 	seedFixture(t, hostMod, p.Workspace)
 	outside := filepath.Join(opts.Home, "outside")
-	for _, d := range []string{outside, filepath.Join(cache, "go-mod")} {
+	for _, d := range []string{outside, goModBindDir(cache)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, l := range []string{"example.com", "cache"} {
-		if err := os.Symlink(outside, filepath.Join(cache, "go-mod", l)); err != nil {
+		if err := os.Symlink(outside, filepath.Join(goModBindDir(cache), l)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,6 +135,99 @@ func TestSeedGoModulesLinkedCache(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Errorf("seeding wrote through a link the sandbox left: %v", ents)
+	}
+}
+
+// TestSeedGoModulesPlantedLinks: the links a sandbox can leave where the
+// host writes before the next run (the stamp's temporary file, the list
+// of links, the sumdb directory, a go.sum that is a link to a file the
+// sandbox may not read) take no write and no read outside: the files they
+// name stay as they were, and a module cache the sandbox replaced by a
+// link is never bound.
+func TestSeedGoModulesPlantedLinks(t *testing.T) {
+	p, opts, cache, _, hostMod := goPolicy(t)
+	seedFixture(t, hostMod, p.Workspace)
+	victims := map[string]string{}
+	for _, name := range []string{"victim-stamp", "victim-links", "victim-sumdb"} {
+		v := filepath.Join(opts.Home, name)
+		if err := os.WriteFile(v, []byte("precious\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		victims[name] = v
+	}
+	outDir := filepath.Join(opts.Home, "outdir")
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The host's sumdb tree head, which prepareGoCache copies.
+	hostSum := filepath.Join(filepath.Dir(filepath.Dir(hostMod)), "pkg", "sumdb", "sum.golang.org")
+	if err := os.MkdirAll(hostSum, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hostSum, "latest"), []byte("go.sum database tree\n1\nhash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		filepath.Join(cache, seedStamp+".cordon-tmp"): victims["victim-stamp"],
+		filepath.Join(cache, seedLinks):               victims["victim-links"],
+		filepath.Join(cache, goPathDir):               outDir,
+	} {
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Build(p, []string{"go", "build"}, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range victims {
+		if b, err := os.ReadFile(v); err != nil || string(b) != "precious\n" {
+			t.Errorf("%s was written through a link the sandbox left: %q, %v", v, b, err)
+		}
+	}
+	if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
+		t.Errorf("prepareGoCache wrote through a linked gopath: %v", ents)
+	}
+
+	// A go.sum that is a link: not read, nothing seeded from it.
+	secret := filepath.Join(opts.Home, "secret-go.sum")
+	sum, err := os.ReadFile(filepath.Join(p.Workspace, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, sum, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(p.Workspace, "go.sum")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(p.Workspace, "go.sum")); err != nil {
+		t.Fatal(err)
+	}
+	c2 := goModBindDir(cache)
+	os.RemoveAll(c2)
+	if _, err := Build(p, []string{"go", "build"}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(c2, "example.com", "!foo@v1.0.0")); err == nil {
+		t.Error("a go.sum that is a link was read")
+	}
+
+	// A module cache replaced by a link is not bound.
+	if err := os.RemoveAll(c2); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(opts.Home, c2); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(p, []string{"go", "build"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(pl.Argv, c2) {
+		t.Errorf("a module cache that is a link is bound:\n%s", strings.Join(pl.Argv, " "))
 	}
 }
 

