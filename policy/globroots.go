@@ -51,9 +51,16 @@ func (p *Policy) DenyGlobReadRoots(home string) []string {
 // client-go's secrets.go), and masking it would break the tools. They are
 // not walked as read roots (see DenyGlobReadRoots), and what the walk of a
 // root that holds one (--allow-read ~) matches inside it is ignored.
+//
+// The tool configs among them (DevelopmentHomeConfigs: ~/.gitconfig,
+// ~/.config/git, ~/.config/cordon) are small and may hold secrets (git's
+// credential store writes ~/.config/git/credentials): they are searched.
 func DenyGlobSkipped(home string) []string {
 	out := slices.Clone(SystemReads)
 	for _, h := range DevelopmentHomeReads {
+		if slices.Contains(DevelopmentHomeConfigs, h) {
+			continue
+		}
 		out = append(out, filepath.Clean(strings.ReplaceAll(h, "${HOME}", home)))
 	}
 	return out

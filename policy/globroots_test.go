@@ -9,12 +9,15 @@ import (
 	"github.com/cordon-sandbox/cordon/config"
 )
 
-// TestDenyGlobReadRoots: Load's policies search the workspace and the read
-// paths a user adds, never the system directories or the profiles' tool
-// caches (so the default run walks nothing more than the workspace).
+// TestDenyGlobReadRoots: Load's policies search the workspace, the
+// profiles' small tool configs (~/.gitconfig, ~/.config/git: git's
+// credential store writes there) and the read paths a user adds, never the
+// system directories or the profiles' tool caches (so the default run
+// walks nothing large beyond the workspace).
 func TestDenyGlobReadRoots(t *testing.T) {
 	f := newFixture(t)
 	h := func(rel string) string { return filepath.Join(f.home, rel) }
+	cfg := []string{h(".gitconfig"), h(".config/git"), h(".config/cordon")}
 	for _, tc := range []struct {
 		name    string
 		profile string
@@ -23,18 +26,18 @@ func TestDenyGlobReadRoots(t *testing.T) {
 		deny    []string
 		want    []string
 	}{
-		{name: "development", profile: ProfileDevelopment, want: []string{f.ws}},
-		{name: "ci", profile: ProfileCI, want: []string{f.ws}},
+		{name: "development", profile: ProfileDevelopment, want: append([]string{f.ws}, cfg...)},
+		{name: "ci", profile: ProfileCI, want: append([]string{f.ws}, cfg...)},
 		{name: "minimal (read-only workspace)", profile: ProfileMinimal, want: []string{f.ws}},
 		{name: "untrusted", profile: ProfileUntrusted, want: []string{f.ws}},
-		{name: "added directory and file", read: []string{h("d"), h(".env")}, want: []string{f.ws, h("d"), h(".env")}},
-		{name: "named inside a system directory", read: []string{"/opt/proj", "/usr"}, want: []string{f.ws, "/opt/proj"}},
-		{name: "a tool cache named again", read: []string{h("go/pkg/mod"), h(".npm"), h(".gitconfig")}, want: []string{f.ws}},
-		{name: "inside a tool cache", read: []string{h("go/pkg/mod/x")}, want: []string{f.ws, h("go/pkg/mod/x")}},
-		{name: "inside the writable workspace", read: []string{filepath.Join(f.ws, "sub")}, want: []string{f.ws}},
-		{name: "inside another write path", read: []string{h("out/in")}, write: []string{h("out")}, want: []string{f.ws}},
-		{name: "the private /tmp", read: []string{"/tmp"}, want: []string{f.ws}},
-		{name: "denied", read: []string{h(".ssh"), h("vault/k")}, deny: []string{h("vault")}, want: []string{f.ws}},
+		{name: "added directory and file", read: []string{h("d"), h(".env")}, want: append(append([]string{f.ws}, cfg...), h("d"), h(".env"))},
+		{name: "named inside a system directory", read: []string{"/opt/proj", "/usr"}, want: append(append([]string{f.ws}, cfg...), "/opt/proj")},
+		{name: "a tool cache named again", read: []string{h("go/pkg/mod"), h(".npm")}, want: append([]string{f.ws}, cfg...)},
+		{name: "inside a tool cache", read: []string{h("go/pkg/mod/x")}, want: append(append([]string{f.ws}, cfg...), h("go/pkg/mod/x"))},
+		{name: "inside the writable workspace", read: []string{filepath.Join(f.ws, "sub")}, want: append([]string{f.ws}, cfg...)},
+		{name: "inside another write path", read: []string{h("out/in")}, write: []string{h("out")}, want: append([]string{f.ws}, cfg...)},
+		{name: "the private /tmp", read: []string{"/tmp"}, want: append([]string{f.ws}, cfg...)},
+		{name: "denied", read: []string{h(".ssh"), h("vault/k")}, deny: []string{h("vault")}, want: append([]string{f.ws}, cfg...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := f.mustLoad(Options{SkipUserConfig: true, Flags: flags(func(l *config.Layer) {

@@ -58,6 +58,15 @@ var DevelopmentHomeReads = []string{
 	"${HOME}/.config/cordon",
 }
 
+// DevelopmentHomeConfigs are the entries of DevelopmentHomeReads that are
+// tool configs, not caches: small, and searched for relative deny globs
+// like any read path (see DenyGlobSkipped).
+var DevelopmentHomeConfigs = []string{
+	"${HOME}/.gitconfig",
+	"${HOME}/.config/git",
+	"${HOME}/.config/cordon",
+}
+
 // DefaultDeny are the secrets every profile denies. Relative globs match
 // inside every readable or writable root but the system directories and
 // tool caches (see Policy.DenyGlobReadRoots).
@@ -73,6 +82,7 @@ var DefaultDeny = []string{
 	"${HOME}/.npmrc",
 	"${HOME}/.pypirc",
 	"${HOME}/.git-credentials",
+	"${HOME}/.config/git/credentials",
 	"${HOME}/.config/gh",
 	"/etc/shadow",
 	"/etc/gshadow",

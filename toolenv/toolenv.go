@@ -187,9 +187,45 @@ func hasCredential(v string) bool {
 					return true
 				}
 			}
+			if scheme {
+				for _, seg := range strings.Split(u.Path, "/") {
+					if tokenLike(seg) {
+						return true
+					}
+				}
+			}
 		}
 	}
 	return false
+}
+
+// tokenLike reports whether a URL path segment looks like an access token
+// that some registries take in the path (Gemfury's
+// https://npm-proxy.fury.io/TOKEN/acct/): 20 or more letters, digits, '-'
+// and '_', with both letters and digits, or one of the prefixes of
+// well-known token formats.
+func tokenLike(seg string) bool {
+	for _, p := range []string{"ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "npm_", "pypi-", "xoxb-", "AKIA"} {
+		if strings.HasPrefix(seg, p) && len(seg) > len(p)+8 {
+			return true
+		}
+	}
+	if len(seg) < 20 {
+		return false
+	}
+	letters, digits := false, false
+	for _, r := range seg {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			letters = true
+		case r >= '0' && r <= '9':
+			digits = true
+		case r == '-' || r == '_':
+		default:
+			return false
+		}
+	}
+	return letters && digits
 }
 
 // secretName reports whether a setting's name says it holds a secret.
@@ -329,6 +365,10 @@ func (c *collector) npm() {
 			c.drop(setting, "npm_config_"+key, "a credential or a registry's own setting", "to use it inside, pass its value with --env NAME and write "+key+"=${NAME} in the project's .npmrc")
 			continue
 		}
+		if secret := secretReference(val); secret != "" {
+			c.drop(setting, "npm_config_"+key, "it names ${"+secret+"}, a secret", "write it in the project's .npmrc with ${"+secret+"} and pass "+secret+" with --env")
+			continue
+		}
 		expanded, missing := expandEnv(val, c.h.Getenv)
 		if missing != "" {
 			c.drop(setting, "npm_config_"+key, "it names ${"+missing+"}, which is not set", "set the variable, or write the value in the project's .npmrc")
@@ -404,20 +444,49 @@ func (c *collector) prefixed(prefix string, keep, secret func(string) bool) {
 	}
 }
 
-// expandEnv replaces ${NAME} as npm does in its config files; missing
-// names the first variable that is not set.
+// secretReference returns the first ${NAME} in s whose name says it holds
+// a secret (NPM_TOKEN, FURY_TOKEN, ...), or "": its value must not be
+// expanded into a variable the sandbox sees.
+func secretReference(s string) string {
+	for rest := s; ; {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			return ""
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return ""
+		}
+		if name := rest[i+2 : i+j]; secretName(name) {
+			return name
+		}
+		rest = rest[i+j+1:]
+	}
+}
+
+// expandEnv replaces ${NAME} as npm does in its config files (only the
+// braced form); missing names the first variable that is not set.
 func expandEnv(s string, getenv func(string) (string, bool)) (out, missing string) {
-	out = os.Expand(s, func(name string) string {
+	var b strings.Builder
+	for rest := s; ; {
+		i := strings.Index(rest, "${")
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(rest[i:], '}')
+		}
+		if i < 0 || j < 0 {
+			b.WriteString(rest)
+			return b.String(), missing
+		}
+		name := rest[i+2 : i+j]
 		v, ok := getenv(name)
 		if !ok && missing == "" {
 			missing = name
 		}
-		return v
-	})
-	if !strings.Contains(s, "${") {
-		return s, ""
+		b.WriteString(rest[:i])
+		b.WriteString(v)
+		rest = rest[i+j+1:]
 	}
-	return out, missing
 }
 
 // parseNpmrc reads an npmrc file: key = value lines; '#' and ';' start

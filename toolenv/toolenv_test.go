@@ -24,7 +24,11 @@ func TestHasCredential(t *testing.T) {
 		{"https://a.example/simple https://u:p@b.example/simple", true},
 		{"https://pkgs.example/simple?access_token=abc", true},
 		{"https://pkgs.example/simple?page=2", false},
-		{"https://example.com/path@v1", false}, // an @ after the host is a path
+		{"https://example.com/path@v1", false},                               // an @ after the host is a path
+		{"https://npm-proxy.fury.io/1a2B3c4D5e6F7g8H9i0J/acme/", true},       // a token in the path
+		{"https://goproxy.example/ghp_abcdefghijklmnop1234/", true},          // a known token prefix
+		{"https://gitlab.com/api/v4/projects/12345678/packages/npm/", false}, // digits only
+		{"https://artifactory.corp/api/npm/npm-virtual-remote-cache/", false},
 	}
 	for _, tt := range tests {
 		if got := hasCredential(tt.v); got != tt.want {
@@ -94,7 +98,7 @@ func TestCollect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(".npmrc", "registry=https://r.example/\n//r.example/:_authToken=TOK1\n@corp:registry=${CORP_REG}\n@x:registry=${UNSET_VAR}\nstrict-ssl=false\n")
+	write(".npmrc", "registry=https://r.example/\n//r.example/:_authToken=TOK1\n@corp:registry=${CORP_REG}\n@x:registry=${UNSET_VAR}\nstrict-ssl=false\n@fury:registry=https://npm-proxy.fury.io/${FURY_TOKEN}/acme/\ninit-author-name=${NPM_TOKEN}\n")
 	// The project's .npmrc ranks above the user's: its keys are not
 	// carried as variables, which would override it.
 	write("proj/.npmrc", "strict-ssl=true\n")
@@ -143,7 +147,7 @@ func TestCollect(t *testing.T) {
 		dropped = append(dropped, d.String())
 	}
 	all := strings.Join(dropped, "\n")
-	for _, secret := range []string{"TOK1", "TOK2", "TOK3"} {
+	for _, secret := range []string{"TOK1", "TOK2", "TOK3", "TOK4", "TOK5"} {
 		if strings.Contains(all, secret) {
 			t.Errorf("a dropped note shows the secret %s: %s", secret, all)
 		}
@@ -156,6 +160,8 @@ func TestCollect(t *testing.T) {
 	for _, want := range []string{
 		"~/.npmrc: //r.example/:_authToken not passed (a credential or a registry's own setting)",
 		"~/.npmrc: @x:registry not passed (it names ${UNSET_VAR}, which is not set)",
+		"~/.npmrc: @fury:registry not passed (it names ${FURY_TOKEN}, a secret)",
+		"~/.npmrc: init-author-name not passed (it names ${NPM_TOKEN}, a secret)",
 		"go env GOPROXY (in ~/.config/go/env) not passed (it holds a user name or password); pass it with --env GOPROXY",
 		"go env GOAUTH (in ~/.config/go/env) not passed (it gives the go command credentials)",
 		"go env GOBIN (in ~/.config/go/env) not passed (a host directory",

@@ -89,3 +89,24 @@ func TestDenyGlobsInReadPaths(t *testing.T) {
 		t.Errorf("--explain does not list %s among the roots searched for deny globs:\n%s", dir, x)
 	}
 }
+
+// TestGitConfigDirSecrets: git's credential store in ~/.config/git is
+// denied by default, and deny globs apply inside the tool configs the
+// profile makes readable (they are not caches), while the git config
+// itself stays readable.
+func TestGitConfigDirSecrets(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.home, ".config", "git")
+	writeFile(t, filepath.Join(dir, "credentials"), "https://u:CRED-SECRET-9a1@example.com")
+	writeFile(t, filepath.Join(dir, ".env"), "ENV-SECRET-9a2")
+	writeFile(t, filepath.Join(dir, "config"), "[user]\n\tname = GITCONFIG-PUBLIC-9a3\n")
+	for _, backend := range []string{"bwrap", "landlock"} {
+		r := e.sh("cat "+filepath.Join(dir, "credentials")+" "+filepath.Join(dir, ".env")+" "+filepath.Join(dir, "config")+"; true", "--backend", backend)
+		if strings.Contains(r.all(), "CRED-SECRET-9a1") || strings.Contains(r.all(), "ENV-SECRET-9a2") {
+			t.Errorf("%s: a secret in ~/.config/git was readable: %s", backend, r)
+		}
+		if !strings.Contains(r.stdout, "GITCONFIG-PUBLIC-9a3") {
+			t.Errorf("%s: ~/.config/git/config is not readable: %s", backend, r)
+		}
+	}
+}
