@@ -375,10 +375,11 @@ func (r *sandboxRun) readOutputs() {
 func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	stdio, res := r.stdio, r.res
 	// Drain the status channel: the helper may have reported just before
-	// the sandbox ended.
+	// the sandbox ended (and the command ended at once).
 	for st := range r.statusCh {
-		if st.ready {
+		if st.ready && !r.ready {
 			r.ready = true
+			r.passDegraded(st.degraded)
 		}
 		if st.execErr != nil {
 			r.execErr = st.execErr

@@ -171,7 +171,13 @@ func (r *sandboxRun) onReady(st status) {
 			r.killAll()
 		}
 	}
-	for _, d := range st.degraded {
+	r.passDegraded(st.degraded)
+}
+
+// passDegraded passes on what the helper could not enforce: in the Result
+// and on the caller's stderr.
+func (r *sandboxRun) passDegraded(notes []string) {
+	for _, d := range notes {
 		r.res.Degraded = append(r.res.Degraded, d)
 		if r.stdio.Stderr != nil {
 			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+d)
