@@ -40,9 +40,7 @@ func startGuard(pl *plan.Plan) *guard {
 	}
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
-	// Under bubblewrap what existed was read-only during the run, so a
-	// change to it came from the host (an IDE, the user's own git).
-	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: pl.Backend == plan.BackendBwrap}
+	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly}
 	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	gd.journal = writeJournal(pl.StateDir, g.Roots)
 	return gd

@@ -72,8 +72,9 @@ func (e *ExecError) Error() string { return e.Msg }
 // SIGKILL of the whole sandbox.
 const gracePeriod = 2 * time.Second
 
-// readyTimeout bounds how long bwrap may take to set up the sandbox.
-const readyTimeout = 30 * time.Second
+// readyTimeout bounds how long bwrap may take to set up the sandbox (a
+// variable for the supervision tests).
+var readyTimeout = 30 * time.Second
 
 // signalReadyWait is how long a signal that arrives before the helper's
 // readiness report waits for it before the sandbox is killed instead.
@@ -107,7 +108,7 @@ func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error
 // messages, signals, the timeout and the context until the sandbox exits;
 // finish disarms what the run planted and turns the end into a Result.
 func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
-	r := &sandboxRun{pl: pl, stdio: stdio, bwrap: pl.Backend == plan.BackendBwrap, pidfd: -1,
+	r := &sandboxRun{pl: pl, stdio: stdio, pidfd: -1,
 		res: &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}}
 	defer r.closeAfterWait()
 	if err := r.start(); err != nil {

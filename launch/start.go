@@ -25,7 +25,6 @@ import (
 type sandboxRun struct {
 	pl    *plan.Plan
 	stdio Stdio
-	bwrap bool
 	res   *result.Result
 
 	onStarted []func() // the child's ends, closed after start
@@ -55,8 +54,9 @@ type sandboxRun struct {
 	timedOut bool
 	execErr  *ExecError
 	groupErr error
-	// pidfd refers to the command (bwrap backend), for its own exit
-	// status once bwrap's init has reaped it; -1 if none.
+	// pidfd refers to the command in its pid namespace
+	// (plan.Plan.PidNamespace), for its own exit status once the
+	// namespace's init has reaped it; -1 if none.
 	pidfd int
 	// waitGo: the helper waits for helperspec.MsgGo before exec (Spec.WaitGo).
 	waitGo bool
@@ -160,7 +160,7 @@ func (r *sandboxRun) prepareHost() error {
 // makes the private /tmp of the Landlock-only backend.
 func (r *sandboxRun) prepareDirs() error {
 	pl := r.pl
-	if r.bwrap {
+	if pl.LockWorkspace {
 		lock, err := lockWorkspace(pl)
 		if err != nil {
 			return err
@@ -183,12 +183,12 @@ func (r *sandboxRun) prepareDirs() error {
 func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	pl, stdio := r.pl, &r.stdio
 	// The helper waits for the host before exec: to be moved into the
-	// cgroup, or, under bwrap with a CPU or file-size limit, until the
-	// host holds a pidfd of the command (onReady), without which a
+	// cgroup, or, in a pid namespace with a CPU or file-size limit, until
+	// the host holds a pidfd of the command (onReady), without which a
 	// command that ends at once leaves no exact status to name the limit
 	// it reached.
 	l := limitsOf(pl)
-	r.waitGo = r.group != nil || r.bwrap && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
+	r.waitGo = r.group != nil || pl.PidNamespace && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
 	exe, specR, err := r.helperSpec(true, true)
 	if err != nil {
 		return nil, err
@@ -298,15 +298,12 @@ func (r *sandboxRun) newCommand(files []*os.File) {
 		Path:       pl.Argv[0],
 		Args:       pl.Argv,
 		Env:        plan.LauncherEnv(),
-		Dir:        "/", // bwrap changes directory itself (--chdir)
+		Dir:        launchDir(pl),
 		Stderr:     r.cmdStderr,
 		ExtraFiles: files,
 		SysProcAttr: &syscall.SysProcAttr{
 			Pdeathsig: syscall.SIGKILL,
 		},
-	}
-	if !r.bwrap {
-		cmd.Dir = pl.Dir
 	}
 	if stdio.Stdin != nil {
 		cmd.Stdin = stdio.Stdin
@@ -327,6 +324,16 @@ func (r *sandboxRun) newCommand(files []*os.File) {
 		signal.Notify(r.sigs, forwarded...)
 		r.afterWait(func() { signal.Stop(r.sigs) })
 	}
+}
+
+// launchDir is the working directory of the process that starts the
+// sandbox: the command's when that process is the helper (which execs the
+// command), else / (bwrap changes directory itself, --chdir).
+func launchDir(pl *plan.Plan) string {
+	if pl.HelperIsChild {
+		return pl.Dir
+	}
+	return "/"
 }
 
 // enterGroupEarly moves the outer process (bwrap, or the helper itself
@@ -370,10 +377,11 @@ func (r *sandboxRun) readOutputs() {
 func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	stdio, res := r.stdio, r.res
 	// Drain the status channel: the helper may have reported just before
-	// the sandbox ended.
+	// the sandbox ended (and the command ended at once).
 	for st := range r.statusCh {
-		if st.ready {
+		if st.ready && !r.ready {
 			r.ready = true
+			r.passDegraded(st.degraded)
 		}
 		if st.execErr != nil {
 			r.execErr = st.execErr
@@ -382,7 +390,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	<-r.bwErrDone
 	<-r.stderrDone
 	r.term.wait()
-	if !r.bwrap && r.reaper && stdio.OwnsChildren {
+	if !r.pl.PidNamespace && r.reaper && stdio.OwnsChildren {
 		sweepOrphans()
 	}
 	if r.ready {
@@ -397,7 +405,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		u := reapInit(r.initPid)
 		initUsage = &u
 		addUsage(&res.Usage, u)
-	case r.bwrap && !r.reaper && r.ready && !stdio.NoUsage:
+	case r.pl.PidNamespace && !r.reaper && r.ready && !stdio.NoUsage:
 		res.Usage.Incomplete = append(res.Usage.Incomplete, incompleteCPU)
 	}
 	gu := groupUsage(r.group, &res.Usage)
@@ -425,25 +433,25 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 }
 
 // endFacts gathers what the run knows about the command's end: its own
-// wait status (the helper's on the Landlock-only backend, where it is this
-// process's child; through the pidfd under bwrap), the sandbox's CPU time
+// wait status (the helper's when it is this process's child and became the
+// command; through the pidfd in a pid namespace), the sandbox's CPU time
 // and the cgroup's counters.
 func (r *sandboxRun) endFacts(gu limits.Usage, initUsage *result.Usage) endFacts {
 	f := endFacts{exitCode: r.res.ExitCode, cordonKilled: r.cordonKilled || r.timedOut,
 		oomKills: gu.OOMKills, forkFailures: gu.ForkFailures}
 	switch {
-	case !r.bwrap && r.cmd.ProcessState != nil:
+	case r.pl.HelperIsChild && r.cmd.ProcessState != nil:
 		ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
 		f.status, f.exact = unix.WaitStatus(ws), ok
-	case r.bwrap:
+	case r.pl.PidNamespace:
 		f.status, f.exact = pidfdExit(r.pidfd)
 	}
 	switch u := r.res.Usage; {
 	case gu.CPUTotal > 0:
 		f.cpu, f.cpuKnown = max(gu.CPUTotal, gu.CPUUser+gu.CPUSystem), true
-	case !r.bwrap || initUsage != nil:
-		// Without bwrap the command is this process's child; under bwrap
-		// its usage came with bwrap's init.
+	case r.pl.HelperIsChild || initUsage != nil:
+		// The helper became the command, this process's child; in a pid
+		// namespace its usage came with the namespace's init.
 		f.cpu, f.cpuKnown = u.User+u.System, true
 	}
 	return f

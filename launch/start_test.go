@@ -30,8 +30,8 @@ func TestLauncherEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("LD_PRELOAD", "/from/cordons/own/env.so")
 			pl := &plan.Plan{Backend: tc.backend, Argv: tc.argv, Command: []string{"true"},
-				Env: commandEnv, Dir: t.TempDir()}
-			r := &sandboxRun{pl: pl, bwrap: tc.backend == plan.BackendBwrap, res: &result.Result{}}
+				Env: commandEnv, Dir: t.TempDir(), PidNamespace: tc.backend == plan.BackendBwrap, HelperIsChild: tc.backend == plan.BackendLandlock}
+			r := &sandboxRun{pl: pl, res: &result.Result{}}
 			defer r.closeAfterWait()
 			files, err := r.helperFiles()
 			if err != nil {

@@ -134,7 +134,7 @@ func (r *sandboxRun) onReady(st status) {
 	r.ready = true
 	r.cmdPid = st.pid
 	outer := r.cmd.Process.Pid
-	if r.bwrap && r.reaper && (!r.stdio.NoUsage || limitsOf(r.pl).cpuSeconds > 0) {
+	if r.pl.PidNamespace && r.reaper && (!r.stdio.NoUsage || limitsOf(r.pl).cpuSeconds > 0) {
 		// bwrap's init inside the pid namespace: see reapInit. With a
 		// CPU limit its usage may tell whether the limit killed the
 		// command.
@@ -142,7 +142,7 @@ func (r *sandboxRun) onReady(st status) {
 			r.initPid = pp
 		}
 	}
-	if r.bwrap {
+	if r.pl.PidNamespace {
 		// The command's own exit status, which bwrap's relays as an exit
 		// code: see endFacts.
 		if fd, err := unix.PidfdOpen(r.cmdPid, 0); err == nil {
@@ -152,7 +152,7 @@ func (r *sandboxRun) onReady(st status) {
 	}
 	if r.group != nil {
 		// The helper waits for this before exec.
-		if !r.bwrap {
+		if r.pl.HelperIsChild {
 			outer = r.cmdPid // the helper itself; its parent is cordon
 		}
 		outerErr := <-r.outerAdded
@@ -171,7 +171,13 @@ func (r *sandboxRun) onReady(st status) {
 			r.killAll()
 		}
 	}
-	for _, d := range st.degraded {
+	r.passDegraded(st.degraded)
+}
+
+// passDegraded passes on what the helper could not enforce: in the Result
+// and on the caller's stderr.
+func (r *sandboxRun) passDegraded(notes []string) {
+	for _, d := range notes {
 		r.res.Degraded = append(r.res.Degraded, d)
 		if r.stdio.Stderr != nil {
 			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+d)
@@ -184,7 +190,7 @@ func (r *sandboxRun) onReady(st status) {
 func (r *sandboxRun) killAll() {
 	r.cordonKilled = true
 	_ = r.cmd.Process.Signal(syscall.SIGKILL)
-	if !r.bwrap {
+	if !r.pl.PidNamespace {
 		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	if r.group != nil {

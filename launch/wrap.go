@@ -24,7 +24,7 @@ func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
 		return nil, errors.New("launch: Wrap needs a bwrap or Landlock-only plan")
 	}
 	setEnv(pl, cmd.Env)
-	r := &sandboxRun{pl: pl, bwrap: pl.Backend == plan.BackendBwrap}
+	r := &sandboxRun{pl: pl}
 	if err := r.prepareDirs(); err != nil {
 		r.closeAfterWait()
 		return nil, err
@@ -47,10 +47,7 @@ func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
 	// exec.Command's look-up of the name in the host's PATH no longer
 	// matters: the helper looks it up inside, in the command's PATH.
 	cmd.Err = nil
-	cmd.Dir = "" // bwrap changes directory itself
-	if !r.bwrap {
-		cmd.Dir = pl.Dir
-	}
+	cmd.Dir = launchDir(pl)
 	cmd.ExtraFiles = []*os.File{exe, specR, nil, stderr}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &unix.SysProcAttr{}

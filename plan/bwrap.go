@@ -106,11 +106,13 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		return nil, err
 	}
 	b := &bwrapBuilder{p: p, opts: opts, plan: &Plan{
-		Backend:     BackendBwrap,
-		Command:     command,
-		StateDir:    opts.StateDir,
-		Workspace:   p.Workspace,
-		Interactive: opts.Interactive,
+		Backend:       BackendBwrap,
+		Command:       command,
+		StateDir:      opts.StateDir,
+		Workspace:     p.Workspace,
+		Interactive:   opts.Interactive,
+		LockWorkspace: true, // the placeholders are bwrap's mount points
+		PidNamespace:  true, // --unshare-pid, below
 	}}
 	if err := b.collect(); err != nil {
 		return nil, err
@@ -227,6 +229,7 @@ func (b *bwrapBuilder) collect() error {
 		return err
 	}
 	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
+	b.plan.Guard.KnownReadOnly = true // protect mounts them read-only
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
 	if sd := b.opts.StateDir; b.visible(sd) {

@@ -99,11 +99,14 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		// terminal (TIOCSTI aside, a background group reading it stops).
 		Interactive: opts.Interactive,
 		Backend:     BackendLandlock,
-		Command:     command,
-		StateDir:    opts.StateDir,
-		Workspace:   p.Workspace,
-		Strict:      p.Mode == policy.ModeStrict,
-		Limits:      limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds},
+		// The helper runs on the host, without a pid namespace, and
+		// execs the command.
+		HelperIsChild: true,
+		Command:       command,
+		StateDir:      opts.StateDir,
+		Workspace:     p.Workspace,
+		Strict:        p.Mode == policy.ModeStrict,
+		Limits:        limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds},
 	}
 	pl.Timeout = p.Timeout
 	pl.Degraded = append(pl.Degraded, landlockDegraded...)

@@ -47,6 +47,24 @@ type Plan struct {
 	// Placeholders are missing protected paths that the launcher creates
 	// on the host as mount points for bwrap, and removes after the run.
 	Placeholders []Placeholder `json:"placeholders,omitempty"`
+	// LockWorkspace makes the launcher hold the per-workspace lock
+	// (LockKey, else Workspace) for the whole run and create the
+	// Placeholders under it: bwrap mounts over them, and a run removes
+	// them only when no other sandbox of the workspace still runs.
+	LockWorkspace bool `json:"lock_workspace,omitempty"`
+	// PidNamespace says that the command runs in a pid namespace of its
+	// own, under an init the launcher did not start (bwrap's): killing
+	// the process the launcher starts ends the whole sandbox, so nothing
+	// is left to sweep; the command's exact wait status comes through a
+	// pidfd, since the outer process relays only an exit code; and its
+	// CPU time comes with that init, which a child subreaper reaps after
+	// the run.
+	PidNamespace bool `json:"pid_namespace,omitempty"`
+	// HelperIsChild says that the process the launcher starts is the
+	// helper itself, which execs the command (the Landlock-only
+	// backend): it starts in Dir, and its wait status and resource usage
+	// are the command's.
+	HelperIsChild bool `json:"helper_is_child,omitempty"`
 	// Degraded lists rules this plan cannot enforce, one sentence each.
 	Degraded []string `json:"degraded,omitempty"`
 	// Notes explain choices a reader of --explain may wonder about.
@@ -135,6 +153,11 @@ type Guard struct {
 	// KeepArmed reports what was planted but leaves it in place
 	// (cordon run --no-disarm).
 	KeepArmed bool `json:"keep_armed,omitempty"`
+	// KnownReadOnly says that GitDirs and Names, what existed before the
+	// run, were read-only inside the sandbox (bwrap mounts them so): a
+	// change to them found after the run came from the host (an IDE, the
+	// user's own git), not from the command.
+	KnownReadOnly bool `json:"known_read_only,omitempty"`
 }
 
 // LauncherEnv is the environment of every process cordon starts on the

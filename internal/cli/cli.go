@@ -243,6 +243,9 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	if pl.Backend != plan.BackendNone {
 		fmt.Fprintf(w, "host env: %s\n", launcherEnvLine(pl))
 	}
+	for _, n := range launchNeeds(pl) {
+		fmt.Fprintf(w, "launch: %s\n", n)
+	}
 	if r := pl.Spec.Landlock; r != nil {
 		fmt.Fprintln(w, "landlock (best effort for the kernel's ABI):")
 		fmt.Fprintf(w, "  read-only: %s\n", strings.Join(limitedList(r.ReadOnly, 12), " "))
@@ -286,6 +289,21 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, d := range pl.Degraded {
 		fmt.Fprintf(w, "degraded: %s\n", d)
 	}
+}
+
+// launchNeeds says what the launcher does for pl, one line each.
+func launchNeeds(pl *plan.Plan) []string {
+	var out []string
+	if pl.LockWorkspace {
+		out = append(out, "holds the workspace's lock for the run (placeholders are created under it, and removed by the last run to leave)")
+	}
+	if pl.PidNamespace {
+		out = append(out, "pid namespace: killing bwrap ends the whole sandbox; the command's exact exit status comes through a pidfd")
+	}
+	if pl.HelperIsChild {
+		out = append(out, "the helper is cordon's child and becomes the command: no pid namespace, so a timeout kills the command's process group (and the cgroup, when there is one)")
+	}
+	return out
 }
 
 // launcherEnvLine says what environment the process cordon starts on the

@@ -128,6 +128,36 @@ func TestQuote(t *testing.T) {
 	}
 }
 
+// TestExplainLaunchNeeds: --explain says what the launcher does for the
+// plan, from the fields its builder set.
+func TestExplainLaunchNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pl   plan.Plan
+		want []string
+	}{
+		{"bwrap", plan.Plan{Backend: plan.BackendBwrap, LockWorkspace: true, PidNamespace: true},
+			[]string{"launch: holds the workspace's lock for the run", "launch: pid namespace: killing bwrap ends the whole sandbox"}},
+		{"landlock", plan.Plan{Backend: plan.BackendLandlock, HelperIsChild: true},
+			[]string{"launch: the helper is cordon's child and becomes the command: no pid namespace"}},
+		{"none", plan.Plan{Backend: plan.BackendNone}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			writeExplain(&out, &tc.pl)
+			got := out.String()
+			if n := strings.Count(got, "\nlaunch: "); n != len(tc.want) {
+				t.Errorf("%d launch lines, want %d:\n%s", n, len(tc.want), got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, "\n"+w) {
+					t.Errorf("missing %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
 // TestExplainHostEnv: --explain shows the command's environment and says
 // that the process cordon starts on the host gets none of it.
 func TestExplainHostEnv(t *testing.T) {

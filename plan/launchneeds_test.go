@@ -1,0 +1,43 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// TestLaunchNeeds: each builder says what its plan needs from the
+// launcher (the workspace lock, a pid namespace, the helper as cordon's
+// own child, a guard that trusts what existed), since the launcher never
+// asks which backend it runs.
+func TestLaunchNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		backend                     string
+		mode                        policy.Mode
+		lock, pidNS, child, knownRO bool
+	}{
+		{BackendBwrap, policy.ModeStandard, true, true, false, true},
+		{BackendLandlock, policy.ModeStandard, false, false, true, false},
+		{BackendNone, policy.ModeOff, false, false, false, false},
+	} {
+		t.Run(tc.backend, func(t *testing.T) {
+			p, opts := testPolicy(t)
+			p.Backend = tc.backend
+			p.Mode = tc.mode
+			if tc.backend == BackendNone {
+				p.Backend = ""
+			}
+			pl, err := Build(p, []string{"true"}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.Backend != tc.backend {
+				t.Fatalf("backend %s, want %s", pl.Backend, tc.backend)
+			}
+			got := [4]bool{pl.LockWorkspace, pl.PidNamespace, pl.HelperIsChild, pl.Guard.KnownReadOnly}
+			if want := [4]bool{tc.lock, tc.pidNS, tc.child, tc.knownRO}; got != want {
+				t.Errorf("lock, pid namespace, helper is child, known read-only = %v, want %v", got, want)
+			}
+		})
+	}
+}
