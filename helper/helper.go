@@ -68,12 +68,6 @@ func Main(args []string) int {
 	if err := dropCapabilities(); err != nil {
 		return fail(125, "helper: %v", err)
 	}
-	for _, r := range spec.Rlimits {
-		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
-		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
-			return fail(125, "helper: setting %s to %d: %v", r.Name, r.Value, err)
-		}
-	}
 	// The command's environment is the spec's, never the helper's own
 	// (the launcher gives it an empty one): so is the PATH it is looked
 	// up in.
@@ -124,6 +118,16 @@ func Main(args []string) int {
 			if n, err := unix.Read(helperspec.FdStatus, b[:]); err != nil || n != 1 || b[0] != helperspec.MsgGo {
 				return fail(125, "helper: the host did not release the sandbox (%v)", err)
 			}
+		}
+	}
+	// The resource limits come last, just before exec: they are the
+	// command's, and the helper's own Go runtime, which allocates while it
+	// applies Landlock and seccomp, could fail under a small memory limit
+	// (RLIMIT_DATA of --max-memory 64).
+	for _, r := range spec.Rlimits {
+		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
+		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
+			return fail(125, "helper: setting %s to %d: %v", r.Name, r.Value, err)
 		}
 	}
 	// As execvp does: a candidate that may not be executed (EACCES, e.g. a
