@@ -274,6 +274,23 @@ func TestKill9LeavesNothing(t *testing.T) {
 	// (when it had one: as root here, or in a delegated cgroup); the next
 	// run works and sweeps both away.
 	groups := cgroupsOf(t, cmd.Process.Pid)
+	// The sandbox's processes are dead, but their zombies stay members of
+	// the group until whoever inherited them reaps them (with cordon dead,
+	// the machine's init, which may take its time under load); a sweep
+	// leaves a populated group alone. Wait, bounded, for them to go.
+	for _, g := range groups {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, err := os.ReadFile(filepath.Join(g, "cgroup.procs"))
+			if err != nil || len(bytes.TrimSpace(b)) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the killed run's cgroup %s still holds %q after 10 s", g, b)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	old := time.Now().Add(-time.Minute)
 	for _, g := range groups {
 		if err := os.Chtimes(g, old, old); err != nil {
