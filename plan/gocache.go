@@ -1,9 +1,6 @@
 package plan
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +17,6 @@ const (
 	// database's signed tree head (pkg/sumdb) and go install's binaries
 	// (bin) go there, as the host's GOPATH stays read-only.
 	goPathDir = "gopath"
-	// goModDir is the sandbox's module cache in the sandbox cache.
-	goModDir = "go-mod"
 )
 
 // goEnv is the go command's share of cacheEnv: GOPATH in the sandbox cache
@@ -129,81 +124,20 @@ func quoteFields(fields ...string) (string, bool) {
 	return strings.Join(out, " "), true
 }
 
-// prepareGoCache readies the sandbox cache c for the go command: it
-// creates the module cache directory (the bwrap backend may bind it) and
-// seeds the sandbox's checksum database tree heads from the host's
-// (GOPATH/pkg/sumdb/NAME/latest), each where the sandbox has none yet, so
-// that the sandbox verifies modules against a tree at least as new as the
-// one the host has seen (a database showing the sandbox another history is
-// caught) and needs no network to learn one. Errors are ignored: the go
-// command works without either.
-func prepareGoCache(c string, opts Options, getenv func(string) (string, bool)) {
-	os.Mkdir(filepath.Join(c, goModDir), 0o700)
-	host := hostGoPath(opts, getenv)
-	if host == "" {
-		return
-	}
-	hostSum := filepath.Join(host, "pkg", "sumdb")
-	names, err := readDirNames(hostSum)
-	if err != nil {
-		return
-	}
-	for _, name := range names {
-		dst := filepath.Join(c, goPathDir, "pkg", "sumdb", name, "latest")
-		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		b, err := readRegular(filepath.Join(hostSum, name, "latest"), 64<<10)
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		if os.MkdirAll(filepath.Dir(dst), 0o700) != nil {
-			continue
-		}
-		tmp := dst + ".cordon-seed"
-		if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, dst) != nil {
-			os.Remove(tmp)
-		}
-	}
-}
-
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
-// readRegular reads a regular file of at most limit bytes, not through a
-// symlink.
-func readRegular(path string, limit int64) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, limit)
-	}
-	return os.ReadFile(path)
-}
-
 // landlockGoCacheProg points GOCACHEPROG at cordon's own binary on the
-// host, where the Landlock-only backend runs the command (there is no
+// host, exe (Host.Self), where the Landlock-only backend runs the command (there is no
 // helperspec.HelperPath there), and returns that binary for the read
 // allowlist; "" when env has no GOCACHEPROG of cordon's. When the binary cannot be
 // named or is denied, GOCACHEPROG is emptied: the go command then uses
 // GOCACHE alone.
-func landlockGoCacheProg(env []string, denied func(string) bool) string {
+func landlockGoCacheProg(env []string, exe string, denied func(string) bool) string {
 	for i, e := range env {
 		rest, ok := strings.CutPrefix(e, "GOCACHEPROG="+helperspec.HelperPath+" ")
 		if !ok {
 			continue
 		}
-		exe, err := os.Executable()
 		q, ok := quoteFields(exe)
-		if err != nil || !ok || denied(exe) {
+		if exe == "" || !ok || denied(exe) {
 			env[i] = "GOCACHEPROG="
 			return ""
 		}
