@@ -31,6 +31,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/backend"
 )
 
 // SourceFlags is the Source of the Layer built from command-line flags.
@@ -78,7 +80,7 @@ var (
 	// OnViolationValues are the values of sandbox.on_violation.
 	OnViolationValues = []string{"block", "warn", "log"}
 	// Backends are the values of sandbox.backend.
-	Backends = []string{"auto", "bwrap", "landlock", "seatbelt", "none"}
+	Backends = backend.Names()
 )
 
 // flagNames maps keys to the command-line flag that sets them (cordon run

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -22,9 +23,9 @@ import (
 func TestNegativeTimeoutRefused(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
-	for _, backend := range []string{plan.BackendNone, plan.BackendBwrap, plan.BackendLandlock} {
-		t.Run(backend, func(t *testing.T) {
-			pl := &plan.Plan{Backend: backend, Argv: []string{"/usr/bin/touch", mark}, Command: []string{"touch", mark},
+	for _, name := range []backend.Name{plan.BackendNone, plan.BackendBwrap, plan.BackendLandlock} {
+		t.Run(string(name), func(t *testing.T) {
+			pl := &plan.Plan{Backend: name, Argv: []string{"/usr/bin/touch", mark}, Command: []string{"touch", mark},
 				Dir: dir, Timeout: -time.Second}
 			res, err := Run(context.Background(), pl, Stdio{})
 			var se *SetupError

@@ -21,7 +21,8 @@ type Request struct {
 	Policy *policy.Policy
 	// Command is the command and its arguments.
 	Command []string
-	// Options are the launch facts for plan.Build.
+	// Options are the launch facts for plan.Build; RunCommand fills in
+	// their Host (HostFacts).
 	Options plan.Options
 	// Stdio are the command's streams.
 	Stdio Stdio
@@ -95,6 +96,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell = func(Line) {}
 	}
 	p := req.Policy
+	req.Options.Host = HostFacts(p)
 	pl, err := plan.Build(p, req.Command, req.Options)
 	if err != nil {
 		return nil, err

@@ -156,10 +156,14 @@ func (r *sandboxRun) prepareHost() error {
 	return nil
 }
 
-// prepareDirs takes the per-workspace lock (creating placeholders) and
-// makes the private /tmp of the Landlock-only backend.
+// prepareDirs performs the plan's preparations (prepare), takes the
+// per-workspace lock (creating placeholders) and makes the private /tmp of
+// the Landlock-only backend.
 func (r *sandboxRun) prepareDirs() error {
 	pl := r.pl
+	if err := prepare(pl); err != nil {
+		return err
+	}
 	if pl.LockWorkspace {
 		lock, err := lockWorkspace(pl)
 		if err != nil {

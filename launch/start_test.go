@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -21,7 +22,7 @@ func TestLauncherEnv(t *testing.T) {
 	commandEnv := []string{"LD_PRELOAD=/ws/evil.so", "LD_LIBRARY_PATH=/ws/lib", "GODEBUG=panicnil=1", "PATH=/usr/bin:/bin", "TOKEN=secret"}
 	for _, tc := range []struct {
 		name    string
-		backend string
+		backend backend.Name
 		argv    []string
 	}{
 		{"bwrap", plan.BackendBwrap, []string{"/usr/bin/bwrap", "--", helperspec.HelperPath, helperspec.HelperCommand, "--", "true"}},

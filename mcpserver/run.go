@@ -189,11 +189,12 @@ func (s *Server) status() Status {
 		Timeout: s.defaultTimeout().String(), Deny: s.p.Deny, Protected: s.p.Protected, AuditLog: s.opts.Audit.Path(), SessionID: s.opts.SessionID}
 	opts := s.opts.Plan
 	opts.Cwd = s.fs.Workspace()
+	opts.Host = launch.HostFacts(s.p)
 	pl, err := plan.Build(s.p, []string{"true"}, opts)
 	if err != nil {
 		st.Backend = "unavailable: " + err.Error()
 	} else {
-		st.Backend, st.Degraded = pl.Backend, pl.Degraded
+		st.Backend, st.Degraded = string(pl.Backend), pl.Degraded
 	}
 	if s.p.Mode == policy.ModeOff {
 		st.Enforced = []string{

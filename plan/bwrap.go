@@ -10,11 +10,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
-	"github.com/cordon-sandbox/cordon/probe"
 
 	"github.com/cordon-sandbox/cordon/subpath"
 )
@@ -95,22 +95,26 @@ type root struct {
 }
 
 func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error) {
-	bw, err := probe.FindBwrap(p.BwrapPath)
-	if err != nil {
+	bw := opts.Host.Bwrap
+	if err := opts.Host.BwrapErr; err != nil {
 		return nil, err
+	}
+	if bw == "" {
+		return nil, errors.New("plan: no bubblewrap binary given (Options.Host: see launch.HostFacts)")
 	}
 	if opts.StateDir == "" {
 		return nil, errors.New("plan: no state directory given")
 	}
-	if err := ensureMasks(opts.StateDir); err != nil {
-		return nil, err
+	if err := dirProblem(opts.StateDir); err != nil {
+		return nil, fmt.Errorf("creating state directory %s: %w", opts.StateDir, err)
 	}
 	b := &bwrapBuilder{p: p, opts: opts, plan: &Plan{
-		Backend:       BackendBwrap,
+		Backend:       backend.Bwrap,
 		Command:       command,
 		StateDir:      opts.StateDir,
 		Workspace:     p.Workspace,
 		Interactive:   opts.Interactive,
+		Prepare:       stateFiles(opts.StateDir),
 		LockWorkspace: true, // the placeholders are bwrap's mount points
 		PidNamespace:  true, // --unshare-pid, below
 	}}
@@ -232,12 +236,11 @@ func (b *bwrapBuilder) collect() error {
 	b.plan.Guard.KnownReadOnly = true // protect mounts them read-only
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
+	// It exists by the time bwrap runs (Plan.Prepare).
 	if sd := b.opts.StateDir; b.visible(sd) {
-		if _, err := os.Stat(sd); err == nil {
-			b.add(opMask, filepath.Join(sd, maskDir), sd)
-			if root := b.writableRootOf(sd); root != "" {
-				b.pinBetween(root, sd)
-			}
+		b.add(opMask, filepath.Join(sd, maskDir), sd)
+		if root := b.writableRootOf(sd); root != "" {
+			b.pinBetween(root, sd, true)
 		}
 	}
 	b.add(opHelper, "", helperspec.HelperPath)
@@ -249,6 +252,19 @@ func (b *bwrapBuilder) collect() error {
 // symlink-free system link such as /bin -> usr/bin becomes a symlink.
 func (b *bwrapBuilder) bindPath(path string, writable bool) error {
 	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) && writable && path == sandboxCache(b.p) {
+		// The launcher creates it (Plan.Prepare).
+		src, err := resolvePlanned(path)
+		if err != nil {
+			return err
+		}
+		b.add(opWrite, src, path)
+		b.roots = append(b.roots, root{path: path, writable: true})
+		if src != path {
+			b.roots = append(b.roots, root{path: src, writable: true})
+		}
+		return nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if writable {
 			b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("write path %s does not exist; not bound", path))
@@ -464,63 +480,6 @@ func (b *bwrapBuilder) deniedBy(path string) string {
 		}
 	}
 	return policy.DeniedBy(b.literalDeny, path)
-}
-
-// ensureMasks creates the files bound over denied and protected paths.
-func ensureMasks(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating state directory %s: %w", dir, err)
-	}
-	mk := func(name string, isDir bool, mode os.FileMode) error {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Lstat(p); err == nil && fi.IsDir() == isDir && fi.Mode().Perm() == mode && (isDir || fi.Mode().IsRegular()) {
-			if name != commondirFile || fi.Size() == 2 {
-				return nil // as it should be: the common case, one call
-			}
-		}
-		if isDir {
-			if err := os.Mkdir(p, mode); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("creating %s: %w", p, err)
-			}
-		} else {
-			// O_EXCL: an existing mask is mode 0, and opening it again
-			// fails for anyone but root.
-			f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-			switch {
-			case errors.Is(err, fs.ErrExist):
-			case err != nil:
-				return fmt.Errorf("creating %s: %w", p, err)
-			default:
-				f.Close()
-			}
-		}
-		return os.Chmod(p, mode)
-	}
-	for _, m := range []struct {
-		name  string
-		isDir bool
-		mode  os.FileMode
-	}{{maskFile, false, 0}, {maskDir, true, 0}, {emptyFile, false, 0o444}, {emptyDir, true, 0o555}, {commondirFile, false, 0o444}} {
-		if err := mk(m.name, m.isDir, m.mode); err != nil {
-			return err
-		}
-	}
-	// The commondir placeholder's content; rewritten if someone changed it
-	// (the state directory is cordon's own: only a size of 2 is checked
-	// on the common path above).
-	cd := filepath.Join(dir, commondirFile)
-	if fi, err := os.Lstat(cd); err != nil || fi.Size() != 2 {
-		if err := os.Chmod(cd, 0o644); err != nil {
-			return fmt.Errorf("creating %s: %w", cd, err)
-		}
-		if err := os.WriteFile(cd, []byte(".\n"), 0o444); err != nil {
-			return fmt.Errorf("creating %s: %w", cd, err)
-		}
-		if err := os.Chmod(cd, 0o444); err != nil {
-			return fmt.Errorf("creating %s: %w", cd, err)
-		}
-	}
-	return nil
 }
 
 // addGoFlag adds flag to GOFLAGS in env, unless GOFLAGS already says

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,19 +9,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
+// Facts about the host the tests give Build: no bubblewrap is needed, and
+// none is looked for.
+const (
+	fakeBwrap  = "/opt/fake/bin/bwrap"
+	fakeCordon = "/opt/fake/bin/cordon"
+)
+
+// fakeHost is a host where bwrap works, with Landlock ABI 6.
+func fakeHost() Host {
+	return Host{Bwrap: fakeBwrap, Auto: backend.Bwrap, LandlockABI: 6, Self: fakeCordon}
+}
+
 // testPolicy is a small policy over a fake home and workspace.
 func testPolicy(t *testing.T) (*policy.Policy, Options) {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap missing under CI=true")
-		}
-		t.Skip("bubblewrap is not installed (apt-get install bubblewrap)")
-	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	ws := filepath.Join(home, "proj")
@@ -47,7 +55,7 @@ func testPolicy(t *testing.T) (*policy.Policy, Options) {
 		Timeout:   3 * time.Second,
 	}
 	env := map[string]string{"PATH": "/usr/bin:/bin", "LC_ALL": "C", "SECRET": "s"}
-	opts := Options{Home: home, Cwd: ws, StateDir: filepath.Join(dir, "state"),
+	opts := Options{Home: home, Cwd: ws, StateDir: filepath.Join(dir, "state"), Host: fakeHost(),
 		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 	return p, opts
 }
@@ -163,25 +171,34 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 		name   string
 		change func(*policy.Policy)
 		want   string
+		host   *Host // the host's facts, when not fakeHost's
 	}{
-		{"permissive", func(p *policy.Policy) { p.Mode = policy.ModePermissive }, "--mode permissive is not built yet"},
-		{"loopback", func(p *policy.Policy) { p.Network.Mode = policy.NetLoopback }, "--net loopback is not built yet"},
+		{"permissive", func(p *policy.Policy) { p.Mode = policy.ModePermissive }, "--mode permissive is not built yet", nil},
+		{"loopback", func(p *policy.Policy) { p.Network.Mode = policy.NetLoopback }, "--net loopback is not built yet", nil},
 		{"allowlist", func(p *policy.Policy) {
 			p.Network = policy.Network{Mode: policy.NetFiltered, Allow: []string{"example.com:443"}}
-		}, "example.com:443"},
+		}, "example.com:443", nil},
 		{"deny with open", func(p *policy.Policy) {
 			p.Network = policy.Network{Mode: policy.NetOpen, Deny: []string{"169.254.169.254:*"}}
-		}, "--deny-net"},
-		{"forward port", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port"},
-		{"seatbelt", func(p *policy.Policy) { p.Backend = "seatbelt" }, "--backend seatbelt"},
-		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation"},
-		{"log allowed", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true }, "audit.log_allowed: recording allowed operations is not built yet"},
-		{"bad bwrap", func(p *policy.Policy) { p.Backend = "bwrap"; p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap"},
+		}, "--deny-net", nil},
+		{"forward port", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port", nil},
+		{"seatbelt", func(p *policy.Policy) { p.Backend = "seatbelt" }, "--backend seatbelt", nil},
+		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation", nil},
+		{"log allowed", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true }, "audit.log_allowed: recording allowed operations is not built yet", nil},
+		// The error launch.HostFacts found (its TestHostFactsBadBwrap).
+		{"bad bwrap", func(p *policy.Policy) { p.Backend = "bwrap"; p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap",
+			&Host{BwrapErr: errors.New("bubblewrap (bwrap) not found at configured sandbox.bwrap_path: ...; install it with `sudo apt-get install bubblewrap`")}},
+		{"no backend works", func(p *policy.Policy) { p.Backend = "auto" }, "no sandbox backend works here",
+			&Host{Auto: backend.None, AutoErr: errors.New("no sandbox backend works here (...)")}},
+		{"no host facts", func(p *policy.Policy) { p.Backend = "bwrap" }, "launch.HostFacts", &Host{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, opts := testPolicy(t)
 			tc.change(p)
+			if tc.host != nil {
+				opts.Host = *tc.host
+			}
 			_, err := Build(p, []string{"true"}, opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)

@@ -1,15 +1,12 @@
 package plan
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
-	"github.com/cordon-sandbox/cordon/sandboxcache"
 )
 
 // goProxyDefault is Go's own default GOPROXY.
@@ -23,26 +20,6 @@ func sandboxCache(p *policy.Policy) string {
 		return ""
 	}
 	return c
-}
-
-// ensureSandboxCache creates the sandbox cache directory (private to the
-// user) when the plan mounts it: bwrap binds only what exists. When it
-// cannot (a read-only home), the run goes on without it: it returns a copy
-// of p without the cache in Write, and a note saying so.
-func ensureSandboxCache(p *policy.Policy) (*policy.Policy, string) {
-	c := sandboxCache(p)
-	if c == "" {
-		return p, ""
-	}
-	if err := os.MkdirAll(c, 0o700); err != nil {
-		q := *p
-		q.Write = slices.DeleteFunc(slices.Clone(p.Write), func(w string) bool { return w == c })
-		return &q, fmt.Sprintf("no sandbox cache (creating %s: %v): Go's, npm's and pip's caches stay read-only inside", c, errors.Unwrap(err))
-	}
-	// For cordon cache; a cache whose record cannot be written is
-	// listed as of an unknown workspace.
-	_ = sandboxcache.Record(c, p.Workspace)
-	return p, ""
 }
 
 // cacheEnv is the environment that points the tools' caches into the
@@ -60,7 +37,7 @@ func cacheEnv(p *policy.Policy, opts Options, getenv func(string) (string, bool)
 	}
 	env := map[string]string{
 		"GOCACHE":          filepath.Join(c, "go-build"),
-		"GOMODCACHE":       filepath.Join(c, goModDir),
+		"GOMODCACHE":       filepath.Join(c, GoModDir),
 		"npm_config_cache": filepath.Join(c, "npm"),
 		"PIP_CACHE_DIR":    filepath.Join(c, "pip"),
 	}

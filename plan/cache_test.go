@@ -10,8 +10,8 @@ import (
 	"github.com/cordon-sandbox/cordon/globscan"
 )
 
-// TestSandboxCacheEnv: with the sandbox cache writable, the plan creates it,
-// binds it read-write and points Go's, npm's and pip's caches into it, with
+// TestSandboxCacheEnv: with the sandbox cache writable, the plan has the
+// launcher create it (private; Build itself writes nothing), binds it read-write and points Go's, npm's and pip's caches into it, with
 // the host's module cache as the first Go proxy; the policy's own settings
 // win, and without the cache in Write nothing is set.
 func TestSandboxCacheEnv(t *testing.T) {
@@ -27,8 +27,12 @@ func TestSandboxCacheEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("sandbox cache not created private: %v %v", fi, err)
+	if !slices.Contains(pl.Prepare, Preparation{Kind: PrepDir, Path: cache, Mode: 0o700}) ||
+		!slices.Contains(pl.Prepare, Preparation{Kind: PrepRecordCache, Path: cache, Workspace: p.Workspace}) {
+		t.Errorf("the plan does not have the launcher create the sandbox cache private and record it: %+v", pl.Prepare)
+	}
+	if _, err := os.Lstat(cache); err == nil {
+		t.Error("Build created the sandbox cache")
 	}
 	if !hasSeq(pl.Argv, "--bind", cache, cache) {
 		t.Errorf("argv does not bind %s read-write:\n%s", cache, strings.Join(pl.Argv, " "))

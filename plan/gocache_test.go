@@ -171,7 +171,7 @@ func TestGoModRemap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			own := goModBindDir(cache) // out of the sandboxes' reach
+			own := policy.GoModCacheDir(cache) // out of the sandboxes' reach
 			dl := filepath.Join(hostMod, "cache", "download")
 			bound := hasSeq(pl.Argv, "--bind", own, hostMod)
 			proxyBound := hasSeq(pl.Argv, "--ro-bind", hostMod, HostModCache)
@@ -222,10 +222,7 @@ func TestGoLandlockBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := opts.Host.Self
 	prog, _ := envValue(pl.Env, "GOCACHEPROG")
 	if want := exe + " __gocacheprog " + filepath.Join(cache, "go-build") + " " + hostBuild; prog != want {
 		t.Errorf("GOCACHEPROG = %q, want %q", prog, want)
@@ -243,45 +240,5 @@ func TestGoLandlockBackend(t *testing.T) {
 	}
 	if prog, _ := envValue(pl.Env, "GOCACHEPROG"); prog != "" || slices.Contains(pl.Spec.Landlock.ReadOnly, exe) {
 		t.Errorf("GOCACHEPROG = %q with the binary denied", prog)
-	}
-}
-
-// TestSumdbSeed: the sandbox's GOPATH/pkg/sumdb/NAME/latest starts as the
-// host's, once: a tree head the sandbox already has is kept, and a host
-// file that is a link is not followed.
-func TestSumdbSeed(t *testing.T) {
-	p, opts, cache, _, _ := goPolicy(t)
-	hostSum := filepath.Join(opts.Home, "go", "pkg", "sumdb")
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(hostSum, "sum.example", "latest"), "host tree head")
-	write(filepath.Join(hostSum, "kept.example", "latest"), "host tree head")
-	write(filepath.Join(cache, "gopath", "pkg", "sumdb", "kept.example", "latest"), "sandbox tree head")
-	write(filepath.Join(opts.Home, "secret"), "not a tree head")
-	if err := os.MkdirAll(filepath.Join(hostSum, "link.example"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(opts.Home, "secret"), filepath.Join(hostSum, "link.example", "latest")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Build(p, []string{"go", "get"}, opts); err != nil {
-		t.Fatal(err)
-	}
-	sandboxSum := filepath.Join(cache, "gopath", "pkg", "sumdb")
-	for name, want := range map[string]string{"sum.example": "host tree head", "kept.example": "sandbox tree head", "link.example": ""} {
-		b, err := os.ReadFile(filepath.Join(sandboxSum, name, "latest"))
-		if string(b) != want || (want == "" && err == nil) {
-			t.Errorf("sandbox's %s/latest = %q, %v; want %q", name, b, err, want)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(hostSum, "sum.example", "latest")); string(b) != "host tree head" {
-		t.Errorf("the host's tree head changed: %q", b)
 	}
 }

@@ -11,18 +11,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
-	"github.com/cordon-sandbox/cordon/probe"
 	"golang.org/x/sys/unix"
 )
-
-// BackendLandlock confines with Landlock and seccomp only, for hosts where
-// no user namespace can be created.
-const BackendLandlock = "landlock"
 
 // landlockDegraded is what the Landlock-only backend cannot enforce, in
 // every run. It is printed at run time and refused by strict mode.
@@ -47,12 +43,6 @@ const metadataGap = "no protection of file metadata outside the write paths: chm
 // policy's and the kernel's own on top; cordon status shows them).
 func LandlockGaps() []string {
 	return slices.Clone(landlockDegraded)
-}
-
-// landlockABI is the kernel's Landlock ABI version (a variable for tests).
-var landlockABI = func() int {
-	v, _ := landlock.ABI()
-	return v
 }
 
 // UnixSocketGap says, for a kernel with Landlock ABI abi, what the
@@ -98,7 +88,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		// its own session, foreground on it, and never the user's
 		// terminal (TIOCSTI aside, a background group reading it stops).
 		Interactive: opts.Interactive,
-		Backend:     BackendLandlock,
+		Backend: backend.Landlock,
 		// The helper runs on the host, without a pid namespace, and
 		// execs the command.
 		HelperIsChild: true,
@@ -113,7 +103,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if p.Network.Mode == policy.NetOpen {
 		pl.Degraded = append(pl.Degraded, "no network namespace: with the network open the command shares the host's (abstract unix sockets are scoped by Landlock)")
 	}
-	restrictUnix, denyUnix, unixGap := unixSockets(landlockABI(), p.Network.Mode != policy.NetOpen, p.UnixSockets)
+	restrictUnix, denyUnix, unixGap := unixSockets(opts.Host.LandlockABI, p.Network.Mode != policy.NetOpen, p.UnixSockets)
 	if unixGap != "" {
 		pl.Degraded = append(pl.Degraded, unixGap)
 	}
@@ -204,9 +194,10 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		}
 	}
 	if c := sandboxCache(p); c != "" {
-		unseedGoModules(c) // links that resolve only under bwrap
+		// links that resolve only under bwrap
+		pl.Prepare = append(pl.Prepare, Preparation{Kind: PrepUnseedGoModules, Path: c})
 	}
-	if exe := landlockGoCacheProg(pl.Env, func(x string) bool { return policy.DeniedBy(p.Deny, x) != "" || policy.CoveredBy(x, denied) }); exe != "" {
+	if exe := landlockGoCacheProg(pl.Env, opts.Host.Self, func(x string) bool { return policy.DeniedBy(p.Deny, x) != "" || policy.CoveredBy(x, denied) }); exe != "" {
 		// The go command runs cordon's binary as its build cache.
 		rules.ReadOnly = append(rules.ReadOnly, exe)
 	}
@@ -340,55 +331,4 @@ func limitList(ss []string, n int) []string {
 		return ss
 	}
 	return append(ss[:n:n], fmt.Sprintf("and %d more", len(ss)-n))
-}
-
-// userNSLikely is a cheap check that a user namespace can be created,
-// from the knobs that usually forbid it; when it says no, the full probe
-// decides.
-func userNSLikely() bool {
-	read := func(p string) (int, bool) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return 0, false
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		return n, err == nil
-	}
-	if n, ok := read("/proc/sys/user/max_user_namespaces"); ok && n == 0 {
-		return false
-	}
-	if os.Geteuid() != 0 {
-		if n, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && n != 0 {
-			return false
-		}
-		if n, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && n == 0 {
-			return false
-		}
-	}
-	// A seccomp filter on cordon itself usually means a container whose
-	// profile blocks user namespaces.
-	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:\t2") {
-		return false
-	}
-	return true
-}
-
-// autoBackend picks bwrap when a user namespace can really be created,
-// else landlock, else refuses.
-func autoBackend(p *policy.Policy) (string, error) {
-	if _, err := probe.FindBwrap(p.BwrapPath); err == nil && userNSLikely() {
-		return BackendBwrap, nil
-	}
-	r := probe.Detect(probe.Options{BwrapPath: p.BwrapPath})
-	switch r.AutoBackend {
-	case probe.BackendBwrap:
-		return BackendBwrap, nil
-	case probe.BackendLandlock:
-		return BackendLandlock, nil
-	}
-	reason := r.UserNS.Reason
-	if !r.Bwrap.Found {
-		reason = r.Bwrap.Reason
-	}
-	return "", fmt.Errorf("no sandbox backend works here (%s; and Landlock is unavailable: %s); see cordon status, or run unconfined with --mode off", reason, r.Landlock.Reason)
 }

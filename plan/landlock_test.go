@@ -36,9 +36,7 @@ func TestLandlockUnixSockets(t *testing.T) {
 			p.Backend = BackendLandlock
 			p.Network.Mode = c.net
 			p.UnixSockets = c.allowed
-			old := landlockABI
-			landlockABI = func() int { return c.abi }
-			defer func() { landlockABI = old }()
+			opts.Host.LandlockABI = c.abi
 			pl, err := Build(p, []string{"true"}, opts)
 			if err != nil {
 				t.Fatal(err)

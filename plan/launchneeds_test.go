@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -12,7 +13,7 @@ import (
 // asks which backend it runs.
 func TestLaunchNeeds(t *testing.T) {
 	for _, tc := range []struct {
-		backend                     string
+		backend                     backend.Name
 		mode                        policy.Mode
 		lock, pidNS, child, knownRO bool
 	}{
@@ -20,7 +21,7 @@ func TestLaunchNeeds(t *testing.T) {
 		{BackendLandlock, policy.ModeStandard, false, false, true, false},
 		{BackendNone, policy.ModeOff, false, false, false, false},
 	} {
-		t.Run(tc.backend, func(t *testing.T) {
+		t.Run(string(tc.backend), func(t *testing.T) {
 			p, opts := testPolicy(t)
 			p.Backend = tc.backend
 			p.Mode = tc.mode

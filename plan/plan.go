@@ -1,6 +1,25 @@
 // Package plan turns a policy.Policy into a Plan: the exact, printable
 // recipe a backend launches (the bubblewrap argv, the environment, what the
-// in-sandbox helper applies, and what could not be enforced).
+// in-sandbox helper applies, what the launcher prepares on the host, and
+// what could not be enforced).
+//
+// Build computes; it writes nothing and starts nothing. The facts about
+// the host it needs and cannot read as the policy's inputs come in
+// Options.Host (launch.HostFacts finds them): the bubblewrap binary, the
+// backend auto picks, the kernel's Landlock ABI and cordon's own binary.
+// What it reads are the policy's inputs: the allowed paths (lstat, and
+// symlinks resolved, to bind them), the workspace and the writable and
+// read roots walked for deny globs and protected paths, the git
+// directories found there, the deny rules' paths, the host's tool
+// settings (package toolenv) and environment through Options.Getenv, the
+// host's Go caches (whether they are directories), whether the sandbox
+// cache and cordon's state directory could be created (stat and
+// access(2) on them and their nearest existing ancestor), whether this
+// user can read each denied path (access(2)), and, in mode off, the
+// process environment and the command's path in $PATH. What has to exist
+// or change on the host before the run (cordon's state directory and its
+// masks, the sandbox cache, the Go modules seeded into it) is listed in
+// Plan.Prepare, which the launcher performs.
 package plan
 
 import (
@@ -9,24 +28,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// Backend names.
+// The backends a plan is built for, as package backend names them
+// (the launcher spells them so).
 const (
 	// BackendBwrap confines with bubblewrap namespaces.
-	BackendBwrap = "bwrap"
+	BackendBwrap = backend.Bwrap
+	// BackendLandlock confines with Landlock and seccomp only, for hosts
+	// where no user namespace can be created.
+	BackendLandlock = backend.Landlock
 	// BackendNone runs the command unconfined (mode off).
-	BackendNone = "none"
+	BackendNone = backend.None
 )
 
 // Plan is what a backend will launch. It is plain data and printable.
 type Plan struct {
 	// Backend is the backend that builds and enforces this plan.
-	Backend string `json:"backend"`
+	Backend backend.Name `json:"backend"`
 	// Argv is the full argument vector to execute on the host; Argv[0] is
 	// an absolute path. For the bwrap backend it ends with the helper and
 	// the command.
@@ -100,6 +124,9 @@ type Plan struct {
 	// Guard is what the launcher checks after the run for code the
 	// command planted to run later on the host (see package planted).
 	Guard Guard `json:"guard"`
+	// Prepare is what the launcher creates or changes on the host before
+	// the run, in order (Build writes nothing).
+	Prepare []Preparation `json:"prepare,omitempty"`
 }
 
 // PlaceholderKind is what the launcher creates on the host for a
@@ -195,6 +222,28 @@ type Options struct {
 	// for deny globs and protected paths; zero fields take globscan's
 	// defaults. Going over a bound refuses the run.
 	WalkLimits globscan.Limits
+	// Host are the facts about the host the plan depends on.
+	Host Host
+}
+
+// Host are the facts about the host that Build uses without looking
+// itself; launch.HostFacts finds them.
+type Host struct {
+	// Bwrap is the bubblewrap binary (probe.FindBwrap of
+	// sandbox.bwrap_path), "" when BwrapErr says why there is none.
+	Bwrap    string
+	BwrapErr error
+	// Auto is the backend --backend auto runs on here (probe.Auto):
+	// bwrap or landlock, "" when AutoErr says why neither works. Only an
+	// auto policy needs it.
+	Auto    backend.Name
+	AutoErr error
+	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
+	LandlockABI int
+	// Self is cordon's own binary on the host (os.Executable), which the
+	// Landlock-only backend's GOCACHEPROG runs; "" when it cannot be
+	// named.
+	Self string
 }
 
 // ErrNotBuilt marks a policy feature that no backend implements yet.
@@ -211,13 +260,13 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if p.Mode == policy.ModeOff {
 		return buildNone(p, command, opts)
 	}
-	p, cacheNote := ensureSandboxCache(p)
-	if c := sandboxCache(p); c != "" {
-		prepareGoCache(c, opts, optsGetenv(opts))
-	}
+	p, cacheNote := usableSandboxCache(p)
 	pl, err := build(p, command, opts)
 	if pl != nil && cacheNote != "" {
 		pl.Notes = append(pl.Notes, cacheNote)
+	}
+	if c := sandboxCache(p); pl != nil && c != "" {
+		pl.Prepare = append(cachePreps(c, p.Workspace, hostGoPath(opts, optsGetenv(opts))), pl.Prepare...)
 	}
 	if pl != nil {
 		pl.LockKey = p.GitCommonDir
@@ -246,24 +295,25 @@ func refuseDegraded(pl *Plan) error {
 	return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])
 }
 
-// build is Build for a confined mode, once the sandbox cache exists.
+// build is Build for a confined mode, once the sandbox cache is decided.
 func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
-	backend := p.Backend
-	if backend == "" || backend == "auto" {
-		b, err := autoBackend(p)
-		if err != nil {
+	b := p.Backend
+	if b.IsAuto() {
+		if err := opts.Host.AutoErr; err != nil {
 			return nil, err
 		}
-		backend = b
+		if b = opts.Host.Auto; b == "" {
+			return nil, errors.New("plan: the host's backend was not chosen (Options.Host: see launch.HostFacts)")
+		}
 	}
-	switch backend {
-	case BackendBwrap:
+	switch b {
+	case backend.Bwrap:
 		return buildBwrap(p, command, opts)
-	case BackendLandlock:
+	case backend.Landlock:
 		return buildLandlock(p, command, opts)
-	case "seatbelt":
+	case backend.Seatbelt:
 		return nil, fmt.Errorf("--backend seatbelt: the macOS backend is %w and cannot run on Linux; use --backend bwrap or auto", ErrNotBuilt)
-	case "none":
+	case backend.None:
 		return nil, errors.New("--backend none runs the command unconfined: say so explicitly with --mode off (or --no-sandbox)")
 	default:
 		return nil, fmt.Errorf("--backend %q: unknown backend; use auto, bwrap, landlock, seatbelt or none", p.Backend)
@@ -274,11 +324,11 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 // failed to create a user namespace, when the policy's backend is auto;
 // ok is false when no fallback applies.
 func Fallback(p *policy.Policy, command []string, opts Options) (pl *Plan, ok bool, err error) {
-	if p.Backend != "" && p.Backend != "auto" {
+	if !p.Backend.IsAuto() {
 		return nil, false, nil
 	}
 	q := *p
-	q.Backend = BackendLandlock
+	q.Backend = backend.Landlock
 	pl, err = Build(&q, command, opts)
 	return pl, true, err
 }

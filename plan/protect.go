@@ -109,7 +109,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		if root == "" {
 			continue // not writable inside: nothing to protect
 		}
-		b.pinBetween(root, d)
+		b.pinBetween(root, d, false)
 		if _, err := os.Lstat(d); err == nil {
 			if err := b.protectExisting(d); err != nil {
 				return err
@@ -132,7 +132,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		if root == "" || root == d {
 			continue
 		}
-		b.pinBetween(root, d)
+		b.pinBetween(root, d, false)
 		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
 			continue // existing ones are masked
 		}
@@ -212,10 +212,12 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 // pinBetween binds every existing directory strictly between root and
 // path onto itself: a mount point cannot be renamed, so none of them can be
 // moved away (taking path's read-only mount or mask along) and made anew
-// without it.
-func (b *bwrapBuilder) pinBetween(root, path string) {
+// without it. With planned, the missing ones are bound too: the launcher
+// creates them (path is cordon's state directory, see Plan.Prepare).
+func (b *bwrapBuilder) pinBetween(root, path string, planned bool) {
 	for d := filepath.Dir(path); d != root && policy.Within(d, root) && d != "/"; d = filepath.Dir(d) {
-		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+		fi, err := os.Lstat(d)
+		if err == nil && fi.IsDir() || planned && errors.Is(err, fs.ErrNotExist) {
 			b.add(opWrite, d, d)
 		}
 	}
@@ -403,8 +405,10 @@ func unwritable(dir string) bool {
 // from the workspace.
 func guardFrom(p *policy.Policy, roots []string, trees map[string]*tree, keep bool) Guard {
 	g := Guard{Roots: slices.Clone(roots), KeepArmed: keep}
+	// The sandbox cache exists by the run when the launcher creates it
+	// (Plan.Prepare: Build keeps it in Write only if it can).
 	if c := p.SandboxCache; c != "" && slices.Contains(p.Write, c) && !slices.Contains(g.Roots, c) {
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(c); sandboxCache(p) == c || err == nil && fi.IsDir() {
 			g.Roots = append(g.Roots, c)
 		}
 	}

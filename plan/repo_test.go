@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestRepoPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		backend  string
+		backend  backend.Name
 		worktree bool
 	}{
 		{"bwrap, sub-directory", BackendBwrap, false},

@@ -107,6 +107,16 @@ func SandboxCacheRoot(h Host) string {
 	return filepath.Join(h.cacheHome(), "cordon", "sandbox")
 }
 
+// GoModCacheDir is, for the sandbox cache dir (SandboxCache), the Go
+// module cache the bwrap backend shows at the host's module cache path:
+// $XDG_CACHE_HOME/cordon/gomod/NAME, beside the sandbox caches rather than
+// in one, so that no sandbox can replace it (a sandbox may change what is
+// in its cache, and a link it left there would be bound, writable,
+// wherever it points).
+func GoModCacheDir(sandboxCache string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(sandboxCache)), "gomod", filepath.Base(sandboxCache))
+}
+
 // SandboxCacheName is the name of a workspace's sandbox cache in
 // SandboxCacheRoot: 24 hexadecimal digits of the SHA-256 of its path.
 func SandboxCacheName(workspace string) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/config"
 )
 
@@ -329,7 +330,7 @@ func (b *builder) applyMisc(l layer) error {
 		if err := checkEnum(l, config.KeyBackend, *l.Backend, config.Backends); err != nil {
 			return err
 		}
-		b.p.Backend = *l.Backend
+		b.p.Backend = backend.Name(*l.Backend)
 	}
 	if l.BwrapPath != nil {
 		if l.tighten {

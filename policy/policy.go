@@ -7,7 +7,11 @@
 // the workspace, which may only tighten it.
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/cordon-sandbox/cordon/backend"
+)
 
 // Mode is how strictly a policy is enforced.
 type Mode string
@@ -102,7 +106,7 @@ type Policy struct {
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 	// Backend names the enforcement backend: auto, bwrap, landlock,
 	// seatbelt or none.
-	Backend string `yaml:"backend" json:"backend"`
+	Backend backend.Name `yaml:"backend" json:"backend"`
 	// BwrapPath is the absolute path of the bubblewrap binary.
 	BwrapPath string `yaml:"bwrap_path" json:"bwrap_path"`
 	// OnViolation is block, warn or log.

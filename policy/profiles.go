@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/config"
 )
 
@@ -168,7 +169,7 @@ func Profile(name string) (*config.Layer, error) {
 			LogAllowed: config.Ptr(false),
 			LogDenied:  config.Ptr(true),
 		},
-		Backend:     config.Ptr("auto"),
+		Backend:     config.Ptr(string(backend.Auto)),
 		UnixSockets: []string{},
 		Env:         env,
 		Lines:       map[string]int{},

@@ -493,3 +493,34 @@ func detectSystemd() (system, user bool) {
 	_, err := os.Stat(fmt.Sprintf("/run/user/%d/systemd/private", os.Getuid()))
 	return true, err == nil
 }
+
+// userNSLikely is a cheap check that a user namespace can be created,
+// from the knobs that usually forbid it; when it says no, the full probe
+// decides.
+func userNSLikely() bool {
+	read := func(p string) (int, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n, err == nil
+	}
+	if n, ok := read(sysctlMaxUserNS); ok && n == 0 {
+		return false
+	}
+	if os.Geteuid() != 0 {
+		if n, ok := read(sysctlAppArmorRestrict); ok && n != 0 {
+			return false
+		}
+		if n, ok := read(sysctlUnprivClone); ok && n == 0 {
+			return false
+		}
+	}
+	// A seccomp filter on cordon itself usually means a container whose
+	// profile blocks user namespaces.
+	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:\t2") {
+		return false
+	}
+	return true
+}

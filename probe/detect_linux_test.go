@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"os"
@@ -215,7 +216,7 @@ func TestDetectHost(t *testing.T) {
 		if !r.Bwrap.Found || !r.Bwrap.Works || r.Bwrap.Path == "" || r.Bwrap.Version == "" {
 			t.Errorf("Bwrap = %+v", r.Bwrap)
 		}
-		if r.AutoBackend != BackendBwrap {
+		if r.AutoBackend != backend.Bwrap {
 			t.Errorf("AutoBackend = %q, want bwrap", r.AutoBackend)
 		}
 		for _, rm := range r.Remedies {
@@ -314,9 +315,9 @@ func TestDetectRestricted(t *testing.T) {
 			if r.Seccomp.Mode != tc.seccomp {
 				t.Errorf("Seccomp.Mode = %d, want %d", r.Seccomp.Mode, tc.seccomp)
 			}
-			want := BackendLandlock
+			want := backend.Landlock
 			if !r.Landlock.Available {
-				want = BackendNone
+				want = backend.None
 			}
 			if r.AutoBackend != want {
 				t.Errorf("AutoBackend = %q, want %q", r.AutoBackend, want)
@@ -353,7 +354,7 @@ func TestDetectBwrapOption(t *testing.T) {
 	if !r.Bwrap.Found || r.Bwrap.Works || r.Bwrap.Path != fake || !strings.Contains(r.Bwrap.Reason, "fake bwrap refuses") {
 		t.Errorf("configured failing bwrap: %+v", r.Bwrap)
 	}
-	if r.AutoBackend == BackendBwrap {
+	if r.AutoBackend == backend.Bwrap {
 		t.Errorf("AutoBackend = bwrap with a broken bwrap")
 	}
 	found := false

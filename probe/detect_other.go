@@ -20,3 +20,6 @@ func Detect(opts Options) *Report {
 	r.Remedies = remedies(r)
 	return r
 }
+
+// userNSLikely: there are no user namespaces here.
+func userNSLikely() bool { return false }

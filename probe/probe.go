@@ -11,14 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// Backend names returned in Report.AutoBackend.
-const (
-	BackendBwrap    = "bwrap"
-	BackendLandlock = "landlock"
-	BackendSeatbelt = "seatbelt"
-	BackendNone     = "none"
+	"github.com/cordon-sandbox/cordon/backend"
 )
 
 // Feature statuses used by Report.Features and WriteText.
@@ -80,7 +74,7 @@ type Report struct {
 	// AutoBackend is what `--backend auto` picks: "bwrap" when a user
 	// namespace can be created and bwrap works, else "landlock" when
 	// Landlock ABI >= 1, else "none" (on macOS: "seatbelt" or "none").
-	AutoBackend string `json:"auto_backend"`
+	AutoBackend backend.Name `json:"auto_backend"`
 
 	// Remedies has one entry per missing or degraded feature.
 	Remedies []Remedy `json:"remedies"`
@@ -226,19 +220,13 @@ func checkExecutable(p string) error {
 	return nil
 }
 
-// chooseBackend applies the --backend auto rule to a filled-in report.
-func chooseBackend(r *Report) string {
-	switch {
-	case r.OS == "darwin":
-		if r.Seatbelt != nil && r.Seatbelt.Available {
-			return BackendSeatbelt
-		}
-		return BackendNone
-	case r.UserNS.Available && r.Bwrap.Works:
-		return BackendBwrap
-	case r.Landlock.Available && r.Landlock.ABI >= 1:
-		return BackendLandlock
-	default:
-		return BackendNone
-	}
+// chooseBackend applies the --backend auto rule (backend.Choose) to a
+// filled-in report.
+func chooseBackend(r *Report) backend.Name {
+	return backend.Choose(backend.Facts{
+		OS:       r.OS,
+		Bwrap:    r.UserNS.Available && r.Bwrap.Works,
+		Landlock: r.Landlock.Available && r.Landlock.ABI >= 1,
+		Seatbelt: r.Seatbelt != nil && r.Seatbelt.Available,
+	})
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/backend"
 )
 
 // writeScript creates an executable file name in dir.
@@ -122,16 +124,16 @@ func TestChooseBackend(t *testing.T) {
 	tests := []struct {
 		name string
 		r    Report
-		want string
+		want backend.Name
 	}{
-		{"all", Report{OS: "linux", UserNS: UserNSInfo{Available: true}, Bwrap: BwrapInfo{Found: true, Works: true}, Landlock: LandlockInfo{ABI: 6, Available: true}}, BackendBwrap},
-		{"bwrap without landlock", Report{OS: "linux", UserNS: UserNSInfo{Available: true}, Bwrap: BwrapInfo{Found: true, Works: true}}, BackendBwrap},
-		{"userns but bwrap broken", Report{OS: "linux", UserNS: UserNSInfo{Available: true}, Bwrap: BwrapInfo{Found: true}, Landlock: LandlockInfo{ABI: 1, Available: true}}, BackendLandlock},
-		{"setuid bwrap without userns", Report{OS: "linux", Bwrap: BwrapInfo{Found: true, Works: true, Setuid: true}, Landlock: LandlockInfo{ABI: 3, Available: true}}, BackendLandlock},
-		{"nothing", Report{OS: "linux"}, BackendNone},
-		{"mac", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{Available: true}}, BackendSeatbelt},
-		{"mac without sandbox-exec", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{}}, BackendNone},
-		{"windows", Report{OS: "windows"}, BackendNone},
+		{"all", Report{OS: "linux", UserNS: UserNSInfo{Available: true}, Bwrap: BwrapInfo{Found: true, Works: true}, Landlock: LandlockInfo{ABI: 6, Available: true}}, backend.Bwrap},
+		{"bwrap without landlock", Report{OS: "linux", UserNS: UserNSInfo{Available: true}, Bwrap: BwrapInfo{Found: true, Works: true}}, backend.Bwrap},
+		{"userns but bwrap broken", Report{OS: "linux", UserNS: UserNSInfo{Available: true}, Bwrap: BwrapInfo{Found: true}, Landlock: LandlockInfo{ABI: 1, Available: true}}, backend.Landlock},
+		{"setuid bwrap without userns", Report{OS: "linux", Bwrap: BwrapInfo{Found: true, Works: true, Setuid: true}, Landlock: LandlockInfo{ABI: 3, Available: true}}, backend.Landlock},
+		{"nothing", Report{OS: "linux"}, backend.None},
+		{"mac", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{Available: true}}, backend.Seatbelt},
+		{"mac without sandbox-exec", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{}}, backend.None},
+		{"windows", Report{OS: "windows"}, backend.None},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,7 +165,7 @@ func TestWriteText(t *testing.T) {
 		lines   []string // each must appear on some line, in this form: name + status
 		has     []string
 		hasNot  []string
-		backend string
+		backend backend.Name
 	}{
 		{
 			name:    "everything works",
@@ -171,7 +173,7 @@ func TestWriteText(t *testing.T) {
 			lines:   []string{"landlock ok", "seccomp ok", "user namespaces ok", "bubblewrap ok", "cgroups ok", "no_new_privs ok", "backend (auto) bwrap"},
 			has:     []string{"kernel 6.12.0", "ABI 6", "/usr/bin/bwrap 0.11.0"},
 			hasNot:  []string{"Remedies:"},
-			backend: BackendBwrap,
+			backend: backend.Bwrap,
 		},
 		{
 			name: "ubuntu 24.04 apparmor, no bwrap",
@@ -182,7 +184,7 @@ func TestWriteText(t *testing.T) {
 			},
 			lines:   []string{"user namespaces missing", "bubblewrap missing", "landlock ok", "backend (auto) landlock"},
 			has:     []string{"Remedies:", "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or install an AppArmor profile for bwrap", "sudo apt-get install bubblewrap", "bubblewrap: not installed"},
-			backend: BackendLandlock,
+			backend: backend.Landlock,
 		},
 		{
 			name: "old kernel, cgroup v1",
@@ -199,7 +201,7 @@ func TestWriteText(t *testing.T) {
 			lines:   []string{"landlock missing", "cgroups degraded", "user namespaces missing", "bubblewrap missing", "seccomp ok", "backend (auto) none"},
 			has:     []string{"upgrade to Linux 5.13", "mount the cgroup v1 pids and memory hierarchies", "seccomp=unconfined", "fix user namespaces (see above)", "already installed"},
 			hasNot:  []string{"systemd-run"},
-			backend: BackendNone,
+			backend: backend.None,
 		},
 		{
 			name: "old landlock ABI",
@@ -208,7 +210,7 @@ func TestWriteText(t *testing.T) {
 			},
 			lines:   []string{"landlock degraded", "backend (auto) bwrap"},
 			has:     []string{"TCP port rules", "upgrade to Linux 6.12"},
-			backend: BackendBwrap,
+			backend: backend.Bwrap,
 		},
 	}
 	for _, tc := range tests {

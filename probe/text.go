@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/cordon-sandbox/cordon/backend"
 )
 
 // Feature is one line of the human-readable status: a feature, whether it
@@ -71,7 +73,7 @@ func (r *Report) Features() []Feature {
 	} else {
 		fs = append(fs, Feature{"no_new_privs", StatusOK, "set by the helper for each confined command"})
 	}
-	return append(fs, Feature{"backend (auto)", r.AutoBackend, backendDetail(r.AutoBackend)})
+	return append(fs, Feature{"backend (auto)", string(r.AutoBackend), backendDetail(r.AutoBackend)})
 }
 
 // FeatureCgroups is the name of the Feature about resource-limit cgroups.
@@ -99,7 +101,7 @@ func (r *Report) nonLinuxFeatures() []Feature {
 		}
 	}
 	fs = append(fs, Feature{"landlock/namespaces", StatusMissing, "Linux only"})
-	return append(fs, Feature{"backend (auto)", r.AutoBackend, backendDetail(r.AutoBackend)})
+	return append(fs, Feature{"backend (auto)", string(r.AutoBackend), backendDetail(r.AutoBackend)})
 }
 
 // remedies builds one Remedy per missing or degraded feature.
@@ -244,13 +246,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	return nil
 }
 
-func backendDetail(b string) string {
+func backendDetail(b backend.Name) string {
 	switch b {
-	case BackendBwrap:
+	case backend.Bwrap:
 		return "namespaces (bubblewrap): user, mount, pid, ipc, uts, cgroup, net"
-	case BackendLandlock:
+	case backend.Landlock:
 		return "Landlock + seccomp only (no user namespaces): some rules are degraded, see below"
-	case BackendSeatbelt:
+	case backend.Seatbelt:
 		return "macOS sandbox-exec"
 	default:
 		return "no OS confinement available"

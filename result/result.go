@@ -5,6 +5,8 @@ package result
 import (
 	"fmt"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/backend"
 )
 
 // Exit statuses cordon itself gives (the README's "Using it" lists them).
@@ -29,7 +31,7 @@ type Result struct {
 	// TimedOut reports that --timeout fired and the tree was killed.
 	TimedOut bool `json:"timed_out,omitempty"`
 	// Backend names the backend that enforced the policy.
-	Backend string `json:"backend"`
+	Backend backend.Name `json:"backend"`
 	// Degraded lists the rules the backend could not enforce.
 	Degraded []string `json:"degraded,omitempty"`
 	// Violations lists denials cordon observed (empty until the violation

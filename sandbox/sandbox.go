@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/config"
 	"github.com/cordon-sandbox/cordon/gocacheprog"
 	"github.com/cordon-sandbox/cordon/helper"
@@ -236,7 +237,7 @@ func (s *Sandbox) Policy() *policy.Policy { return s.pol }
 
 // Backend names the backend that enforces the policy: "bwrap",
 // "landlock" (no user namespaces here), or "none" in mode off.
-func (s *Sandbox) Backend() string {
+func (s *Sandbox) Backend() backend.Name {
 	if pl, err := s.plan([]string{"true"}, ""); err == nil {
 		return pl.Backend
 	}
@@ -256,7 +257,7 @@ func (s *Sandbox) planOptions(dir string) plan.Options {
 	} else if !filepath.IsAbs(cwd) {
 		cwd = filepath.Join(s.host.Cwd, cwd)
 	}
-	return plan.Options{Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir}
+	return plan.Options{Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir, Host: launch.HostFacts(s.pol)}
 }
 
 // argv is the command line of cmd, with cmd.Path as the program when it

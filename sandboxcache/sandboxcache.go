@@ -178,12 +178,15 @@ func size(r *os.Root, name string) int64 {
 }
 
 // ModCacheRoot is, for the sandbox caches' root, the directory of the Go
-// module caches the bwrap backend shows at the host's module cache path:
-// a sibling of root (~/.cache/cordon/gomod), so that the directory bwrap
+// module caches the bwrap backend shows at the host's module cache path
+// (policy.GoModCacheDir): a sibling of root (~/.cache/cordon/gomod), so
+// that the directory bwrap
 // binds is out of every sandbox's reach (a sandbox could replace a
 // directory inside its own cache with a link to anywhere). Each is named
 // as its workspace's cache, and counted and removed with it.
-func ModCacheRoot(root string) string { return filepath.Join(filepath.Dir(root), "gomod") }
+func ModCacheRoot(root string) string {
+	return filepath.Dir(policy.GoModCacheDir(filepath.Join(root, "x")))
+}
 
 // Remove removes the sandbox cache name from root, and its Go module
 // cache (ModCacheRoot): only a real directory directly in root with a

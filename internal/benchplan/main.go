@@ -184,6 +184,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -200,7 +201,7 @@ func main() {
 		start := time.Now()
 		p, err := policy.Load(policy.Options{Host: h})
 		if err == nil {
-			_, err = plan.Build(p, []string{"true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: state})
+			_, err = plan.Build(p, []string{"true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: state, Host: launch.HostFacts(p)})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -133,7 +134,7 @@ func cordonMounts(tmp, home string, env []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := plan.Build(p, []string{"/bin/true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: filepath.Join(home, ".state", "cordon")})
+	pl, err := plan.Build(p, []string{"/bin/true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: filepath.Join(home, ".state", "cordon"), Host: launch.HostFacts(p)})
 	if err != nil {
 		return nil, err
 	}

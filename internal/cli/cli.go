@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
@@ -197,7 +198,9 @@ func newPolicy() *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"CMD"}
 			}
-			pl, err := plan.Build(p, args, planOptions(h))
+			opts := planOptions(h)
+			opts.Host = launch.HostFacts(p)
+			pl, err := plan.Build(p, args, opts)
 			if err != nil {
 				return err
 			}
@@ -393,7 +396,7 @@ type enforcement struct {
 // enforced says what cordon itself enforces on this host, as opposed to
 // what the kernel offers.
 func enforced(r *probe.Report) []enforcement {
-	ok := r.AutoBackend == probe.BackendBwrap
+	ok := r.AutoBackend == backend.Bwrap
 	st := func(built bool) string {
 		if built && ok {
 			return "enforced"
@@ -472,7 +475,7 @@ func landlockOnlyDegraded(r *probe.Report) []string {
 // landlockState says whether the helper's Landlock rules take effect here.
 func landlockState(r *probe.Report) string {
 	switch {
-	case r.AutoBackend != probe.BackendBwrap:
+	case r.AutoBackend != backend.Bwrap:
 		return "unavailable"
 	case r.Landlock.ABI >= 6:
 		return "enforced"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/spf13/cobra"
 )
@@ -162,14 +163,14 @@ func TestExplainLaunchNeeds(t *testing.T) {
 // that the process cordon starts on the host gets none of it.
 func TestExplainHostEnv(t *testing.T) {
 	for _, tc := range []struct {
-		backend string
+		backend backend.Name
 		want    string // "": no host env line
 	}{
 		{plan.BackendBwrap, "host env: empty (bwrap runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
 		{plan.BackendLandlock, "host env: empty (the helper runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
 		{plan.BackendNone, ""},
 	} {
-		t.Run(tc.backend, func(t *testing.T) {
+		t.Run(string(tc.backend), func(t *testing.T) {
 			var out bytes.Buffer
 			writeExplain(&out, &plan.Plan{Backend: tc.backend, Argv: []string{"/usr/bin/bwrap", "--", "true"}, Env: []string{"LD_PRELOAD=/ws/x.so"}})
 			got := out.String()
