@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/policy"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,7 +13,9 @@ import (
 // a Landlock-only plan has it remove the links (they would dangle there).
 func TestSeedGoModulesPlanned(t *testing.T) {
 	p, opts, cache, _, hostMod := goPolicy(t)
-	seed := Preparation{Kind: PrepSeedGoModules, Path: cache, GoSum: filepath.Join(p.Workspace, "go.sum"), From: hostMod}
+	// Seeded into bwrap's module cache, beside the sandbox cache, from a
+	// go.sum read in the workspace (through an os.Root by the launcher).
+	seed := Preparation{Kind: PrepSeedGoModules, Path: policy.GoModCacheDir(cache), Workspace: p.Workspace, GoSum: "go.sum", From: hostMod}
 	unseed := Preparation{Kind: PrepUnseedGoModules, Path: cache}
 	pl, err := Build(p, []string{"go", "build"}, opts)
 	if err != nil {
