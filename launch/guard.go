@@ -3,6 +3,7 @@ package launch
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/subpath"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,10 +149,11 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		incomplete = fmt.Sprintf("the check for planted files failed: %v", err)
 	}
 	for _, f := range rep.Findings {
-		if rel, err := filepath.Rel(g.workspace, f.Path); g.workspace == "" || err != nil || strings.HasPrefix(rel, "..") {
-			f.Rel = f.Path
-		} else {
+		// A name such as "..x" in the workspace is inside it.
+		if rel, ok := subpath.Rel(g.workspace, f.Path); g.workspace != "" && ok {
 			f.Rel = rel
+		} else {
+			f.Rel = f.Path
 		}
 		w := f.Warning()
 		res.Planted = append(res.Planted, result.Planted{Path: f.Path, Kind: f.Kind, Key: f.Key, Rule: f.Rule, Disarmed: f.Disarmed, Warning: w})

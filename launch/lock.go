@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/subpath"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -174,7 +175,7 @@ func (l *workspaceLock) cleanup(keep func(string) bool) {
 // mentions reports whether argv names p or a path below it.
 func mentions(argv []string, p string) bool {
 	for _, a := range argv {
-		if a == p || strings.HasPrefix(a, p+"/") {
+		if subpath.Within(a, p) {
 			return true
 		}
 	}
