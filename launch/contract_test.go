@@ -23,7 +23,7 @@ import (
 func TestNegativeTimeoutRefused(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
-	for _, name := range []backend.Name{plan.BackendNone, plan.BackendBwrap, plan.BackendLandlock} {
+	for _, name := range []backend.Name{backend.None, backend.Bwrap, backend.Landlock} {
 		t.Run(string(name), func(t *testing.T) {
 			pl := &plan.Plan{Backend: name, Argv: []string{"/usr/bin/touch", mark}, Command: []string{"touch", mark},
 				Dir: dir, Timeout: -time.Second}
@@ -43,7 +43,7 @@ func TestNegativeTimeoutRefused(t *testing.T) {
 // says, whatever the bwrap argv holds (here none).
 func TestCreatePlaceholders(t *testing.T) {
 	dir := t.TempDir()
-	pl := &plan.Plan{Backend: plan.BackendBwrap, Placeholders: []plan.Placeholder{
+	pl := &plan.Plan{Backend: backend.Bwrap, Placeholders: []plan.Placeholder{
 		{Path: filepath.Join(dir, "hooks"), Kind: plan.PlaceholderDir},
 		{Path: filepath.Join(dir, ".envrc"), Kind: plan.PlaceholderFile},
 		{Path: filepath.Join(dir, "commondir"), Kind: plan.PlaceholderCommondir},

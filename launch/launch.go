@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/backend"
 	"io"
 	"os"
 	"strings"
@@ -91,9 +92,9 @@ func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error
 		return nil, &SetupError{Err: fmt.Errorf("the plan's timeout %s is negative: give a positive duration, or 0 for none", pl.Timeout)}
 	}
 	switch pl.Backend {
-	case plan.BackendBwrap, plan.BackendLandlock:
+	case backend.Bwrap, backend.Landlock:
 		return runSandbox(ctx, pl, stdio)
-	case plan.BackendNone:
+	case backend.None:
 		return runNone(ctx, pl, stdio)
 	}
 	return nil, &SetupError{Err: fmt.Errorf("launch: unknown backend %q", pl.Backend)}

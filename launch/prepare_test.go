@@ -70,7 +70,7 @@ func (f *goFixture) plan(b backend.Name) *plan.Plan {
 // itself created none of them.
 func TestPrepareSandboxCache(t *testing.T) {
 	f := newGoFixture(t)
-	pl := f.plan(plan.BackendBwrap)
+	pl := f.plan(backend.Bwrap)
 	for _, d := range []string{f.cache, f.stateDir} {
 		if _, err := os.Lstat(d); err == nil {
 			t.Fatalf("plan.Build created %s", d)
@@ -172,7 +172,7 @@ func TestSumdbSeed(t *testing.T) {
 	if err := os.Symlink(filepath.Join(f.home, "secret"), filepath.Join(hostSum, "link.example", "latest")); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(f.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	sandboxSum := filepath.Join(cache, "gopath", "pkg", "sumdb")
@@ -228,7 +228,7 @@ example.com/Foo ../v1 h1:x=
 func TestSeedGoModules(t *testing.T) {
 	f := newGoFixture(t)
 	seedFixture(t, f.hostMod, f.ws)
-	if err := prepare(f.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	cache, hostMod := f.cache, f.hostMod
@@ -261,7 +261,7 @@ func TestSeedGoModules(t *testing.T) {
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(f.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(link); err == nil {
@@ -271,7 +271,7 @@ func TestSeedGoModules(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(f.ws, "go.sum"), later, later); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(f.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Readlink(link); err != nil {
@@ -280,7 +280,7 @@ func TestSeedGoModules(t *testing.T) {
 
 	// The Landlock-only backend's module cache is the one in the sandbox
 	// cache: no link there.
-	if err := prepare(f.plan(plan.BackendLandlock)); err != nil {
+	if err := prepare(f.plan(backend.Landlock)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(cache, plan.GoModDir, "example.com", "!foo@v1.0.0")); err == nil {
@@ -308,7 +308,7 @@ func TestSeedGoModulesLinkedCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := prepare(f.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
@@ -387,7 +387,7 @@ func TestSeedPlantedLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := prepare(f.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range victims {
@@ -410,7 +410,7 @@ func TestSeedPlantedLinks(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(g.ws, "go.sum")); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(g.plan(plan.BackendBwrap)); err != nil {
+	if err := prepare(g.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(policy.GoModCacheDir(g.cache), "example.com", "!foo@v1.0.0")); err == nil {

@@ -25,13 +25,13 @@ func TestLauncherEnv(t *testing.T) {
 		backend backend.Name
 		argv    []string
 	}{
-		{"bwrap", plan.BackendBwrap, []string{"/usr/bin/bwrap", "--", helperspec.HelperPath, helperspec.HelperCommand, "--", "true"}},
-		{"landlock", plan.BackendLandlock, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "true"}},
+		{"bwrap", backend.Bwrap, []string{"/usr/bin/bwrap", "--", helperspec.HelperPath, helperspec.HelperCommand, "--", "true"}},
+		{"landlock", backend.Landlock, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("LD_PRELOAD", "/from/cordons/own/env.so")
 			pl := &plan.Plan{Backend: tc.backend, Argv: tc.argv, Command: []string{"true"},
-				Env: commandEnv, Dir: t.TempDir(), PidNamespace: tc.backend == plan.BackendBwrap, HelperIsChild: tc.backend == plan.BackendLandlock}
+				Env: commandEnv, Dir: t.TempDir(), PidNamespace: tc.backend == backend.Bwrap, HelperIsChild: tc.backend == backend.Landlock}
 			r := &sandboxRun{pl: pl, res: &result.Result{}}
 			defer r.closeAfterWait()
 			files, err := r.helperFiles()

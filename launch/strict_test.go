@@ -5,6 +5,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"os/exec"
 	"strings"
@@ -59,7 +60,7 @@ func strictAtRunTime(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		// A plan that start cannot get past prepareHost: its backend
 		// binary does not exist.
-		pl := &plan.Plan{Backend: plan.BackendBwrap, Argv: []string{"/nonexistent/bwrap"}, Strict: strict, Limits: limits.Limits{MaxProcesses: 10}}
+		pl := &plan.Plan{Backend: backend.Bwrap, Argv: []string{"/nonexistent/bwrap"}, Strict: strict, Limits: limits.Limits{MaxProcesses: 10}}
 		_, err := Run(context.Background(), pl, Stdio{})
 		var se *SetupError
 		switch {

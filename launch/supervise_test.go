@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/cordon-sandbox/cordon/backend"
 	"io"
 	"os"
 	"os/exec"
@@ -245,7 +246,7 @@ func TestSupervise(t *testing.T) {
 			mine := make(chan os.Signal, 4)
 			signal.Notify(mine, syscall.SIGUSR1)
 			defer signal.Stop(mine)
-			pl := &plan.Plan{Backend: plan.BackendLandlock, HelperIsChild: true,
+			pl := &plan.Plan{Backend: backend.Landlock, HelperIsChild: true,
 				Argv: []string{self, standInArg, tc.scenario}, Command: []string{"stand-in"}, Dir: "/"}
 			if tc.plan != nil {
 				tc.plan(pl)

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"os/exec"
 
@@ -20,7 +21,7 @@ import (
 // descriptors, releases the lock (removing placeholders when no other
 // sandbox uses the workspace) and removes the private /tmp.
 func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
-	if pl.Backend != plan.BackendBwrap && pl.Backend != plan.BackendLandlock {
+	if pl.Backend != backend.Bwrap && pl.Backend != backend.Landlock {
 		return nil, errors.New("launch: Wrap needs a bwrap or Landlock-only plan")
 	}
 	setEnv(pl, cmd.Env)

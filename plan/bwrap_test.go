@@ -236,19 +236,19 @@ func TestModeOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Backend != BackendNone || len(pl.Degraded) == 0 {
+	if pl.Backend != backend.None || len(pl.Degraded) == 0 {
 		t.Errorf("mode off: backend %q degraded %q", pl.Backend, pl.Degraded)
 	}
 }
 
 func TestBuildLandlock(t *testing.T) {
 	p, opts := testPolicy(t)
-	p.Backend = BackendLandlock
+	p.Backend = backend.Landlock
 	pl, err := Build(p, []string{"make"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Backend != BackendLandlock || !slices.Equal(pl.Argv, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "make"}) {
+	if pl.Backend != backend.Landlock || !slices.Equal(pl.Argv, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "make"}) {
 		t.Fatalf("plan %s %q", pl.Backend, pl.Argv)
 	}
 	r := pl.Spec.Landlock

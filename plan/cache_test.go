@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,7 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 		t.Errorf("no placeholders in another writable root: %q", pl.PlaceholderPaths())
 	}
 	q := *p
-	q.Backend = BackendLandlock
+	q.Backend = backend.Landlock
 	denied, _ := expandDenied(&Plan{}, &q, "", globscan.Limits{})
 	if !slices.Contains(denied, filepath.Join(other, ".env")) || slices.Contains(denied, filepath.Join(cache, ".env")) {
 		t.Errorf("landlock backend denied paths %q", denied)

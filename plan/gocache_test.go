@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"path/filepath"
 	"slices"
@@ -217,7 +218,7 @@ func TestGoModRemap(t *testing.T) {
 // grants, and the module cache stays at the sandbox cache's path.
 func TestGoLandlockBackend(t *testing.T) {
 	p, opts, cache, hostBuild, hostMod := goPolicy(t)
-	p.Backend = BackendLandlock
+	p.Backend = backend.Landlock
 	pl, err := Build(p, []string{"go", "build"}, opts)
 	if err != nil {
 		t.Fatal(err)

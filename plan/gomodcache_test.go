@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/policy"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func TestSeedGoModulesPlanned(t *testing.T) {
 		t.Errorf("a denied go.sum is seeded from: %+v", pl.Prepare)
 	}
 	q = *p
-	q.Backend = BackendLandlock
+	q.Backend = backend.Landlock
 	if pl, err = Build(&q, []string{"go", "build"}, opts); err != nil {
 		t.Fatal(err)
 	}

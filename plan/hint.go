@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // for any other command, and for a git init elsewhere (a new directory is
 // not protected) or with --bare.
 func GitInitHint(pl *Plan, command []string) string {
-	if pl == nil || pl.Backend != BackendBwrap {
+	if pl == nil || pl.Backend != backend.Bwrap {
 		return ""
 	}
 	dir, ok := gitInitDir(command, pl.Dir)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestGitInitDir(t *testing.T) {
 }
 
 func TestGitInitHint(t *testing.T) {
-	pl := &Plan{Backend: BackendBwrap, Dir: "/w", Placeholders: []Placeholder{{Path: "/w/.git", Kind: PlaceholderDir}, {Path: "/w/.envrc", Kind: PlaceholderFile}}, Guard: Guard{GitDirs: []string{"/w/repo/.git"}}}
+	pl := &Plan{Backend: backend.Bwrap, Dir: "/w", Placeholders: []Placeholder{{Path: "/w/.git", Kind: PlaceholderDir}, {Path: "/w/.envrc", Kind: PlaceholderFile}}, Guard: Guard{GitDirs: []string{"/w/repo/.git"}}}
 	for _, tc := range []struct {
 		cmd  []string
 		want string // substring, or "" for no hint
@@ -50,7 +51,7 @@ func TestGitInitHint(t *testing.T) {
 		}
 	}
 	ll := *pl
-	ll.Backend = BackendLandlock
+	ll.Backend = backend.Landlock
 	if got := GitInitHint(&ll, []string{"git", "init"}); got != "" {
 		t.Errorf("Landlock-only backend (no placeholders are read-only there): %q", got)
 	}

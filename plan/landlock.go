@@ -88,7 +88,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		// its own session, foreground on it, and never the user's
 		// terminal (TIOCSTI aside, a background group reading it stops).
 		Interactive: opts.Interactive,
-		Backend: backend.Landlock,
+		Backend:     backend.Landlock,
 		// The helper runs on the host, without a pid namespace, and
 		// execs the command.
 		HelperIsChild: true,

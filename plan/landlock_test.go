@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestLandlockUnixSockets(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, opts := testPolicy(t)
-			p.Backend = BackendLandlock
+			p.Backend = backend.Landlock
 			p.Network.Mode = c.net
 			p.UnixSockets = c.allowed
 			opts.Host.LandlockABI = c.abi
@@ -64,7 +65,7 @@ func TestLandlockUnixSockets(t *testing.T) {
 // longer a gap (StdDevices grants the command's own terminal only).
 func TestLandlockDeclaresGaps(t *testing.T) {
 	p, opts := testPolicy(t)
-	p.Backend = BackendLandlock
+	p.Backend = backend.Landlock
 	pl, err := Build(p, []string{"true"}, opts)
 	if err != nil {
 		t.Fatal(err)

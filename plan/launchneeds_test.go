@@ -17,15 +17,15 @@ func TestLaunchNeeds(t *testing.T) {
 		mode                        policy.Mode
 		lock, pidNS, child, knownRO bool
 	}{
-		{BackendBwrap, policy.ModeStandard, true, true, false, true},
-		{BackendLandlock, policy.ModeStandard, false, false, true, false},
-		{BackendNone, policy.ModeOff, false, false, false, false},
+		{backend.Bwrap, policy.ModeStandard, true, true, false, true},
+		{backend.Landlock, policy.ModeStandard, false, false, true, false},
+		{backend.None, policy.ModeOff, false, false, false, false},
 	} {
 		t.Run(string(tc.backend), func(t *testing.T) {
 			p, opts := testPolicy(t)
 			p.Backend = tc.backend
 			p.Mode = tc.mode
-			if tc.backend == BackendNone {
+			if tc.backend == backend.None {
 				p.Backend = ""
 			}
 			pl, err := Build(p, []string{"true"}, opts)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"os/exec"
 
@@ -18,7 +19,7 @@ func buildNone(p *policy.Policy, command []string, opts Options) (*Plan, error) 
 		path = command[0]
 	}
 	pl := &Plan{
-		Backend:  BackendNone,
+		Backend:  backend.None,
 		Argv:     append([]string{path}, command[1:]...),
 		Command:  command,
 		Env:      os.Environ(),

@@ -35,18 +35,6 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// The backends a plan is built for, as package backend names them
-// (the launcher spells them so).
-const (
-	// BackendBwrap confines with bubblewrap namespaces.
-	BackendBwrap = backend.Bwrap
-	// BackendLandlock confines with Landlock and seccomp only, for hosts
-	// where no user namespace can be created.
-	BackendLandlock = backend.Landlock
-	// BackendNone runs the command unconfined (mode off).
-	BackendNone = backend.None
-)
-
 // Plan is what a backend will launch. It is plain data and printable.
 type Plan struct {
 	// Backend is the backend that builds and enforces this plan.
@@ -289,7 +277,7 @@ func refuseDegraded(pl *Plan) error {
 	if !pl.Strict || len(pl.Degraded) == 0 {
 		return nil
 	}
-	if pl.Backend == BackendLandlock {
+	if pl.Backend == backend.Landlock {
 		return fmt.Errorf("strict mode refuses to run degraded on the Landlock-only backend: %s", pl.Degraded[0])
 	}
 	return fmt.Errorf("strict mode refuses to run degraded: %s", pl.Degraded[0])

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,7 +171,7 @@ func TestWalkBoundRefuses(t *testing.T) {
 // there is declared degraded.
 func TestLandlockRefusesGuardedWrites(t *testing.T) {
 	p, opts := testPolicy(t)
-	p.Backend = BackendLandlock
+	p.Backend = backend.Landlock
 	home := opts.Home
 	cfg := filepath.Join(home, ".config", "cordon")
 	p.Guarded = []string{cfg, filepath.Join(home, ".local", "bin")}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/cordon-sandbox/cordon/backend"
 	"os"
 	"slices"
 	"strings"
@@ -64,12 +65,12 @@ func repoNotes(pl *Plan, p *policy.Policy) {
 	note := r.Summary()
 	switch {
 	case len(r.Write) == 0:
-	case pl.Backend == BackendBwrap:
+	case pl.Backend == backend.Bwrap:
 		note += " except the config, hooks and other files git runs code from, as a .git inside the workspace is"
-	case pl.Backend == BackendLandlock && r.Worktree:
+	case pl.Backend == backend.Landlock && r.Worktree:
 		w := r.WorktreeWrites()
 		note += fmt.Sprintf(" in part: without bubblewrap only %s and %s are, so that its config, hooks and packed-refs stay read-only (what rewrites packed-refs fails, such as deleting a branch)", strings.Join(w[:len(w)-1], ", "), w[len(w)-1])
-	case pl.Backend == BackendLandlock:
+	case pl.Backend == backend.Landlock:
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("the git directory %s outside the workspace is writable as a whole without bubblewrap, its config and hooks too (git must create files at its top); what the command plants there is disarmed after the run", strings.Join(r.Write, " and ")))
 	}
 	pl.RunNotes = append(pl.RunNotes, note)

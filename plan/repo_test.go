@@ -25,10 +25,10 @@ func TestRepoPlan(t *testing.T) {
 		backend  backend.Name
 		worktree bool
 	}{
-		{"bwrap, sub-directory", BackendBwrap, false},
-		{"bwrap, linked worktree", BackendBwrap, true},
-		{"landlock, sub-directory", BackendLandlock, false},
-		{"landlock, linked worktree", BackendLandlock, true},
+		{"bwrap, sub-directory", backend.Bwrap, false},
+		{"bwrap, linked worktree", backend.Bwrap, true},
+		{"landlock, sub-directory", backend.Landlock, false},
+		{"landlock, linked worktree", backend.Landlock, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, opts := testPolicy(t)
@@ -65,7 +65,7 @@ func TestRepoPlan(t *testing.T) {
 			if len(pl.RunNotes) != 1 || !strings.Contains(pl.RunNotes[0], c) {
 				t.Errorf("RunNotes = %q, want one naming %s", pl.RunNotes, c)
 			}
-			if tc.backend == BackendBwrap {
+			if tc.backend == backend.Bwrap {
 				checkBwrapRepo(t, pl, opts, top, c, g, tc.worktree)
 				return
 			}

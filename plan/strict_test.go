@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/cordon-sandbox/cordon/backend"
 	"testing"
 )
 
@@ -13,11 +14,11 @@ func TestRefuseDegraded(t *testing.T) {
 		pl   Plan
 		want string // "" runs
 	}{
-		{"bwrap strict degraded", Plan{Backend: BackendBwrap, Strict: true, Degraded: []string{"gap one", "gap two"}}, "strict mode refuses to run degraded: gap one"},
-		{"bwrap strict whole", Plan{Backend: BackendBwrap, Strict: true}, ""},
-		{"bwrap standard degraded", Plan{Backend: BackendBwrap, Degraded: []string{"gap one"}}, ""},
-		{"landlock strict degraded", Plan{Backend: BackendLandlock, Strict: true, Degraded: []string{"no pid namespace"}}, "strict mode refuses to run degraded on the Landlock-only backend: no pid namespace"},
-		{"landlock standard degraded", Plan{Backend: BackendLandlock, Degraded: []string{"no pid namespace"}}, ""},
+		{"bwrap strict degraded", Plan{Backend: backend.Bwrap, Strict: true, Degraded: []string{"gap one", "gap two"}}, "strict mode refuses to run degraded: gap one"},
+		{"bwrap strict whole", Plan{Backend: backend.Bwrap, Strict: true}, ""},
+		{"bwrap standard degraded", Plan{Backend: backend.Bwrap, Degraded: []string{"gap one"}}, ""},
+		{"landlock strict degraded", Plan{Backend: backend.Landlock, Strict: true, Degraded: []string{"no pid namespace"}}, "strict mode refuses to run degraded on the Landlock-only backend: no pid namespace"},
+		{"landlock standard degraded", Plan{Backend: backend.Landlock, Degraded: []string{"no pid namespace"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := refuseDegraded(&tc.pl)

@@ -241,7 +241,7 @@ func (s *Sandbox) Backend() backend.Name {
 	if pl, err := s.plan([]string{"true"}, ""); err == nil {
 		return pl.Backend
 	}
-	return plan.BackendNone
+	return backend.None
 }
 
 // plan builds the plan for argv run from dir.
@@ -332,7 +332,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	if pl.Backend == plan.BackendNone {
+	if pl.Backend == backend.None {
 		return nil // mode off: run as is
 	}
 	release, err := launch.Wrap(pl, cmd)

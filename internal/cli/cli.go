@@ -243,7 +243,7 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	for _, e := range pl.Env {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
-	if pl.Backend != plan.BackendNone {
+	if pl.Backend != backend.None {
 		fmt.Fprintf(w, "host env: %s\n", launcherEnvLine(pl))
 	}
 	for _, n := range launchNeeds(pl) {
@@ -313,7 +313,7 @@ func launchNeeds(pl *plan.Plan) []string {
 // host gets, and how the command's reaches the command.
 func launcherEnvLine(pl *plan.Plan) string {
 	who := "bwrap"
-	if pl.Backend == plan.BackendLandlock {
+	if pl.Backend == backend.Landlock {
 		who = "the helper"
 	}
 	env := "empty"

@@ -137,11 +137,11 @@ func TestExplainLaunchNeeds(t *testing.T) {
 		pl   plan.Plan
 		want []string
 	}{
-		{"bwrap", plan.Plan{Backend: plan.BackendBwrap, LockWorkspace: true, PidNamespace: true},
+		{"bwrap", plan.Plan{Backend: backend.Bwrap, LockWorkspace: true, PidNamespace: true},
 			[]string{"launch: holds the workspace's lock for the run", "launch: pid namespace: killing bwrap ends the whole sandbox"}},
-		{"landlock", plan.Plan{Backend: plan.BackendLandlock, HelperIsChild: true},
+		{"landlock", plan.Plan{Backend: backend.Landlock, HelperIsChild: true},
 			[]string{"launch: the helper is cordon's child and becomes the command: no pid namespace"}},
-		{"none", plan.Plan{Backend: plan.BackendNone}, nil},
+		{"none", plan.Plan{Backend: backend.None}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -166,9 +166,9 @@ func TestExplainHostEnv(t *testing.T) {
 		backend backend.Name
 		want    string // "": no host env line
 	}{
-		{plan.BackendBwrap, "host env: empty (bwrap runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
-		{plan.BackendLandlock, "host env: empty (the helper runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
-		{plan.BackendNone, ""},
+		{backend.Bwrap, "host env: empty (bwrap runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
+		{backend.Landlock, "host env: empty (the helper runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
+		{backend.None, ""},
 	} {
 		t.Run(string(tc.backend), func(t *testing.T) {
 			var out bytes.Buffer

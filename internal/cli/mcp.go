@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/backend"
 	"io"
 	"os"
 	"os/signal"
@@ -53,7 +54,7 @@ a tool error starting "sandbox violation:" and is written to the audit log.
 				return err
 			}
 			defer srv.Close()
-			if pl, err := plan.Build(p, []string{"true"}, plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: h.StateDir(), Host: launch.HostFacts(p)}); err == nil && pl.Backend == plan.BackendBwrap {
+			if pl, err := plan.Build(p, []string{"true"}, plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: h.StateDir(), Host: launch.HostFacts(p)}); err == nil && pl.Backend == backend.Bwrap {
 				// As cordon run: bwrap's init comes back to the server,
 				// which reaps it for the command's CPU time (run_command
 				// names a CPU limit it reached only with that figure).
