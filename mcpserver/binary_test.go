@@ -81,22 +81,7 @@ func TestCordonMCPFrames(t *testing.T) {
 
 	t.Run("malformed lines", func(t *testing.T) {
 		c.t = t
-		for i, tc := range malformedLines {
-			c.send(tc.line)
-			before := c.untilID(1000+i, 10*time.Second)
-			if tc.want != "" && len(before) == 0 {
-				if b := c.recv(5 * time.Second); b != nil {
-					before = append(before, b)
-				}
-			}
-			var got []string
-			for _, b := range before {
-				got = append(got, replyKind(t, b))
-			}
-			if tc.want == "" && len(got) != 0 || tc.want != "" && (len(got) != 1 || got[0] != tc.want) {
-				t.Errorf("%.80q: replies %q, want [%q]", tc.line, got, tc.want)
-			}
-		}
+		expectMalformedLines(t, c)
 	})
 
 	t.Run("write of the write limit", func(t *testing.T) {
