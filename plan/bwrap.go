@@ -134,7 +134,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		args = append(args, "--new-session")
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
-	b.ops = sortOps(b.ops)
+	b.ops = sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))
 	for _, m := range b.ops {
 		args = append(args, m.args()...)
 	}
@@ -430,6 +430,34 @@ func (b *bwrapBuilder) workdir() string {
 		return c
 	}
 	return b.p.Workspace
+}
+
+// dropUnderMasks drops the binds and masks strictly inside a directory
+// that is masked (an empty unreadable directory, maskDir, is bound over
+// it): what was below is hidden already, the deny wins over a read or
+// write path inside it, and bwrap could not make a mount point in the
+// empty directory ("Can't mkdir parents"), so the run would not start.
+func dropUnderMasks(ops []mountOp, maskDir string) []mountOp {
+	var dirs []string
+	for _, m := range ops {
+		if m.kind == opMask && m.src == maskDir {
+			dirs = append(dirs, m.dst)
+		}
+	}
+	if len(dirs) == 0 {
+		return ops
+	}
+	return slices.DeleteFunc(ops, func(m mountOp) bool {
+		switch m.kind {
+		case opRead, opWrite, opReadOnly, opMask:
+			for _, d := range dirs {
+				if subpath.Below(m.dst, d) {
+					return true
+				}
+			}
+		}
+		return false
+	})
 }
 
 // sortOps orders mounts so that a parent is mounted before anything inside

@@ -110,3 +110,26 @@ func TestGitConfigDirSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniedDirHoldingDenyMatches: a denied directory inside a read or
+// write path that holds files a deny glob also matches (a nested .env)
+// is hidden once, as a whole: the run starts (bwrap could not make mount
+// points for the nested matches inside the empty directory hiding it),
+// and nothing in it is readable.
+func TestDeniedDirHoldingDenyMatches(t *testing.T) {
+	e := newEnv(t)
+	extra := filepath.Join(e.home, "extra")
+	writeFile(t, filepath.Join(extra, "deep", "x", ".env"), "NESTED-SECRET-4c1")
+	writeFile(t, filepath.Join(extra, "deep", "plain.txt"), "DEEP-PLAIN-4c2")
+	writeFile(t, filepath.Join(extra, "top.txt"), "TOP-PUBLIC-4c3")
+	for _, backend := range []string{"bwrap", "landlock"} {
+		r := e.sh("cat "+filepath.Join(extra, "top.txt")+"; cat "+filepath.Join(extra, "deep", "x", ".env")+" "+filepath.Join(extra, "deep", "plain.txt")+"; true",
+			"--backend", backend, "--allow-read", extra, "--deny", filepath.Join(extra, "deep"))
+		if r.code != 0 || !strings.Contains(r.stdout, "TOP-PUBLIC-4c3") {
+			t.Errorf("%s: the run did not start or the read path is not readable: %s", backend, r)
+		}
+		if strings.Contains(r.all(), "NESTED-SECRET-4c1") || strings.Contains(r.all(), "DEEP-PLAIN-4c2") {
+			t.Errorf("%s: something in the denied directory was readable: %s", backend, r)
+		}
+	}
+}
