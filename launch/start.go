@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -266,6 +267,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	// The command's environment travels in the spec; bwrap and the
 	// helper start with plan.LauncherEnv (see newCommand).
 	spec.Env = r.pl.Env
+	spec.Rlimits = withoutGroupLimits(spec.Rlimits, r.group)
 	exe, err = os.Open(helperspec.HelperSelf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening cordon's own binary: %w", err)
@@ -289,6 +291,22 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 		specW.Close()
 	}()
 	return exe, specR, nil
+}
+
+// withoutGroupLimits drops the rlimits that the run's cgroup enforces
+// with evidence: RLIMIT_DATA under the group's memory limit, RLIMIT_NPROC
+// under its pids limit. Set together, the per-process limit raced the
+// group's: a command could fail on malloc (tail: memory exhausted, or a
+// shell's "Out of space") before the group's OOM killer acted, and then
+// no limit line named what stopped it; RLIMIT_NPROC also counts the
+// user's processes outside the sandbox.
+func withoutGroupLimits(rl []helperspec.Rlimit, g *limits.Group) []helperspec.Rlimit {
+	if g == nil || g.Kind() == limits.KindNone {
+		return rl
+	}
+	return slices.DeleteFunc(slices.Clone(rl), func(r helperspec.Rlimit) bool {
+		return r.Resource == unix.RLIMIT_DATA || r.Resource == unix.RLIMIT_NPROC
+	})
 }
 
 // newCommand builds the exec.Cmd that starts bwrap (or the helper). Its

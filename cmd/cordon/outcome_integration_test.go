@@ -120,6 +120,35 @@ func TestLimitLines(t *testing.T) {
 	}
 }
 
+// TestMemoryLimitIsTheGroups: where a cgroup holds the run, --max-memory is
+// the group's limit on the memory used, not also RLIMIT_DATA on each
+// process's reservations: the two raced (a command could fail on malloc
+// before the group's OOM killer acted, and no line named the limit), and a
+// program reserving more than it touches (a runtime's heap arena) failed
+// though it used little. Without a cgroup the rlimit is all there is.
+func TestMemoryLimitIsTheGroups(t *testing.T) {
+	e := newEnv(t)
+	script := `import mmap; m = mmap.mmap(-1, 300 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS); m[0] = 1; print("reserved")`
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			r := e.run("run", "--json", "--backend", backend, "--max-memory", "64", "--", "python3", "-c", script)
+			res := lastJSON(t, r)
+			if res.Usage.Cgroup == "" {
+				if r.code == 0 {
+					t.Errorf("without a cgroup RLIMIT_DATA of 64 MB let a 300 MB mapping through: %s", r)
+				}
+				return
+			}
+			if r.code != 0 || !strings.Contains(r.stdout, "reserved") {
+				t.Errorf("with a cgroup (%s), a 300 MB reservation touching one page failed: %s", res.Usage.Cgroup, r)
+			}
+		})
+	}
+}
+
 // kernelAtLeast reports whether the running kernel is major.minor or
 // later (PIDFD_INFO_EXIT, which tells a death by signal from an exit with
 // 128+N under bwrap, is Linux 6.15).
