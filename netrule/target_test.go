@@ -27,7 +27,7 @@ func TestParseTarget(t *testing.T) {
 		{"xn--bcher-kva.de", "xn--bcher-kva.de", false},
 		{"XN--BCHER-KVA.DE", "xn--bcher-kva.de", false},
 		{"ｅｘａｍｐｌｅ．ｃｏｍ", "example.com", false}, // full-width letters and dot
-		{"example。com", "example.com", false},     // ideographic full stop
+		{"example。com", "example.com", false}, // ideographic full stop
 		{"мир.рф", "xn--h1ahn.xn--p1ai", false},
 		{"faß.de", "xn--fa-hia.de", false}, // non-transitional: ß stays
 		// Names browsers accept.
@@ -103,9 +103,9 @@ func TestParseTargetErrors(t *testing.T) {
 		{"user@example.com", "'@'"},
 		{"example.com/path", "path separator"},
 		{"example.com\\evil.net", "path separator"},
-		{"＠example.com", "'@'"},             // full-width '@' maps to '@'
-		{"a／b.com", "path separator"},        // full-width '/'
-		{"℀.com", "path separator"},           // U+2100 maps to "a/c"
+		{"＠example.com", "'@'"},       // full-width '@' maps to '@'
+		{"a／b.com", "path separator"}, // full-width '/'
+		{"℀.com", "path separator"},   // U+2100 maps to "a/c"
 		{"a..b", "empty label"},
 		{".example.com", "empty label"},
 		{"example.com..", "empty label"},
