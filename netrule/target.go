@@ -42,7 +42,9 @@ var lookup = idna.New(
 //
 // The canonical form is a fixed point: ParseTarget(t.String()) is t. The
 // caller resolves and dials t.Name (or t.Addr), never the raw host, so
-// that the host decided on is the host connected to.
+// that the host decided on is the host connected to; it resolves t.Name
+// as an absolute name (t.Name + "."), so that a resolv.conf search domain
+// cannot turn an allowed name into another one.
 func ParseTarget(host string) (Target, error) {
 	name, addr, err := canonicalHost(host, false)
 	if err != nil {
