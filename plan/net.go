@@ -272,3 +272,7 @@ func landlockNet(pl *Plan, n *Net, rules *landlock.Rules, abi int) error {
 	pl.Degraded = append(pl.Degraded, landlockNetGap)
 	return nil
 }
+
+// LandlockNetGap is what the Landlock-only backend cannot stop in filtered
+// mode (its degraded line; cordon status shows it).
+func LandlockNetGap() string { return landlockNetGap }
