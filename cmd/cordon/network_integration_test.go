@@ -472,4 +472,3 @@ func TestNetLandlockToken(t *testing.T) {
 		t.Errorf("strict mode on the Landlock-only backend with a filtered network: %s", r)
 	}
 }
-
