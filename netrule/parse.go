@@ -28,6 +28,9 @@ func parse(raw string) (Rule, error) {
 	if err := forbiddenBytes(raw, true); err != nil {
 		return Rule{}, err
 	}
+	if strings.Contains(raw, "://") {
+		return Rule{}, errors.New("an entry is a host, not a URL; write the host and port alone, as in example.com:443")
+	}
 	host, port, err := splitEntry(raw)
 	if err != nil {
 		return Rule{}, err
@@ -128,6 +131,10 @@ func parseCIDR(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, errIPWildcard
 	}
 	p, err := netip.ParsePrefix(s)
+	if addr, bits, ok := strings.Cut(s, "/"); err != nil && ok && strings.Contains(bits, ":") {
+		b, port, _ := strings.Cut(bits, ":")
+		return netip.Prefix{}, fmt.Errorf("an IPv6 CIDR with a port needs brackets: write [%s/%s]:%s", addr, b, port)
+	}
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("%q is not a valid CIDR; write an address and a prefix length such as 10.0.0.0/8 or fd00::/8", s)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -62,6 +63,9 @@ func canonicalHost(host string, pattern bool) (string, netip.Addr, error) {
 	}
 	if err := forbiddenBytes(host, false); err != nil {
 		return "", netip.Addr{}, err
+	}
+	if !utf8.ValidString(host) {
+		return "", netip.Addr{}, errors.New("the host is not valid UTF-8, so it is no DNS name")
 	}
 	if host[0] == '[' {
 		if host[len(host)-1] != ']' {
