@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,11 @@ import (
 // A refusal prints the proxy's answer on standard error and returns 1.
 func Connect(args []string) int {
 	if err := connect(args, os.Stdin, os.Stdout); err != nil {
+		var re refusedError
+		if errors.As(err, &re) && strings.HasPrefix(re.answer, "cordon: ") {
+			fmt.Fprintln(os.Stderr, re.answer) // the proxy's own line
+			return 1
+		}
 		fmt.Fprintln(os.Stderr, "cordon: "+err.Error())
 		return 1
 	}
@@ -70,7 +76,7 @@ func connect(args []string, in io.Reader, out io.Writer) error {
 		if msg == "" {
 			msg = resp.Status
 		}
-		return fmt.Errorf("__connect: the proxy refused %s: %s", target, trimNL(msg))
+		return refusedError{target: target, answer: trimNL(msg)}
 	}
 	_ = conn.SetDeadline(time.Time{})
 	done := make(chan error, 2)
@@ -90,6 +96,13 @@ func connect(args []string, in io.Reader, out io.Writer) error {
 	// only half-closes it.
 	<-done
 	return <-done
+}
+
+// refusedError is the proxy's refusal of a tunnel, with its answer.
+type refusedError struct{ target, answer string }
+
+func (e refusedError) Error() string {
+	return "__connect: the proxy refused " + e.target + ": " + e.answer
 }
 
 // proxyURL is the HTTP proxy of the environment.

@@ -241,6 +241,7 @@ func TestNetGoClient(t *testing.T) {
 	writeFile(t, filepath.Join(src, "main.go"), `package main
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
