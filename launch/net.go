@@ -57,6 +57,10 @@ func (r *sandboxRun) startNet() error {
 	n = &nc
 	pl.Net = n
 	r.pl = &pl
+	pl.Env = n.MergeEnv(pl.Env)
+	if !n.Filtered() && (n.HostListen || len(n.ForwardPorts) == 0) {
+		return nil // nothing to serve: the loopback is the sandbox's own
+	}
 	var rules *netrule.Set
 	if n.Filtered() {
 		var err error
@@ -98,8 +102,8 @@ func (r *sandboxRun) startNet() error {
 			rules.ConnectTCP = append(slices.Clone(ll.ConnectTCP), n.HTTPPort, n.SOCKSPort)
 			pl.Spec.Landlock = &rules
 		}
+		pl.Env = n.MergeEnv(pl.Env) // with the ports and the token
 	}
-	pl.Env = n.MergeEnv(pl.Env)
 	return nil
 }
 
