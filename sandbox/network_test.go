@@ -68,3 +68,43 @@ if len(sys.argv) > 1:
 		t.Errorf("Wrap of a sandbox with a forwarded port: %v", err)
 	}
 }
+
+// TestNetworkFiltered: WithAllowNet filters the network through cordon's
+// proxy, which Run serves: curl reaches the allowed server on the host's
+// 127.0.0.1 through HTTP_PROXY (--noproxy "" lifts NO_PROXY's loopback
+// exemption), is refused another host with the rule named, and the
+// Result lists the refusal; Wrap refuses the sandbox.
+func TestNetworkFiltered(t *testing.T) {
+	_, ws := fakeHost(t)
+	const curl = "/usr/bin/curl"
+	if _, err := os.Stat(curl); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI=true: %v", curl, err)
+		}
+		t.Skip("curl not installed")
+	}
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "THROUGH-PROXY-3c") }))
+	defer host.Close()
+	addr := strings.TrimPrefix(host.URL, "http://")
+	sb, err := New(WithWorkspace(ws), WithAllowNet(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	var out, errb bytes.Buffer
+	cmd := exec.Command("sh", "-c", `curl -sS --noproxy "" `+host.URL+`/; echo; curl -sS http://blocked.example/`)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	res, err := sb.Run(context.Background(), cmd)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%v %+v stderr %q", err, res, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "THROUGH-PROXY-3c\n") || !strings.Contains(out.String(), "blocked.example:80 (no allow rule)") {
+		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
+	}
+	if len(res.NetRefused) != 1 || res.NetRefused[0].Host != "blocked.example" || res.NetRefused[0].Allow != "blocked.example:80" {
+		t.Errorf("refusals %+v", res.NetRefused)
+	}
+	if err := sb.Wrap(exec.Command("true")); err == nil || !strings.Contains(err.Error(), "Wrap cannot serve") {
+		t.Errorf("Wrap of a filtered sandbox: %v", err)
+	}
+}
