@@ -51,6 +51,10 @@ type Record struct {
 	Host string `json:"host,omitempty"`
 	// Port is the network port concerned.
 	Port int `json:"port,omitempty"`
+	// Address is the address a network host resolved to that the
+	// decision was about (the one connected to, or refused), when there
+	// is one.
+	Address string `json:"address,omitempty"`
 	// Action is denied, allowed or warned.
 	Action string `json:"action"`
 	// Rule is the policy entry that decided.

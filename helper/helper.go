@@ -88,6 +88,16 @@ func Main(args []string) int {
 		return fail(125, "helper: %v", err)
 	}
 	takeForeground()
+	if spec.Net != nil && len(spec.Net.Listeners) > 0 {
+		// Before Landlock and seccomp: the listeners are the host's, the
+		// command only connects to them.
+		if status == nil {
+			return fail(125, "helper: the network proxy and forwarded ports need the launcher's status socket to hand their listeners over: run the command with Sandbox.Run, not Wrap")
+		}
+		if err := sendListeners(spec.Net); err != nil {
+			return fail(125, "helper: %v", err)
+		}
+	}
 	var notes []string
 	if spec.Landlock != nil {
 		rep, err := landlock.Apply(*spec.Landlock)

@@ -85,6 +85,10 @@ type Spec struct {
 	// environment, so nothing in the command's (LD_PRELOAD,
 	// LD_LIBRARY_PATH, GODEBUG, secrets) reaches a process on the host.
 	Env []string `json:"env,omitempty"`
+	// Net are the listeners the helper creates inside the sandbox's
+	// network namespace and hands to the host (network modes filtered and
+	// loopback under bubblewrap), or nil.
+	Net *Net `json:"net,omitempty"`
 }
 
 // Rlimit is one setrlimit call.

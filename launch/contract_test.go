@@ -5,6 +5,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,7 +108,7 @@ func TestReadStatusMalformed(t *testing.T) {
 			}
 			child.Close()
 			ch := make(chan status, 4)
-			readStatus(host, ch)
+			readStatus(host, ch, func(_ helperspec.Listener, fds []int) { closeFds(fds) })
 			var got []status
 			for st := range ch {
 				got = append(got, st)
@@ -122,5 +123,63 @@ func TestReadStatusMalformed(t *testing.T) {
 				t.Errorf("statuses %+v, want exec error %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadStatusListeners: the listening descriptors the helper hands over
+// before readiness (helperspec.MsgListener) reach the listener callback
+// with what they are; a malformed message's descriptors, and any sent
+// after readiness, are closed, never served.
+func TestReadStatusListeners(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := os.NewFile(uintptr(fds[0]), "host")
+	defer host.Close()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lf, err := l.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	lfd := int(lf.Fd())
+	child := fds[1]
+	sendTo := func(msg []byte, rights ...int) {
+		t.Helper()
+		var oob []byte
+		if len(rights) > 0 {
+			oob = unix.UnixRights(rights...)
+		}
+		if err := unix.Sendmsg(child, msg, oob, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	http := helperspec.Listener{Kind: helperspec.ListenHTTP, Port: 3128}
+	sendTo(helperspec.ListenerMessage(http, "4"), lfd)
+	sendTo([]byte("Lhttp 3128 46"), lfd) // one descriptor for two families
+	sendTo(helperspec.ReadyMessage(nil))
+	sendTo(helperspec.ListenerMessage(http, "4"), lfd) // after readiness
+	unix.Close(child)
+	type got struct {
+		l   helperspec.Listener
+		fds []int
+	}
+	var calls []got
+	ch := make(chan status, 4)
+	readStatus(host, ch, func(l helperspec.Listener, fds []int) { calls = append(calls, got{l, fds}) })
+	for range ch {
+	}
+	if len(calls) != 1 || calls[0].l != http || len(calls[0].fds) != 1 {
+		t.Fatalf("listener calls %+v, want one http listener with one descriptor", calls)
+	}
+	fd := calls[0].fds[0]
+	defer unix.Close(fd)
+	if v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || v != 1 {
+		t.Errorf("the descriptor handed over is not the listening socket: %v %v", v, err)
 	}
 }

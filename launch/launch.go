@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
 )
@@ -46,6 +47,10 @@ type Stdio struct {
 	// without --json): then Run does not wait for bwrap's init to die to
 	// count the command's CPU time, which saves about a millisecond.
 	NoUsage bool
+	// NetEvents, when not nil, receives every decision of the run's
+	// network proxy as it is made, from the proxy's goroutines
+	// (RunCommand records each in Request.Audit).
+	NetEvents func(netproxy.Event)
 }
 
 // SetupError is a failure before the command ran (exit status 125).

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
@@ -35,8 +37,10 @@ type Request struct {
 	// own output, one line at a time, in order; nil says nothing.
 	Tell func(Line)
 	// Audit, when not nil, receives an audit record for every file the
-	// run planted (see audit.PlantedRecords); a record it refuses is a
-	// Warning line.
+	// run planted (see audit.PlantedRecords) and for every decision of the
+	// network proxy (operation network-connect, allowed or denied,
+	// whatever audit.log_allowed says); a record it refuses is a Warning
+	// line. It is called from the proxy's goroutines, one call at a time.
 	Audit Recorder
 	// SessionID and AuditCommand are the session and command of those
 	// records.
@@ -75,6 +79,10 @@ const (
 	Limit
 	// Hint says why the command probably failed (plan.GitInitHint).
 	Hint
+	// NetRefused is one host and port the network proxy refused
+	// (result.NetRefusal.Line): cordon run prefixes it with
+	// "cordon: network: ".
+	NetRefused
 )
 
 // Line is one thing a run says, without any prefix.
@@ -109,6 +117,9 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	said := sayPlan(tell, pl, nil)
 	setEnv(pl, req.Env)
+	if req.Audit != nil {
+		req.Stdio.NetEvents = netAudit(req, tell)
+	}
 	res, err := Run(ctx, pl, req.Stdio)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -135,6 +146,9 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			}
 		}
 	}
+	for _, f := range res.NetRefused {
+		tell(Line{NetRefused, f.Line()})
+	}
 	if res.TimedOut {
 		tell(Line{TimedOut, "timed out after " + pl.Timeout.String()})
 	}
@@ -145,6 +159,34 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell(Line{Hint, hint})
 	}
 	return res, nil
+}
+
+// netAudit is the recorder of the network proxy's decisions in req.Audit:
+// one network-connect record each, one at a time; the first record the
+// log refuses is a Warning line, and the rest are not tried.
+func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
+	var mu sync.Mutex
+	failed := false
+	mode := string(req.Policy.Mode)
+	return func(ev netproxy.Event) {
+		rec := audit.Record{Timestamp: ev.Time, SessionID: req.SessionID, Command: req.AuditCommand,
+			Operation: "network-connect", Host: ev.Host, Port: ev.Port, Action: audit.ActionDenied, Rule: ev.Rule, Mode: mode}
+		if ev.Allowed {
+			rec.Action = audit.ActionAllowed
+		}
+		if ev.Addr.IsValid() {
+			rec.Address = ev.Addr.String()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if failed {
+			return
+		}
+		if err := req.Audit.Record(rec); err != nil {
+			failed = true
+			tell(Line{Warning, fmt.Sprintf("the network proxy's decisions were not recorded in the audit log: %v", err)})
+		}
+	}
 }
 
 // sayPlan tells pl's run notes not said already and its degraded rules,

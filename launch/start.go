@@ -46,6 +46,7 @@ type sandboxRun struct {
 	sigs       chan os.Signal
 	guard      *guard
 	started    time.Time
+	net        *netRun // the proxy and forwarded ports, or nil
 
 	// Set by supervise.
 	ready    bool
@@ -109,6 +110,9 @@ func (r *sandboxRun) closeAfterWait() {
 // closeAfterWait.
 func (r *sandboxRun) start() error {
 	if err := r.prepareHost(); err != nil {
+		return &SetupError{Err: err}
+	}
+	if err := r.startNet(); err != nil {
 		return &SetupError{Err: err}
 	}
 	files, err := r.helperFiles()
@@ -388,7 +392,7 @@ func (r *sandboxRun) readOutputs() {
 		_, _ = io.Copy(&r.bwErr, r.bwErrR)
 	}()
 	r.statusCh = make(chan status, 1)
-	go readStatus(r.statusHost, r.statusCh)
+	go readStatus(r.statusHost, r.statusCh, r.net.handOver)
 	r.waitc = make(chan error, 1)
 	go func() { r.waitc <- r.cmd.Wait() }()
 }
@@ -420,6 +424,10 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		// released (and placeholders are removed).
 		r.warnings = append(r.warnings, r.guard.finish(res)...)
 	}
+	// The sandbox is gone: stop the proxy (its last tunnels with it) and
+	// gather what it refused.
+	r.net.close()
+	res.NetRefused = r.net.refusals()
 	res.Usage = usage(r.cmd.ProcessState, time.Since(r.started))
 	var initUsage *result.Usage
 	switch {

@@ -16,16 +16,30 @@ import (
 // them on ch: one status when the helper is ready (with its pid, from the
 // kernel-translated credentials, and what it could not enforce), and one
 // at the end if it never got ready or could not exec the command. It
-// closes ch when the socket closes.
-func readStatus(sock *os.File, ch chan<- status) {
+// closes ch when the socket closes. The listening descriptors of each
+// helperspec.MsgListener before readiness go to listener, which owns them;
+// any other descriptor is closed.
+func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listener, []int)) {
 	var st status
 	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	// Credentials, and up to two listening descriptors (127.0.0.1, ::1).
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred)+unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, 0)
+		n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != nil || n == 0 {
 			break
 		}
+		fds := rightsOf(oob[:oobn])
+		if buf[0] == helperspec.MsgListener && !st.ready {
+			l, families, err := helperspec.ParseListener(buf[:n])
+			if err != nil || len(fds) != len(families) {
+				closeFds(fds)
+				continue
+			}
+			listener(l, fds)
+			continue
+		}
+		closeFds(fds)
 		switch buf[0] {
 		case helperspec.MsgReady:
 			st.ready = true
@@ -51,6 +65,21 @@ func readStatus(sock *os.File, ch chan<- status) {
 		ch <- st
 	}
 	close(ch)
+}
+
+// rightsOf returns the descriptors a control message carries.
+func rightsOf(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if r, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, r...)
+		}
+	}
+	return fds
 }
 
 // supervise waits for the sandbox to exit, acting meanwhile on the

@@ -4,9 +4,20 @@
 // Every request is decided by a netrule.Set on the request target (never a
 // Host header): the name first, then, after the name is resolved on the
 // host, every address it resolved to; the connection goes to a checked
-// address, with no second lookup. A CONNECT to port 443 has its TLS
-// ClientHello peeked, and a server name that differs from the CONNECT host
-// is refused (no domain fronting through an allowed host).
+// address, with no second lookup. A tunnel (HTTP CONNECT or SOCKS5
+// CONNECT, any port) whose client speaks TLS first has its ClientHello
+// peeked before any of its bytes reach the upstream, and a server name
+// (SNI) that differs from the CONNECT host is refused (no domain fronting
+// through an allowed host); a CONNECT to an IP literal may carry only a
+// server name the rules allow. The ClientHello is parsed by crypto/tls
+// itself (sni.go). A client that offers Encrypted Client Hello is judged
+// on its outer (public) server name.
+//
+// The SOCKS5 side uses github.com/things-go/go-socks5 for the method
+// negotiation, the RFC 1929 username/password exchange and the request
+// parsing, with its hooks set so that the library never resolves nor
+// dials anything: its resolver is a no-op (the name is decided before
+// any lookup), and CONNECT, BIND and UDP ASSOCIATE are handled here.
 //
 // It serves listeners it is given (in-sandbox listeners the helper hands
 // over, or a 127.0.0.1 listener with a per-run token) and dials through an
@@ -18,9 +29,18 @@ package netproxy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httputil"
 	"net/netip"
+	"strconv"
+	"sync"
+	"syscall"
 	"time"
+
+	socks5 "github.com/things-go/go-socks5"
 
 	"github.com/cordon-sandbox/cordon/netrule"
 )
@@ -35,7 +55,7 @@ type DialFunc func(ctx context.Context, network, address string) (net.Conn, erro
 
 // Config configures a Server.
 type Config struct {
-	// Rules decide every request.
+	// Rules decide every request; nil refuses every request.
 	Rules *netrule.Set
 	// Resolver resolves allowed names; nil is net.DefaultResolver.
 	Resolver Resolver
@@ -46,7 +66,8 @@ type Config struct {
 	// SOCKS5 username/password "cordon"/Token. Other local users cannot
 	// use a proxy listening on the host's loopback without it.
 	Token string
-	// Record receives every decision, allowed or denied (nil: none).
+	// Record receives every decision, allowed or denied (nil: none). It
+	// is called one Event at a time, from the connection's goroutine.
 	Record func(Event)
 	// DialTimeout bounds each outgoing connect; 0 is 30 s.
 	DialTimeout time.Duration
@@ -63,6 +84,8 @@ const (
 	HTTPForward Protocol = "http"
 	// SOCKS5 is a SOCKS5 CONNECT.
 	SOCKS5 Protocol = "socks5"
+	// PortForward is a connection to a forwarded port (ServeForward).
+	PortForward Protocol = "forward"
 )
 
 // Event is one decision of the proxy.
@@ -71,7 +94,8 @@ type Event struct {
 	Time time.Time
 	// Protocol is how the client asked.
 	Protocol Protocol
-	// Host is the canonical host the client asked for (a name or an IP).
+	// Host is the canonical host the client asked for (a name or an IP;
+	// a host that could not be parsed is shown Go-quoted).
 	Host string
 	// Port is the port it asked for.
 	Port int
@@ -86,40 +110,172 @@ type Event struct {
 	Reason string
 }
 
+// Built-in rules of the proxy's own refusals (netrule's are in its
+// Decisions).
+const (
+	// RuleMalformed refuses a target whose host or port cannot be parsed.
+	RuleMalformed = "malformed target"
+	// RuleUnresolved marks a name that did not resolve (not a policy
+	// refusal: it is not counted in Refusals).
+	RuleUnresolved = "name did not resolve"
+	// RuleSNIMismatch refuses a tunnel whose TLS server name differs from
+	// its CONNECT host, or names a host the rules do not allow.
+	RuleSNIMismatch = "SNI mismatch"
+	// RuleForwardPort is the rule of every forwarded-port connection.
+	RuleForwardPort = "forward-port"
+)
+
+const (
+	defaultDialTimeout = 30 * time.Second
+	// handshakeTimeout bounds a client's proxy handshake: the HTTP request
+	// head, or the SOCKS5 negotiation and request.
+	handshakeTimeout = 30 * time.Second
+	// closeWait bounds how long Close waits for the connections' goroutines.
+	closeWait = 5 * time.Second
+)
+
 // Server is one run's proxy. It is safe for concurrent use.
 type Server struct {
-	cfg Config
+	cfg      Config
+	rules    *netrule.Set
+	resolver Resolver
+	dial     DialFunc
+	forward  *httputil.ReverseProxy
+	socks    *socks5.Server
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{}
+	https     []*http.Server
+	wg        sync.WaitGroup
+	refused   []Refused
+	seen      map[string]bool
+
+	recMu sync.Mutex
 }
 
 // New returns a Server for cfg.
 func New(cfg Config) *Server {
-	return &Server{cfg: cfg}
-}
-
-// ServeHTTP serves HTTP proxy clients accepted from l until l is closed
-// or Close is called.
-func (s *Server) ServeHTTP(l net.Listener) error {
-	panic("netproxy: being built")
-}
-
-// ServeSOCKS5 serves SOCKS5 clients accepted from l until l is closed or
-// Close is called.
-func (s *Server) ServeSOCKS5(l net.Listener) error {
-	panic("netproxy: being built")
-}
-
-// ServeForward serves a forwarded port: every connection accepted from l
-// (an in-sandbox listener) is joined to a new connection to the host's
-// 127.0.0.1:port (through Config.Dial), without rules: forwarded ports
-// are named by the user. Each connection is an allowed Event.
-func (s *Server) ServeForward(l net.Listener, port int) error {
-	panic("netproxy: being built")
+	s := &Server{
+		cfg:       cfg,
+		rules:     cfg.Rules,
+		resolver:  cfg.Resolver,
+		dial:      cfg.Dial,
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[net.Conn]struct{}{},
+		seen:      map[string]bool{},
+	}
+	if s.rules == nil {
+		s.rules = &netrule.Set{}
+	}
+	if s.resolver == nil {
+		s.resolver = net.DefaultResolver
+	}
+	if s.cfg.DialTimeout <= 0 {
+		s.cfg.DialTimeout = defaultDialTimeout
+	}
+	if s.dial == nil {
+		d := &net.Dialer{Timeout: s.cfg.DialTimeout}
+		s.dial = d.DialContext
+	}
+	s.forward = s.newForwarder()
+	s.socks = s.newSOCKS()
+	return s
 }
 
 // Close stops serving, closes every open tunnel and waits for the
-// serving goroutines.
+// serving goroutines (at most 5 s).
 func (s *Server) Close() error {
-	panic("netproxy: being built")
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for l := range s.listeners {
+		if err := l.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, fmt.Errorf("closing the listener %s: %w", l.Addr(), err))
+		}
+	}
+	for _, h := range s.https {
+		_ = h.Close() // its listeners are closed above; its connections now
+	}
+	for c := range s.conns {
+		_ = c.Close() // a tunnel's end: its copy ends with an error
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		errs = append(errs, fmt.Errorf("netproxy: connections still open %s after Close", closeWait))
+	}
+	return errors.Join(errs...)
+}
+
+// begin counts one goroutine serving a connection; it says false (and
+// counts nothing) once Close has begun.
+func (s *Server) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// track registers connections that Close must close; it says false (and
+// closes them) once Close has begun.
+func (s *Server) track(cs ...net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		for _, c := range cs {
+			_ = c.Close()
+		}
+		return false
+	}
+	for _, c := range cs {
+		s.conns[c] = struct{}{}
+	}
+	return true
+}
+
+// untrack forgets connections registered by track.
+func (s *Server) untrack(cs ...net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cs {
+		delete(s.conns, c)
+	}
+}
+
+// isClosed says whether Close has begun.
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// record sends e to Config.Record, one at a time.
+func (s *Server) record(e Event) {
+	if s.cfg.Record == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	s.cfg.Record(e)
 }
 
 // Refused is one distinct refused host and port of a run, with the flag
@@ -136,5 +292,76 @@ type Refused struct {
 // Refusals returns the distinct refused hosts and ports, in the order
 // first refused.
 func (s *Server) Refusals() []Refused {
-	panic("netproxy: being built")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Refused, len(s.refused))
+	copy(out, s.refused)
+	return out
+}
+
+// addRefusal records r in Refusals unless its host and port are there.
+func (s *Server) addRefusal(r Refused) {
+	key := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[key] {
+		return
+	}
+	s.seen[key] = true
+	s.refused = append(s.refused, r)
+}
+
+// serve accepts connections from l and runs handle on each, in its own
+// goroutine, until l is closed or Close is called. A closed listener
+// after Close is a normal end (nil).
+func (s *Server) serve(l net.Listener, handle func(net.Conn)) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = l.Close()
+		return nil
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return nil
+			}
+			if transientAccept(err) {
+				// Out of descriptors or memory: wait for connections to
+				// end, as net/http does.
+				time.Sleep(backoff)
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			return fmt.Errorf("netproxy: accepting on %s: %w", l.Addr(), err)
+		}
+		backoff = 5 * time.Millisecond
+		if !s.begin() {
+			_ = c.Close()
+			return nil
+		}
+		go func() {
+			defer s.wg.Done()
+			handle(c)
+		}()
+	}
+}
+
+// transientAccept says whether an Accept error is worth retrying.
+func transientAccept(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -125,7 +125,9 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--cap-drop", "ALL", "--hostname", "cordon",
 	}
-	if p.Network.Mode != policy.NetOpen {
+	mode, _ := netMode(p)
+	if mode != policy.NetOpen {
+		// bwrap brings the new namespace's loopback up.
 		args = append(args, "--unshare-net")
 	}
 	if opts.Interactive {
@@ -155,6 +157,15 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	}
 	b.plan.Spec = buildSpec(p)
 	b.plan.Spec.Landlock = b.landlockRules()
+	n, err := planNet(p, true, helperspec.HelperPath)
+	if err != nil {
+		return nil, err
+	}
+	if n != nil {
+		b.plan.Net = n
+		b.plan.Env = n.MergeEnv(b.plan.Env)
+		b.plan.Spec.Net = n.spec()
+	}
 	b.plan.Timeout = p.Timeout
 	b.plan.Limits = limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds}
 	b.plan.Strict = p.Mode == policy.ModeStrict
@@ -214,7 +225,7 @@ func (b *bwrapBuilder) collect() error {
 		b.add(opWrite, s, s)
 	}
 	b.goMod = b.bindGoModCache(optsGetenv(b.opts))
-	if p.Network.Mode == policy.NetOpen {
+	if mode, _ := netMode(p); mode == policy.NetOpen {
 		b.bindResolver()
 	}
 	writable := b.writableRoots()
@@ -311,11 +322,14 @@ func (b *bwrapBuilder) bindResolver() {
 // landlockRules is the second line of defence under bubblewrap: whatever
 // the mounts allow, the command may write only to the policy's write paths,
 // the private /tmp and /dev (ttys, /dev/null, /dev/shm); with the network
-// denied it may not bind or connect TCP; and it may not signal processes or
-// reach abstract unix sockets outside its own sandbox.
+// denied it may not bind or connect TCP (in the loopback and filtered
+// modes its network namespace has only loopback, whose servers and
+// clients must work); and it may not signal processes or reach abstract
+// unix sockets outside its own sandbox.
 func (b *bwrapBuilder) landlockRules() *landlock.Rules {
+	mode, _ := netMode(b.p)
 	r := &landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{privateTmp, "/dev"},
-		DenyNetwork: b.p.Network.Mode != policy.NetOpen, ScopeSignals: true, ScopeAbstractUnix: true}
+		DenyNetwork: mode == policy.NetDeny, ScopeSignals: true, ScopeAbstractUnix: true}
 	for _, w := range b.p.Write {
 		if w != privateTmp && b.deniedBy(w) == "" {
 			r.ReadWrite = append(r.ReadWrite, w)

@@ -80,9 +80,7 @@ func unixSockets(abi int, netDenied bool, allowed []string) (restrict, denySocke
 // terminal; seccomp refuses internet sockets when the network is denied;
 // pathname unix sockets are refused as unixSockets decides.
 func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, error) {
-	if p.Network.Mode == policy.NetOpen && len(p.Network.Deny) > 0 {
-		return nil, fmt.Errorf("network deny rules need the filtering proxy, which is %w", ErrNotBuilt)
-	}
+	mode, _ := netMode(p)
 	pl := &Plan{
 		// A command reading the terminal gets a private pty here too:
 		// its own session, foreground on it, and never the user's
@@ -100,10 +98,10 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	}
 	pl.Timeout = p.Timeout
 	pl.Degraded = append(pl.Degraded, landlockDegraded...)
-	if p.Network.Mode == policy.NetOpen {
+	if mode == policy.NetOpen {
 		pl.Degraded = append(pl.Degraded, "no network namespace: with the network open the command shares the host's (abstract unix sockets are scoped by Landlock)")
 	}
-	restrictUnix, denyUnix, unixGap := unixSockets(opts.Host.LandlockABI, p.Network.Mode != policy.NetOpen, p.UnixSockets)
+	restrictUnix, denyUnix, unixGap := unixSockets(opts.Host.LandlockABI, mode != policy.NetOpen, p.UnixSockets)
 	if unixGap != "" {
 		pl.Degraded = append(pl.Degraded, unixGap)
 	}
@@ -176,15 +174,33 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		ReadOnly:          readOK,
 		ReadWrite:         slices.Concat(llWrites, []string{tmp}, p.UnixSockets),
 		StdDevices:        true,
-		DenyNetwork:       p.Network.Mode != policy.NetOpen,
+		DenyNetwork:       mode != policy.NetOpen,
 		ScopeSignals:      true,
 		ScopeAbstractUnix: true,
 		RestrictUnix:      restrictUnix,
 	}
 	pl.Spec = buildSpec(p)
 	pl.Spec.Landlock = rules
-	pl.Spec.Seccomp.DenyNetwork = rules.DenyNetwork
+	pl.Spec.Seccomp.DenyNetwork = mode == policy.NetDeny
 	pl.Spec.Seccomp.DenyUnix = denyUnix
+	// Filtered mode: the launcher serves the proxies on the host's
+	// loopback (Net.HostListen), Landlock confines TCP connect to their
+	// ports and the forwarded ones, seccomp to stream sockets.
+	helper := opts.Host.Self
+	if helper == "" || strings.ContainsAny(helper, "'\n") {
+		helper = ""
+	}
+	n, err := planNet(p, false, helper)
+	if err != nil {
+		return nil, err
+	}
+	if err := landlockNet(pl, n, rules, opts.Host.LandlockABI); err != nil {
+		return nil, err
+	}
+	pl.Net = n
+	if n.Filtered() && helper != "" {
+		rules.ReadOnly = append(rules.ReadOnly, helper) // ssh's ProxyCommand
+	}
 	var dropped []string
 	pl.Env, dropped = buildEnv(p, opts)
 	pl.RunNotes = append(pl.RunNotes, dropped...)

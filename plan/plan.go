@@ -25,7 +25,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
@@ -115,6 +114,9 @@ type Plan struct {
 	// Prepare is what the launcher creates or changes on the host before
 	// the run, in order (Build writes nothing).
 	Prepare []Preparation `json:"prepare,omitempty"`
+	// Net is what the launcher serves for the network modes loopback and
+	// filtered (the proxies, the forwarded ports), or nil.
+	Net *Net `json:"net,omitempty"`
 }
 
 // PlaceholderKind is what the launcher creates on the host for a
@@ -331,19 +333,9 @@ func checkBuilt(p *policy.Policy) error {
 		return nil
 	}
 	switch p.Network.Mode {
-	case policy.NetDeny, policy.NetOpen, "":
-	case policy.NetLoopback:
-		return fmt.Errorf("--net loopback is %w; use --net deny (no network) or --net open", ErrNotBuilt)
-	case policy.NetFiltered:
-		return fmt.Errorf("network allowlists (--allow-net, network.allow: %s) are %w: the filtering proxy comes in a later release; use --net deny or --net open", strings.Join(p.Network.Allow, ", "), ErrNotBuilt)
+	case policy.NetDeny, policy.NetOpen, policy.NetLoopback, policy.NetFiltered, "":
 	default:
-		return fmt.Errorf("network mode %q: unknown; use deny or open", p.Network.Mode)
-	}
-	if len(p.Network.Deny) > 0 && p.Network.Mode == policy.NetOpen {
-		return fmt.Errorf("network deny rules (--deny-net, network.deny: %s) with an open network need the filtering proxy, which is %w; use --net deny", strings.Join(p.Network.Deny, ", "), ErrNotBuilt)
-	}
-	if len(p.Network.ForwardPorts) > 0 {
-		return fmt.Errorf("--forward-port (network.forward_ports) is %w; remove it or use --net open", ErrNotBuilt)
+		return fmt.Errorf("network mode %q: unknown; use deny, open or loopback", p.Network.Mode)
 	}
 	if p.OnViolation != "" && p.OnViolation != "block" {
 		return fmt.Errorf("on_violation %q needs the violation monitor, which is %w; use on_violation: block", p.OnViolation, ErrNotBuilt)

@@ -4,6 +4,8 @@ package result
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
@@ -50,6 +52,34 @@ type Result struct {
 	// PlantedIncomplete says what the check for planted files did not
 	// cover (it is bounded), or is empty.
 	PlantedIncomplete string `json:"planted_incomplete,omitempty"`
+	// NetRefused lists the distinct hosts and ports the network proxy
+	// refused (filtered network), in the order first refused; cordon run
+	// prints one line for each.
+	NetRefused []NetRefusal `json:"network_refused,omitempty"`
+}
+
+// NetRefusal is one host and port the network proxy refused during a run.
+type NetRefusal struct {
+	// Host is the canonical host the command asked for (a name or an IP).
+	Host string `json:"host"`
+	// Port is the port it asked for.
+	Port int `json:"port"`
+	// Rule is the entry or built-in reason that refused it.
+	Rule string `json:"rule"`
+	// Allow is the --allow-net entry that would allow it, or "" when only
+	// an IP or CIDR entry, or removing a deny entry, would.
+	Allow string `json:"allow,omitempty"`
+}
+
+// Line is the line cordon prints about f (after "cordon: network: "),
+// e.g. "refused example.org:443 (no allow rule); allow it with
+// --allow-net example.org:443".
+func (f NetRefusal) Line() string {
+	s := fmt.Sprintf("refused %s (%s)", net.JoinHostPort(f.Host, strconv.Itoa(f.Port)), f.Rule)
+	if f.Allow != "" {
+		return s + "; allow it with --allow-net " + f.Allow
+	}
+	return s + "; no host rule allows it (an --allow-net IP or CIDR entry for the address would, unless a --deny-net entry refuses it)"
 }
 
 // Planted is one thing a run planted to run later on the host.

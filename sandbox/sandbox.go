@@ -77,8 +77,10 @@ const (
 	NetworkDeny NetworkPolicy = iota
 	// NetworkOpen shares the host's network.
 	NetworkOpen
-	// NetworkLoopback allows only loopback traffic; not built yet: New
-	// returns an error saying so.
+	// NetworkLoopback gives the command a network namespace of its own
+	// whose loopback works (servers and clients inside), and nothing
+	// else but the ports of WithForwardPorts. It needs bubblewrap: on the
+	// Landlock-only backend New refuses it.
 	NetworkLoopback
 )
 
@@ -137,6 +139,31 @@ func WithNetwork(n NetworkPolicy) Option {
 			s.err = fmt.Errorf("sandbox: unknown network policy %d", n)
 		}
 	}
+}
+
+// WithAllowNet filters the network (a network namespace with only
+// loopback, and cordon's HTTP and SOCKS5 proxies on the host, named by
+// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY inside): the command reaches only
+// these HOST[:PORT] entries ("example.com:443", "*.example.com",
+// "10.0.0.0/8:5432"), less those of WithDenyNet. Only Run serves the
+// proxies; Wrap refuses such a sandbox.
+func WithAllowNet(entries ...string) Option {
+	return func(s *settings) { s.layer.Network.Allow = append(s.layer.Network.Allow, entries...) }
+}
+
+// WithDenyNet refuses these HOST[:PORT] entries even when WithAllowNet (or
+// an open network) would allow them; with NetworkOpen it makes the
+// network filtered, every other host allowed.
+func WithDenyNet(entries ...string) Option {
+	return func(s *settings) { s.layer.Network.Deny = append(s.layer.Network.Deny, entries...) }
+}
+
+// WithForwardPorts makes these TCP ports of the host's loopback reachable
+// inside, at the same numbers, with NetworkLoopback or WithAllowNet (a
+// gRPC plugin host, a test database). Something must listen on each when
+// the command starts. Only Run serves them; Wrap refuses.
+func WithForwardPorts(ports ...int) Option {
+	return func(s *settings) { s.layer.Network.ForwardPorts = append(s.layer.Network.ForwardPorts, ports...) }
 }
 
 // WithUnixSockets allows connecting to these unix socket paths.

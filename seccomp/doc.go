@@ -31,7 +31,10 @@
 //     create_module, get_kernel_syms, query_module.
 //   - With Options.DenyNetwork, socket(2) for AF_INET, AF_INET6 and
 //     AF_PACKET fails with EPERM; with Options.DenyUnix, socket(2) for
-//     AF_UNIX does (socketpair(2) stays allowed).
+//     AF_UNIX does (socketpair(2) stays allowed); with Options.StreamOnly,
+//     socket(2) for AF_PACKET fails, and for AF_INET and AF_INET6 unless
+//     its type is SOCK_STREAM (flags aside) and its protocol 0 or
+//     IPPROTO_TCP.
 //
 // Everything else is allowed. Install sets no_new_privs and applies the
 // filter to all threads of the process (SECCOMP_FILTER_FLAG_TSYNC).

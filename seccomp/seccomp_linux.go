@@ -119,6 +119,9 @@ const (
 	labIoc  = "ioctl"
 	labPer  = "personality"
 	labSock = "socket"
+	// labStream checks an internet socket's type and protocol.
+	labStream = "stream"
+	aluAndK   = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 )
 
 func denied(strict bool) []sysEntry {
@@ -148,6 +151,13 @@ type Options struct {
 	// pointer), so it refuses the socket instead. socketpair(2) stays
 	// allowed: its two ends are connected to each other only.
 	DenyUnix bool `json:"deny_unix,omitempty"`
+	// StreamOnly lets socket(2) create AF_INET and AF_INET6 sockets only
+	// of type SOCK_STREAM (SOCK_NONBLOCK and SOCK_CLOEXEC aside) with
+	// protocol 0 or IPPROTO_TCP, and refuses AF_PACKET, with EPERM: the
+	// Landlock-only backend's filtered network, where Landlock confines
+	// TCP to the proxy's ports and nothing confines UDP, raw sockets,
+	// SCTP or MPTCP. DenyNetwork, when also set, wins.
+	StreamOnly bool `json:"stream_only,omitempty"`
 }
 
 // Filter returns the classic-BPF seccomp program for o on the running
@@ -182,6 +192,10 @@ func Filter(o Options) ([]unix.SockFilter, error) {
 	if o.DenyUnix {
 		families = append(families, unix.AF_UNIX)
 	}
+	streamOnly := o.StreamOnly && !o.DenyNetwork
+	if streamOnly {
+		families = append(families, unix.AF_PACKET)
+	}
 	if len(families) > 0 {
 		a.jmp(jeqK, unix.SYS_SOCKET, labSock, "")
 	}
@@ -191,13 +205,25 @@ func Filter(o Options) ([]unix.SockFilter, error) {
 		// socket: args[0] is the address family.
 		a.label(labSock)
 		a.stmt(ldAbs, offArgLow(0))
-		for i, f := range families {
-			jf := ""
-			if i == len(families)-1 {
-				jf = labAll
-			}
-			a.jmp(jeqK, f, labDen, jf)
+		for _, f := range families {
+			a.jmp(jeqK, f, labDen, "")
 		}
+		if streamOnly {
+			a.jmp(jeqK, unix.AF_INET, labStream, "")
+			a.jmp(jeqK, unix.AF_INET6, labStream, "")
+		}
+		a.stmt(retK, retAllow)
+	}
+	if streamOnly {
+		// An internet socket: args[1] is the type (with SOCK_NONBLOCK
+		// and SOCK_CLOEXEC masked off), args[2] the protocol.
+		a.label(labStream)
+		a.stmt(ldAbs, offArgLow(1))
+		a.stmt(aluAndK, ^uint32(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC))
+		a.jmp(jeqK, unix.SOCK_STREAM, "", labDen)
+		a.stmt(ldAbs, offArgLow(2))
+		a.jmp(jeqK, 0, labAll, "")
+		a.jmp(jeqK, unix.IPPROTO_TCP, labAll, labDen)
 	}
 
 	// clone and unshare: args[0] are the flags.
@@ -302,6 +328,9 @@ func Describe(o Options) []string {
 	)
 	if o.DenyNetwork {
 		out = append(out, "socket for AF_INET, AF_INET6 and AF_PACKET")
+	}
+	if o.StreamOnly && !o.DenyNetwork {
+		out = append(out, "socket for AF_PACKET, and for AF_INET and AF_INET6 unless SOCK_STREAM with protocol 0 or IPPROTO_TCP (no UDP, raw, SCTP or MPTCP)")
 	}
 	if o.DenyUnix {
 		out = append(out, "socket for AF_UNIX (socketpair stays allowed)")

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -25,6 +26,7 @@ const (
 	envStrict = "CORDON_SECCOMP_STRICT"
 	envNet    = "CORDON_SECCOMP_DENY_NETWORK"
 	envUnix   = "CORDON_SECCOMP_DENY_UNIX"
+	envStream = "CORDON_SECCOMP_STREAM_ONLY"
 	noSuchPid = 0x3ffffff0
 )
 
@@ -74,6 +76,45 @@ func statusField(path, field string) string {
 }
 
 var childCases = map[string]childCase{
+	// streams: which internet sockets socket(2) still creates by type
+	// and protocol (StreamOnly), and a TCP connection over loopback.
+	"streams": {run: func(out func(string, syscall.Errno)) {
+		try := func(key string, domain, typ, proto int) {
+			fd, err := unix.Socket(domain, typ, proto)
+			if err == nil {
+				unix.Close(fd)
+			}
+			out(key, errnoOf(err))
+		}
+		try("inet_stream", unix.AF_INET, unix.SOCK_STREAM, 0)
+		try("inet_stream_flags", unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		try("inet_stream_tcp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP)
+		try("inet6_stream", unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		try("inet_stream_mptcp", unix.AF_INET, unix.SOCK_STREAM, 262) // IPPROTO_MPTCP
+		try("inet_stream_sctp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP)
+		try("inet_dgram", unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		try("inet6_dgram", unix.AF_INET6, unix.SOCK_DGRAM, 0)
+		try("inet_dgram_udp", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_UDP)
+		try("inet_raw", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+		try("inet_seqpacket", unix.AF_INET, unix.SOCK_SEQPACKET, 0)
+		try("packet", unix.AF_PACKET, unix.SOCK_RAW, 0)
+		try("unix_dgram", unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		// A real TCP connection still works (Go's net uses SOCK_STREAM
+		// with SOCK_NONBLOCK|SOCK_CLOEXEC and protocol 0).
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			out("tcp_connect", errnoOf(err))
+			return
+		}
+		defer l.Close()
+		c, err := net.Dial("tcp4", l.Addr().String())
+		if err == nil {
+			c.Close()
+			out("tcp_connect", 0)
+		} else {
+			out("tcp_connect", 0xffff)
+		}
+	}},
 	// sockets: which families socket(2) still creates, and socketpair.
 	"sockets": {run: func(out func(string, syscall.Errno)) {
 		try := func(key string, domain, typ int) {
@@ -266,7 +307,7 @@ func childMain(name string) int {
 		c.pre()
 	}
 	if os.Getenv(envFilter) == "1" {
-		o := Options{Strict: os.Getenv(envStrict) == "1", DenyNetwork: os.Getenv(envNet) == "1", DenyUnix: os.Getenv(envUnix) == "1"}
+		o := Options{Strict: os.Getenv(envStrict) == "1", DenyNetwork: os.Getenv(envNet) == "1", DenyUnix: os.Getenv(envUnix) == "1", StreamOnly: os.Getenv(envStream) == "1"}
 		if err := Install(o); err != nil {
 			fmt.Println("install error:", err)
 			return 3
@@ -324,7 +365,7 @@ func runChildWith(t *testing.T, name string, filter bool, o Options) results {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), envCase+"="+name, envFilter+"="+b(filter), envStrict+"="+b(strict),
-		envNet+"="+b(o.DenyNetwork), envUnix+"="+b(o.DenyUnix))
+		envNet+"="+b(o.DenyNetwork), envUnix+"="+b(o.DenyUnix), envStream+"="+b(o.StreamOnly))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -421,6 +462,39 @@ func TestClone3ENOSYS(t *testing.T) {
 	expectByFilter(t, on, off, "clone3", unix.ENOSYS)
 }
 
+// TestStreamOnly checks StreamOnly in a child that really calls
+// socket(2): internet sockets only of type SOCK_STREAM with protocol 0 or
+// TCP, no packet sockets, unix sockets untouched, and TCP still working.
+func TestStreamOnly(t *testing.T) {
+	const ok, eperm = syscall.Errno(0), unix.EPERM
+	want := map[string]syscall.Errno{
+		"inet_stream": ok, "inet_stream_flags": ok, "inet_stream_tcp": ok, "inet6_stream": ok,
+		"inet_stream_mptcp": eperm, "inet_stream_sctp": eperm, "inet_dgram": eperm, "inet6_dgram": eperm,
+		"inet_dgram_udp": eperm, "inet_raw": eperm, "inet_seqpacket": eperm, "packet": eperm,
+		"unix_dgram": ok, "tcp_connect": ok,
+	}
+	on := runChildWith(t, "streams", true, Options{StreamOnly: true})
+	off := runChildWith(t, "streams", false, Options{})
+	for k, w := range want {
+		if w == ok {
+			if got := on.errno(t, k); got != ok && got != unix.EAFNOSUPPORT && got != unix.EPROTONOSUPPORT {
+				t.Errorf("%s: got errno %d (%v), want success", k, int(got), got)
+			}
+			continue
+		}
+		got := on.errno(t, k)
+		if got != eperm {
+			t.Errorf("%s: got errno %d (%v), want EPERM", k, int(got), got)
+		}
+		if off.errno(t, k) == eperm {
+			t.Logf("%s: EPERM without the filter too (privileges)", k)
+		}
+	}
+	// DenyNetwork wins over StreamOnly.
+	both := runChildWith(t, "streams", true, Options{StreamOnly: true, DenyNetwork: true})
+	expect(t, both, "inet_stream", eperm)
+}
+
 // TestSocketFamilies checks DenyNetwork and DenyUnix in a child that
 // really calls socket(2): each refuses its families with EPERM, leaves the
 // others alone, and never touches socketpair(2).
@@ -512,6 +586,8 @@ func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args ...uint64) 
 			} else {
 				pc += int(in.Jf)
 			}
+		case aluAndK:
+			acc &= in.K
 		case retK:
 			return in.K
 		default:
@@ -590,6 +666,37 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestFilterStreamRules interprets the program's socket(2) decisions for
+// internet sockets by type, flags and protocol under StreamOnly.
+func TestFilterStreamRules(t *testing.T) {
+	prog, err := Filter(Options{StreamOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fam, typ, proto uint64
+		allow           bool
+	}{
+		{unix.AF_INET, unix.SOCK_STREAM, 0, true},
+		{unix.AF_INET6, unix.SOCK_STREAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, unix.IPPROTO_TCP, true},
+		{unix.AF_INET, unix.SOCK_STREAM, 262, false},
+		{unix.AF_INET, unix.SOCK_STREAM | 0x100, 0, false}, // an unknown flag bit
+		{unix.AF_INET, unix.SOCK_DGRAM, 0, false},
+		{unix.AF_INET6, unix.SOCK_RAW, 0, false},
+		{unix.AF_UNIX, unix.SOCK_DGRAM, 0, true},
+		{unix.AF_NETLINK, unix.SOCK_RAW, 0, true},
+		{unix.AF_PACKET, unix.SOCK_STREAM, 0, false},
+	} {
+		want := uint32(retEPERM)
+		if c.allow {
+			want = retAllow
+		}
+		if got := run(t, prog, nativeArch, unix.SYS_SOCKET, c.fam, c.typ, c.proto); got != want {
+			t.Errorf("socket(%d, %#x, %d): %#x, want %#x", c.fam, c.typ, c.proto, got, want)
+		}
+	}
+}
+
 // TestFilterSocketRules interprets the program's socket(2) decisions for
 // each combination of DenyNetwork and DenyUnix.
 func TestFilterSocketRules(t *testing.T) {
@@ -601,6 +708,8 @@ func TestFilterSocketRules(t *testing.T) {
 		{Options{DenyNetwork: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}},
 		{Options{DenyUnix: true}, []uint64{unix.AF_UNIX}},
 		{Options{DenyNetwork: true, DenyUnix: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_UNIX}},
+		{Options{StreamOnly: true}, []uint64{unix.AF_PACKET}},
+		{Options{StreamOnly: true, DenyNetwork: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}},
 	} {
 		prog, err := Filter(c.o)
 		if err != nil {
@@ -621,6 +730,9 @@ func TestFilterSocketRules(t *testing.T) {
 			}
 		}
 		d := strings.Join(Describe(c.o), "\n")
+		if strings.Contains(d, "SOCK_STREAM") != (c.o.StreamOnly && !c.o.DenyNetwork) {
+			t.Errorf("%+v: Describe mentions SOCK_STREAM: %v\n%s", c.o, !c.o.StreamOnly, d)
+		}
 		if strings.Contains(d, "AF_UNIX") != c.o.DenyUnix {
 			t.Errorf("%+v: Describe mentions AF_UNIX: %v\n%s", c.o, !c.o.DenyUnix, d)
 		}

@@ -20,6 +20,8 @@ type Options struct {
 	DenyNetwork bool `json:"deny_network,omitempty"`
 	// DenyUnix refuses unix sockets other than socketpair.
 	DenyUnix bool `json:"deny_unix,omitempty"`
+	// StreamOnly allows internet sockets of type SOCK_STREAM only.
+	StreamOnly bool `json:"stream_only,omitempty"`
 }
 
 // Describe returns nil: seccomp exists only on Linux.

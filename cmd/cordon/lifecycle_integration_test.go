@@ -60,7 +60,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad config", args: []string{"--config", badCfg}, want: 125, setup: true, stderrR: `^cordon: .*bad\.yaml:3:.*bogus_key`},
 		{name: "missing config", args: []string{"--config", filepath.Join(e.root, "nope.yaml")}, want: 125, setup: true, stderrR: `^cordon: .*nope\.yaml`},
 		{name: "permissive", args: []string{"--mode", "permissive"}, want: 125, setup: true, stderrR: `^cordon: .*not built yet`},
-		{name: "net loopback", args: []string{"--net", "loopback"}, want: 125, setup: true, stderrR: `^cordon: .*loopback`},
+		{name: "net loopback on landlock", args: []string{"--backend", "landlock", "--net", "loopback"}, want: 125, setup: true, stderrR: `^cordon: .*loopback needs a network namespace`},
 		{name: "bad workspace", args: []string{"--workspace", filepath.Join(e.root, "nope")}, want: 125, setup: true, stderrR: `^cordon: .*nope`},
 		{name: "backend seatbelt", args: []string{"--backend", "seatbelt"}, want: 125, setup: true, stderrR: `^cordon: `},
 	}

@@ -16,6 +16,10 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == helperspec.HelperCommand {
 		os.Exit(helper.Main(os.Args[2:]))
 	}
+	// ssh's ProxyCommand inside a filtered sandbox.
+	if len(os.Args) > 1 && os.Args[1] == helperspec.ConnectCommand {
+		os.Exit(helper.Connect(os.Args[2:]))
+	}
 	// The go command inside the sandbox starts this as its GOCACHEPROG.
 	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Command {
 		os.Exit(gocacheprog.Main(os.Args[2:]))

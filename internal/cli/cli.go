@@ -145,7 +145,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 // tellStderr says what a run says to its user on stderr, as "cordon: "
 // lines.
 func tellStderr(l launch.Line) {
-	prefix := map[launch.LineKind]string{launch.Warning: "warning: ", launch.Note: "note: ", launch.Degraded: "degraded: "}[l.Kind]
+	prefix := map[launch.LineKind]string{launch.Warning: "warning: ", launch.Note: "note: ", launch.Degraded: "degraded: ", launch.NetRefused: "network: "}[l.Kind]
 	suffix := ""
 	if l.Kind == launch.TimedOut {
 		suffix = "; killed the command and everything it started"
@@ -248,6 +248,9 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	}
 	for _, n := range launchNeeds(pl) {
 		fmt.Fprintf(w, "launch: %s\n", n)
+	}
+	for _, n := range pl.Net.Describe() {
+		fmt.Fprintf(w, "network: %s\n", n)
 	}
 	if r := pl.Spec.Landlock; r != nil {
 		fmt.Fprintln(w, "landlock (best effort for the kernel's ABI):")

@@ -1,0 +1,100 @@
+package helper
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// fakeConnectProxy serves one CONNECT request on 127.0.0.1: a tunnel to
+// an echo of what it reads, prefixed with "ECHO:", when the request
+// carries the credentials want (none when ""), else a 403 whose body
+// names the target. It returns the proxy's address and the request it saw.
+func fakeConnectProxy(t *testing.T, want string) (string, chan *http.Request) {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	seen := make(chan *http.Request, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		seen <- req
+		if req.Method != http.MethodConnect || req.Header.Get("Proxy-Authorization") != want {
+			body := "cordon: refused " + req.Host + " (no allow rule)\n"
+			io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		data, _ := io.ReadAll(br)
+		c.Write(append([]byte("ECHO:"), data...))
+	}()
+	return l.Addr().String(), seen
+}
+
+func itoa(n int) string {
+	var b []byte
+	for ; n > 0 || len(b) == 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// TestConnect: __connect asks the proxy of HTTPS_PROXY for a CONNECT
+// tunnel to HOST:PORT (brackets for IPv6, the URL's credentials as Basic
+// proxy authorisation), relays stdin and stdout through it, and on a
+// refusal returns the proxy's answer as its error.
+func TestConnect(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, host, auth, target, err, out string
+	}{
+		{name: "tunnel", host: "example.com", target: "example.com:22", out: "ECHO:ssh-hello"},
+		{name: "token", user: "cordon:s3cret@", host: "example.com", auth: "Basic Y29yZG9uOnMzY3JldA==", target: "example.com:22", out: "ECHO:ssh-hello"},
+		{name: "ipv6", host: "::1", target: "[::1]:22", out: "ECHO:ssh-hello"},
+		{name: "refused", host: "blocked.example", auth: "never", target: "blocked.example:22", err: "the proxy refused blocked.example:22: cordon: refused blocked.example:22 (no allow rule)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, seen := fakeConnectProxy(t, tc.auth)
+			t.Setenv("HTTPS_PROXY", "http://"+tc.user+addr)
+			var out bytes.Buffer
+			err := connect([]string{tc.host, "22"}, strings.NewReader("ssh-hello"), &out)
+			req := <-seen
+			if req.Method != http.MethodConnect || req.RequestURI != tc.target {
+				t.Errorf("request %s %s, want CONNECT %s", req.Method, req.RequestURI, tc.target)
+			}
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || out.String() != tc.out {
+				t.Fatalf("out %q err %v, want %q", out.String(), err, tc.out)
+			}
+		})
+	}
+	t.Setenv("HTTPS_PROXY", "")
+	t.Setenv("https_proxy", "")
+	t.Setenv("HTTP_PROXY", "")
+	t.Setenv("http_proxy", "")
+	if err := connect([]string{"example.com", "22"}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "no proxy in the environment") {
+		t.Errorf("without a proxy: %v", err)
+	}
+	if err := connect([]string{"example.com", "99999"}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "1 to 65535") {
+		t.Errorf("bad port: %v", err)
+	}
+}

@@ -1,0 +1,181 @@
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+
+	"github.com/cordon-sandbox/cordon/netrule"
+)
+
+// upstream is a connection to a checked address.
+type upstream struct {
+	conn   net.Conn
+	target netrule.Target
+	port   int
+	addr   netip.Addr
+}
+
+// denial is a refused request, as its client is answered.
+type denial struct {
+	host   string // the target as shown (canonical, or quoted when malformed)
+	port   int
+	rule   string
+	reason string
+}
+
+// String is the one line a refused client reads.
+func (d *denial) String() string {
+	return fmt.Sprintf("cordon: network: refused %s (%s): %s",
+		net.JoinHostPort(d.host, strconv.Itoa(d.port)), d.rule, d.reason)
+}
+
+// errUnresolved marks a name that did not resolve.
+var errUnresolved = errors.New("the name did not resolve")
+
+// candidate is an address that passed the rules, with the decision to
+// record when it is dialed.
+type candidate struct {
+	addr     netip.Addr
+	decision netrule.Decision
+}
+
+// open decides a request for host:port (host as the client wrote it,
+// without brackets) and connects to a checked address: the target is
+// canonicalised; an IP literal is decided by DecideAddr; a name by
+// DecideName, then, only when allowed, resolved once with the Resolver,
+// every address decided by DecideAddr, and only the addresses that passed
+// dialed, in order, the first that connects winning. Every decision is
+// an Event. Exactly one of the results is not nil: the connection, the
+// refusal (already recorded in Refusals), or the error of a name that
+// did not resolve (wrapping errUnresolved) or of the connects.
+func (s *Server) open(ctx context.Context, proto Protocol, host string, port int) (*upstream, *denial, error) {
+	ev := Event{Protocol: proto, Port: port}
+	t, err := netrule.ParseTarget(host)
+	if err != nil {
+		ev.Host = strconv.QuoteToASCII(host)
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the host %s cannot be used: %v", ev.Host, err), "", true), nil
+	}
+	ev.Host = t.String()
+	if port < 1 || port > 65535 {
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the port %d is out of range (1-65535)", port), "", true), nil
+	}
+	if t.Addr.IsValid() {
+		d := s.rules.DecideAddr(t.Addr, port, "")
+		if !d.Allowed {
+			ev.Addr = t.Addr
+			return nil, s.refuse(ev, d.Rule, d.Reason, "", true), nil
+		}
+		return s.connect(ctx, ev, t, []candidate{{t.Addr, d}})
+	}
+
+	nd := s.rules.DecideName(t, port)
+	if !nd.Allowed {
+		allow := net.JoinHostPort(t.Name, strconv.Itoa(port))
+		if s.isEntry(s.rules.Deny, nd.Rule) {
+			allow = "" // a deny entry refused it: no flag allows it
+		}
+		return nil, s.refuse(ev, nd.Rule, nd.Reason, allow, true), nil
+	}
+	addrs, err := s.lookup(ctx, t.Name)
+	if err != nil {
+		ev.Rule = RuleUnresolved
+		ev.Reason = err.Error()
+		s.record(ev)
+		return nil, nil, err
+	}
+	var pass []candidate
+	var first *netrule.Decision
+	for _, a := range addrs {
+		ad := s.rules.DecideAddr(a, port, t.Name)
+		if !ad.Allowed {
+			e := ev
+			e.Addr, e.Rule, e.Reason = a, ad.Rule, ad.Reason
+			s.record(e)
+			if first == nil {
+				first = &ad
+			}
+			continue
+		}
+		// The name's entry decided, unless an allow IP/CIDR entry had to
+		// (a special address the user allowed by address).
+		d := nd
+		if s.isEntry(s.rules.Allow, ad.Rule) {
+			d = ad
+		}
+		pass = append(pass, candidate{a, d})
+	}
+	if len(pass) == 0 {
+		// Each refused address is already an Event.
+		return nil, s.refuse(ev, first.Rule, first.Reason, "", false), nil
+	}
+	return s.connect(ctx, ev, t, pass)
+}
+
+// refuse records a refusal (its Event when event is set, and its entry in
+// Refusals) and returns it.
+func (s *Server) refuse(ev Event, rule, reason, allow string, event bool) *denial {
+	if event {
+		ev.Rule, ev.Reason = rule, reason
+		s.record(ev)
+	}
+	s.addRefusal(Refused{Host: ev.Host, Port: ev.Port, Rule: rule, Allow: allow})
+	return &denial{host: ev.Host, port: ev.Port, rule: rule, reason: reason}
+}
+
+// isEntry says whether rule is the Raw text of one of rules.
+func (s *Server) isEntry(rules []netrule.Rule, rule string) bool {
+	for _, r := range rules {
+		if r.Raw == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup resolves name once, bounded by the dial timeout, and returns its
+// distinct addresses in the resolver's order.
+func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
+	defer cancel()
+	addrs, err := s.resolver.LookupNetIP(ctx, "ip", name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errUnresolved, name, err)
+	}
+	var out []netip.Addr
+	seen := map[netip.Addr]bool{}
+	for _, a := range addrs {
+		if a.IsValid() && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s has no address", errUnresolved, name)
+	}
+	return out, nil
+}
+
+// connect dials the candidates in order and returns the first connection;
+// each address dialed is an allowed Event.
+func (s *Server) connect(ctx context.Context, ev Event, t netrule.Target, cands []candidate) (*upstream, *denial, error) {
+	var errs []error
+	for _, c := range cands {
+		e := ev
+		e.Addr, e.Allowed, e.Rule, e.Reason = c.addr, true, c.decision.Rule, c.decision.Reason
+		s.record(e)
+		address := netip.AddrPortFrom(c.addr, uint16(ev.Port)).String()
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
+		conn, err := s.dial(dctx, "tcp", address)
+		cancel()
+		if err == nil {
+			return &upstream{conn: conn, target: t, port: ev.Port, addr: c.addr}, nil, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, nil, fmt.Errorf("connecting to %s: %w",
+		net.JoinHostPort(t.String(), strconv.Itoa(ev.Port)), errors.Join(errs...))
+}
