@@ -10,9 +10,9 @@ import (
 	"github.com/cordon-sandbox/cordon/sandboxcache"
 )
 
-// prepare performs the plan's preparations on the host (Plan.Prepare), in
+// Prepare performs the plan's preparations on the host (Plan.Prepare), in
 // order: what plan.Build decided must exist or change before the run.
-func prepare(pl *plan.Plan) error {
+func Prepare(pl *plan.Plan) error {
 	for _, p := range pl.Prepare {
 		if err := prepareOne(p); err != nil {
 			return err

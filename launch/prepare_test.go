@@ -76,7 +76,7 @@ func TestPrepareSandboxCache(t *testing.T) {
 			t.Fatalf("plan.Build created %s", d)
 		}
 	}
-	if err := prepare(pl); err != nil {
+	if err := Prepare(pl); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(f.cache); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
@@ -115,7 +115,7 @@ func TestPrepareSandboxCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := prepare(pl); err != nil {
+		if err := Prepare(pl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,7 +140,7 @@ func TestPrepareFails(t *testing.T) {
 		{Kind: plan.PrepStateFile, Path: filepath.Join(blocker, "deny-file")},
 		{Kind: "bogus", Path: dir},
 	} {
-		err := prepare(&plan.Plan{Prepare: []plan.Preparation{p}})
+		err := Prepare(&plan.Plan{Prepare: []plan.Preparation{p}})
 		if err == nil || !strings.Contains(err.Error(), p.Path) {
 			t.Errorf("%s %s: error %v, want one naming the path", p.Kind, p.Path, err)
 		}
@@ -172,7 +172,7 @@ func TestSumdbSeed(t *testing.T) {
 	if err := os.Symlink(filepath.Join(f.home, "secret"), filepath.Join(hostSum, "link.example", "latest")); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(f.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	sandboxSum := filepath.Join(cache, "gopath", "pkg", "sumdb")
@@ -228,7 +228,7 @@ example.com/Foo ../v1 h1:x=
 func TestSeedGoModules(t *testing.T) {
 	f := newGoFixture(t)
 	seedFixture(t, f.hostMod, f.ws)
-	if err := prepare(f.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	cache, hostMod := f.cache, f.hostMod
@@ -261,7 +261,7 @@ func TestSeedGoModules(t *testing.T) {
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(f.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(link); err == nil {
@@ -271,7 +271,7 @@ func TestSeedGoModules(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(f.ws, "go.sum"), later, later); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(f.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Readlink(link); err != nil {
@@ -280,7 +280,7 @@ func TestSeedGoModules(t *testing.T) {
 
 	// The Landlock-only backend's module cache is the one in the sandbox
 	// cache: no link there.
-	if err := prepare(f.plan(backend.Landlock)); err != nil {
+	if err := Prepare(f.plan(backend.Landlock)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(cache, plan.GoModDir, "example.com", "!foo@v1.0.0")); err == nil {
@@ -308,7 +308,7 @@ func TestSeedGoModulesLinkedCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := prepare(f.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
@@ -387,7 +387,7 @@ func TestSeedPlantedLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := prepare(f.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(f.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range victims {
@@ -410,7 +410,7 @@ func TestSeedPlantedLinks(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(g.ws, "go.sum")); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepare(g.plan(backend.Bwrap)); err != nil {
+	if err := Prepare(g.plan(backend.Bwrap)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(policy.GoModCacheDir(g.cache), "example.com", "!foo@v1.0.0")); err == nil {

@@ -166,7 +166,7 @@ func (r *sandboxRun) prepareHost() error {
 // the Landlock-only backend.
 func (r *sandboxRun) prepareDirs() error {
 	pl := r.pl
-	if err := prepare(pl); err != nil {
+	if err := Prepare(pl); err != nil {
 		return err
 	}
 	if pl.LockWorkspace {
