@@ -3,14 +3,25 @@
 // and network.deny entries (host[:port] patterns with * wildcards, IP
 // literals and CIDRs with optional ports), canonicalises the host a client
 // asked for (case, trailing dot, IDNA, numeric IPv4 forms, brackets, zone
-// ids, IPv4-mapped IPv6; NUL, CR and LF refused), and classifies resolved
-// addresses (loopback, link-local, private, CGNAT, multicast, cloud
-// metadata), which are refused unless an IP or CIDR rule names them.
+// ids, IPv4-mapped IPv6; NUL, CR, LF, spaces, '@', '/' and '\' refused),
+// and classifies resolved addresses (loopback, link-local, private, CGNAT,
+// multicast, unspecified, broadcast, reserved, cloud metadata, and the
+// NAT64 and 6to4 forms embedding them), which are refused unless an allow
+// IP or CIDR entry covers them. Deny beats allow.
 //
-// It is pure: it never resolves a name, opens a socket or reads a file.
-// The proxy (package netproxy) asks it twice per connection: once for the
-// name before any DNS lookup (Set.DecideName), then for every address the
-// name resolved to (Set.DecideAddr).
+// It is pure: it never resolves a name, opens a socket or reads a file,
+// and it holds no state beyond the compiled Set, so one Set serves
+// concurrent connections. The proxy (package netproxy) asks it twice per
+// connection: once for the name before any DNS lookup (Set.DecideName),
+// then for every address the name resolved to (Set.DecideAddr); it then
+// dials the checked address, never the name again. The proxy, not this
+// package, resolves, dials, records audit records and peeks at SNI (whose
+// server name it canonicalises with ParseTarget and compares to the
+// CONNECT target's).
+//
+// Files: parse.go (entries and Compile), target.go (canonical hosts),
+// special.go (special address ranges), decide.go (decisions and the
+// wildcard matcher).
 package netrule
 
 import (
@@ -36,22 +47,10 @@ type Rule struct {
 // rather than host names.
 func (r Rule) IsAddr() bool { return r.Prefix.IsValid() }
 
-// Parse parses one network.allow or network.deny entry. Its error is one
-// sentence saying what is wrong and what a valid entry looks like.
-func Parse(raw string) (Rule, error) {
-	panic("netrule.Parse: being built")
-}
-
 // Set is a compiled allow and deny list. Deny beats allow.
 type Set struct {
 	// Allow and Deny are the parsed entries, in the order written.
 	Allow, Deny []Rule
-}
-
-// Compile parses the allow and deny entries and refuses a rule that can
-// never match (an allow entry that a deny entry covers whole).
-func Compile(allow, deny []string) (*Set, error) {
-	panic("netrule.Compile: being built")
 }
 
 // Target is a host a client asked for, canonicalised.
@@ -72,16 +71,6 @@ func (t Target) String() string {
 	return t.Name
 }
 
-// ParseTarget canonicalises the host part of a request target (a CONNECT
-// authority, an absolute URL's host, a SOCKS5 address): "127.1",
-// "2130706433", "0x7f.1" and "0177.0.0.1" are 127.0.0.1, "[::ffff:7f00:1]"
-// is 127.0.0.1, "Example.COM." is example.com, IDNA names become
-// punycode. A host with NUL, CR, LF, spaces or other characters no DNS
-// name has is an error.
-func ParseTarget(host string) (Target, error) {
-	panic("netrule.ParseTarget: being built")
-}
-
 // Decision is the answer for one connection or one of its addresses.
 type Decision struct {
 	// Allowed says whether the connection may proceed.
@@ -93,22 +82,4 @@ type Decision struct {
 	// Reason is one sentence for the command's user: why, and what would
 	// change it ("add --allow-net example.com:443").
 	Reason string
-}
-
-// DecideName decides a connection to the name t (t.Name != "") on port
-// before any DNS lookup: a deny entry matching it refuses, then an allow
-// entry must match it. IP and CIDR entries never match a name.
-func (s *Set) DecideName(t Target, port int) Decision {
-	panic("netrule.DecideName: being built")
-}
-
-// DecideAddr decides a connection to addr on port: addr is either the IP
-// literal the client asked for (name "") or one address the allowed name
-// resolved to. Deny IP/CIDR entries refuse; a special address (loopback,
-// link-local, private, CGNAT, multicast, unspecified, broadcast, cloud
-// metadata, or an IPv6 form embedding one) is refused unless an allow
-// IP/CIDR entry covers it; an IP literal otherwise needs an allow entry
-// (an IP/CIDR entry, or the host pattern "*").
-func (s *Set) DecideAddr(addr netip.Addr, port int, name string) Decision {
-	panic("netrule.DecideAddr: being built")
 }
