@@ -562,7 +562,8 @@ func parsePipConf(data []byte) [][2]string {
 			last = ""
 			continue
 		}
-		k, v := strings.ToLower(strings.TrimSpace(line[:i])), strings.TrimSpace(line[i+1:])
+		// pip reads index_url as index-url.
+		k, v := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(line[:i])), "_", "-"), strings.TrimSpace(line[i+1:])
 		if from[k] == "install" && section == "global" {
 			last = ""
 			continue
