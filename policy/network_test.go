@@ -225,10 +225,17 @@ func TestNetworkErrors(t *testing.T) {
 	// What is fine: a forward port from 1024 up in loopback and filtered
 	// modes, and in open mode, where the host's loopback is shared.
 	for _, fl := range []func(l *config.Layer){
-		func(l *config.Layer) { l.Network.Mode = config.Ptr("loopback"); l.Network.ForwardPorts = []int{1024, 65535} },
+		func(l *config.Layer) {
+			l.Network.Mode = config.Ptr("loopback")
+			l.Network.ForwardPorts = []int{1024, 65535}
+		},
 		func(l *config.Layer) { l.Network.Allow = []string{"a.example"}; l.Network.ForwardPorts = []int{5432} },
 		func(l *config.Layer) { l.Network.ForwardPorts = []int{80} },
-		func(l *config.Layer) { l.Mode = config.Ptr("off"); l.Network.Mode = config.Ptr("deny"); l.Network.ForwardPorts = []int{80} },
+		func(l *config.Layer) {
+			l.Mode = config.Ptr("off")
+			l.Network.Mode = config.Ptr("deny")
+			l.Network.ForwardPorts = []int{80}
+		},
 	} {
 		f := newFixture(t)
 		if _, err := f.load(Options{Flags: flags(fl)}); err != nil {
