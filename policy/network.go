@@ -242,7 +242,7 @@ func (b *builder) finishNetwork() error {
 		}
 	} else if net.Mode == NetFiltered && p.Mode != ModeOff && p.Profile == ProfileCI {
 		var add []string
-		for _, r := range toolRegistries(b.host, b.ws) {
+		for _, r := range toolRegistries(b.host, b.ws, p.Env.Set) {
 			if r.Why != "" {
 				net.NotAllowed = append(net.NotAllowed, r)
 				continue
@@ -349,8 +349,10 @@ func (b *builder) checkAllowCanMatch(toolSource map[string]string) error {
 
 // toolRegistries returns the hosts the host's own tools are configured
 // to use (toolenv.FindRegistries), for the ci profile: as entries with
-// their source, and, with Why set, what was left out.
-func toolRegistries(h Host, ws string) []NetSource {
+// their source, and, with Why set, what was left out. set are the
+// variables the policy sets for the sandbox, which the tools inside use
+// rather than the host's.
+func toolRegistries(h Host, ws string, set map[string]string) []NetSource {
 	getenv, environ := h.Getenv, h.Environ
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
@@ -362,7 +364,7 @@ func toolRegistries(h Host, ws string) []NetSource {
 	if r, err := gitrepo.Find(ws); err == nil && r != nil {
 		common = r.CommonDir
 	}
-	regs := toolenv.FindRegistries(toolenv.Host{Home: h.Home, Workspace: ws, Getenv: getenv, Environ: environ, StateDir: h.StateDir(), GitCommonDir: common})
+	regs := toolenv.FindRegistries(toolenv.Host{Home: h.Home, Workspace: ws, Getenv: getenv, Environ: environ, StateDir: h.StateDir(), GitCommonDir: common, Set: set})
 	var out []NetSource
 	for _, r := range regs.Allow {
 		out = append(out, NetSource{Entry: r.Entry, Source: r.Source})

@@ -35,12 +35,18 @@ func (c *collector) cargoRegistries() {
 			}
 		}
 	}
-	env := c.h.Environ()
-	slices.Sort(env)
-	for _, kv := range env {
-		name, val, _ := strings.Cut(kv, "=")
+	var names []string
+	for _, kv := range c.h.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	names = append(names, slices.Collect(maps.Keys(c.h.Set))...)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
 		if strings.HasPrefix(name, "CARGO_REGISTRIES_") && strings.HasSuffix(name, "_INDEX") {
-			c.allowURL(val, "cargo: "+name+" in the environment")
+			if val, where, ok := c.variable(name); ok {
+				c.allowURL(val, "cargo: "+where)
+			}
 		}
 	}
 	c.cargoIndexCache(home)

@@ -18,8 +18,8 @@ import (
 func (c *collector) npmRegistries() {
 	set := false
 	for _, name := range []string{"npm_config_registry", "NPM_CONFIG_REGISTRY"} {
-		if v, ok := c.h.Getenv(name); ok && v != "" && !set {
-			c.allowURL(v, "npm: "+name+" in the environment")
+		if v, where, ok := c.variable(name); ok && v != "" && !set {
+			c.allowURL(v, "npm: "+where)
 			set = true
 		}
 	}
@@ -139,8 +139,8 @@ func (c *collector) pipRegistries() {
 	}
 	for k := range keys {
 		name := "PIP_" + strings.ToUpper(strings.ReplaceAll(k, "-", "_"))
-		if v, ok := c.h.Getenv(name); ok {
-			got[k] = setting{v, "pip: " + name + " in the environment"}
+		if v, where, ok := c.variable(name); ok {
+			got[k] = setting{v, "pip: " + where}
 		}
 	}
 	switch strings.ToLower(got["no-index"].val) {

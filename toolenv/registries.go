@@ -164,12 +164,15 @@ func (c *collector) goRegistries() {
 	vals, from := map[string]string{}, map[string]string{}
 	if file := c.goEnvFile(); file != "" {
 		for k, v := range parseGoEnv(c.readFile(file)) {
-			vals[k], from[k] = v, "go env -w "+k+", in "+c.short(file)
+			if v != "" {
+				vals[k], from[k] = v, "go env -w "+k+", in "+c.short(file)
+			}
 		}
 	}
 	for _, k := range keys {
-		if v, ok := c.h.Getenv(k); ok {
-			vals[k], from[k] = v, k+" in the environment"
+		// An empty value is unset, as the go command has it.
+		if v, where, ok := c.variable(k); ok && v != "" {
+			vals[k], from[k] = v, where
 		}
 	}
 	if _, set := vals["GONOPROXY"]; !set {
@@ -226,7 +229,7 @@ func hasKey(m map[string]string, k string) bool {
 func (c *collector) goDefaults(bin string, vals, from map[string]string) {
 	env := []string{"GOTOOLCHAIN=local"}
 	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GOENV", "GOROOT", "GOPROXY", "GOSUMDB", "GOPRIVATE", "GONOPROXY"} {
-		if v, ok := c.h.Getenv(k); ok {
+		if v, _, ok := c.variable(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}
@@ -245,6 +248,18 @@ func (c *collector) goDefaults(bin string, vals, from map[string]string) {
 			vals[k], from[k] = got[k], "go's default, from go env "+k
 		}
 	}
+}
+
+// variable looks up a tool's variable as the tools inside will see it:
+// set for the sandbox (Host.Set), else the host's; where says which.
+func (c *collector) variable(name string) (v, where string, ok bool) {
+	if v, ok := c.h.Set[name]; ok {
+		return v, name + " set for the sandbox (--env or env:)", true
+	}
+	if v, ok := c.h.Getenv(name); ok {
+		return v, name + " in the environment", true
+	}
+	return "", "", false
 }
 
 // lookPath finds an executable on the host's PATH (from Getenv, not

@@ -543,3 +543,26 @@ func TestFindRegistriesToolDefaults(t *testing.T) {
 		t.Errorf("after changing npm's global config: %q", got)
 	}
 }
+
+// TestFindRegistriesSetForSandbox: a variable the policy sets for the
+// sandbox (--env NAME=VALUE) is what the tools inside use: it wins over
+// the host's, and says so.
+func TestFindRegistriesSetForSandbox(t *testing.T) {
+	r := newRegHome(t)
+	r.env["PATH"] = ""
+	r.env["GOPROXY"] = "https://host-proxy.example"
+	r.env["GOSUMDB"] = "" // empty is unset: with no go to ask, nothing
+	r.env["npm_config_registry"] = "https://host-npm.example/"
+	h := r.host()
+	h.Set = map[string]string{"GOPROXY": "https://set-proxy.example,direct", "PIP_INDEX_URL": "https://set-pypi.example/simple", "CARGO_REGISTRIES_X_INDEX": "sparse+https://set-crates.example/"}
+	got := FindRegistries(h).Allow
+	want := []Registry{
+		{"set-proxy.example:443", "GOPROXY: GOPROXY set for the sandbox (--env or env:)"},
+		{"host-npm.example:443", "npm: npm_config_registry in the environment"},
+		{"set-pypi.example:443", "pip: PIP_INDEX_URL set for the sandbox (--env or env:)"},
+		{"set-crates.example:443", "cargo: CARGO_REGISTRIES_X_INDEX set for the sandbox (--env or env:)"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Allow:\n%s\nwant\n%s", dump(got), dump(want))
+	}
+}

@@ -56,6 +56,10 @@ type Host struct {
 	// GitCommonDir is the common git directory of the workspace's
 	// repository, whose remotes FindRegistries reads; "" for none.
 	GitCommonDir string
+	// Set are the variables the sandbox's environment sets (--env
+	// NAME=VALUE, env:): the tools inside use them rather than the
+	// host's, so FindRegistries reads them first.
+	Set map[string]string
 }
 
 // Dropped is one host setting that was not carried into the sandbox.
