@@ -291,6 +291,9 @@ func (b *builder) finishNetwork() error {
 // list) and ports below MinForwardPort in loopback and filtered modes.
 func (b *builder) checkForwardPorts() error {
 	net := &b.p.Network
+	if b.p.Mode == ModeOff {
+		return nil // unconfined: the host's loopback is the command's
+	}
 	for _, port := range net.ForwardPorts {
 		o := b.net.fwdFrom[port]
 		what := fmt.Sprintf("%s %d", o.l.Name(o.key), port)
@@ -298,7 +301,7 @@ func (b *builder) checkForwardPorts() error {
 			what = fmt.Sprintf("%s entry %d", config.BaseKey(o.key), port)
 		}
 		switch {
-		case net.Mode == NetDeny && b.p.Mode != ModeOff:
+		case net.Mode == NetDeny:
 			return o.l.Errorf(o.key, "%s contradicts the denied network (%s): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net", what, b.net.modeBy)
 		case (net.Mode == NetLoopback || net.Mode == NetFiltered) && port < MinForwardPort:
 			return o.l.Errorf(o.key, "%s: a port below %d cannot be forwarded, because nothing inside the sandbox may listen on it (no CAP_NET_BIND_SERVICE); forward a port from %d up", what, MinForwardPort, MinForwardPort)

@@ -223,7 +223,8 @@ func TestNetworkErrors(t *testing.T) {
 		})
 	}
 	// What is fine: a forward port from 1024 up in loopback and filtered
-	// modes, and in open mode, where the host's loopback is shared.
+	// modes, any in open mode, where the host's loopback is shared, and
+	// any with mode off.
 	for _, fl := range []func(l *config.Layer){
 		func(l *config.Layer) {
 			l.Network.Mode = config.Ptr("loopback")
@@ -234,6 +235,11 @@ func TestNetworkErrors(t *testing.T) {
 		func(l *config.Layer) {
 			l.Mode = config.Ptr("off")
 			l.Network.Mode = config.Ptr("deny")
+			l.Network.ForwardPorts = []int{80}
+		},
+		func(l *config.Layer) {
+			l.Mode = config.Ptr("off") // unconfined: nothing to forward into
+			l.Network.Mode = config.Ptr("loopback")
 			l.Network.ForwardPorts = []int{80}
 		},
 	} {

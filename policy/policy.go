@@ -25,8 +25,9 @@ const (
 	// ModeStandard enforces the policy.
 	ModeStandard Mode = "standard"
 	// ModeStrict enforces the policy, drops the profile's home-directory
-	// reads, forces the network off unless explicitly allowed, and refuses
-	// to run when any rule cannot be enforced.
+	// reads, forces the network off unless hosts are explicitly allowed
+	// (only those stay) or loopback mode is asked for, and refuses to run
+	// when any rule cannot be enforced.
 	ModeStrict Mode = "strict"
 )
 
