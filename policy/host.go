@@ -39,6 +39,9 @@ type Host struct {
 	XDGStateHome string
 	// Getenv looks up a host environment variable; nil means none are set.
 	Getenv func(string) (string, bool)
+	// Environ lists the host's environment as NAME=VALUE, for settings
+	// found by prefix (cargo's CARGO_REGISTRIES_*_INDEX); nil means none.
+	Environ func() []string
 }
 
 // HostFromOS returns the Host of the running process.
@@ -51,7 +54,7 @@ func HostFromOS() (Host, error) {
 	if err != nil {
 		return Host{}, fmt.Errorf("finding the current directory: %w", err)
 	}
-	return Host{Home: home, Cwd: cwd, Getenv: os.LookupEnv}, nil
+	return Host{Home: home, Cwd: cwd, Getenv: os.LookupEnv, Environ: os.Environ}, nil
 }
 
 // UserConfigPath returns the user config file Load reads:

@@ -252,7 +252,10 @@ func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 			return nil, err
 		}
 	}
-	p := b.finish()
+	p, err := b.finish()
+	if err != nil {
+		return nil, err
+	}
 	if b.wsDenied != nil && p.Mode != ModeOff {
 		return nil, b.wsDenied
 	}

@@ -120,7 +120,7 @@ func TestProfiles(t *testing.T) {
 	for name, w := range map[string]want{
 		"minimal":     {ModeStandard, false, []string{}, NetDeny, Resources{64, 1024, 60, 64}},
 		"development": {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp", "${SANDBOX_CACHE}"}, NetOpen, Resources{1024, 8192, 0, 4096}},
-		"ci":          {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp", "${SANDBOX_CACHE}"}, NetDeny, Resources{512, 4096, 3600, 1024}},
+		"ci":          {ModeStandard, true, []string{"${PROJECT_DIR}", "/tmp", "${SANDBOX_CACHE}"}, NetFiltered, Resources{512, 4096, 3600, 1024}},
 		"untrusted":   {ModeStrict, false, []string{"/tmp"}, NetDeny, Resources{64, 1024, 300, 64}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -291,7 +291,6 @@ func TestTightenOnlyRejects(t *testing.T) {
 		{"sandbox:\n  filesystem:\n    read: [/x]\n", 3, "sandbox.filesystem.read cannot be set by a file inside the workspace: " + hint + " or pass --allow-read"},
 		{"sandbox:\n  network:\n    allow: [x.com]\n", 3, "sandbox.network.allow cannot be set by a file inside the workspace: " + hint + " or pass --allow-net"},
 		{"sandbox:\n  network:\n    mode: open\n", 3, "sandbox.network.mode: open cannot be set by a file inside the workspace: " + hint + " or pass --net"},
-		{"sandbox:\n  network:\n    mode: loopback\n", 3, "sandbox.network.mode: loopback cannot be set by a file inside the workspace: " + hint + " or pass --net"},
 		{"sandbox:\n  network:\n    enabled: true\n", 3, "sandbox.network.enabled: true cannot be set by a file inside the workspace: " + hint + " or pass --net"},
 		{"sandbox:\n  network:\n    forward_ports: [80]\n", 3, "sandbox.network.forward_ports cannot be set by a file inside the workspace: " + hint + " or pass --forward-port"},
 		{"sandbox:\n  unix_sockets: [/run/x.sock]\n", 2, "sandbox.unix_sockets cannot be set by a file inside the workspace: " + hint + " or pass --allow-unix-socket"},
@@ -366,7 +365,12 @@ func TestTightenOnlyAccepts(t *testing.T) {
 			return slices.Contains(p.DenyWrite, filepath.Join(f.ws, "vendor")) && slices.Contains(p.DenyWrite, "Makefile")
 		}},
 		{"", "sandbox:\n  network:\n    deny: [\"evil.com:*\"]\n", func(f *fixture, p *Policy) bool {
-			return slices.Contains(p.Network.Deny, "evil.com:*") && p.Network.Mode == NetOpen
+			// An open network with deny entries is filtered, allowing "*".
+			return slices.Equal(p.Network.Deny, []string{"evil.com:*"}) && p.Network.Mode == NetFiltered && slices.Equal(p.Network.Allow, []string{"*"})
+		}},
+		{"", "sandbox:\n  network:\n    mode: loopback\n", func(f *fixture, p *Policy) bool { return p.Network.Mode == NetLoopback }},
+		{"sandbox:\n  network:\n    allow: [x.com]\n", "sandbox:\n  network:\n    mode: loopback\n", func(f *fixture, p *Policy) bool {
+			return p.Network.Mode == NetLoopback && len(p.Network.Allow) == 0
 		}},
 		{"", "sandbox:\n  network:\n    enabled: false\n", func(f *fixture, p *Policy) bool { return p.Network.Mode == NetDeny }},
 		{"sandbox:\n  network:\n    allow: [x.com]\n", "sandbox:\n  network:\n    mode: deny\n", func(f *fixture, p *Policy) bool { return p.Network.Mode == NetDeny }},
@@ -406,6 +410,7 @@ func TestTightenOnlyRejectsWeakeningEarlierLayers(t *testing.T) {
 		{"sandbox:\n  timeout: 1m\n", "sandbox:\n  timeout: 2m\n", "sandbox.timeout: 2m0s (longer than the current 1m0s)"},
 		{"sandbox:\n  on_violation: warn\n", "sandbox:\n  on_violation: log\n", "sandbox.on_violation: log (weaker than the current warn)"},
 		{"sandbox:\n  resources:\n    max_cpu_seconds: 10\n", "sandbox:\n  resources:\n    max_cpu_seconds: 11\n", "sandbox.resources.max_cpu_seconds: 11 (above the current 10)"},
+		{"sandbox:\n  network:\n    enabled: false\n", "sandbox:\n  network:\n    mode: loopback\n", "sandbox.network.mode: loopback (looser than the current deny)"},
 	} {
 		f := newFixture(t)
 		f.userConfig(tc.base)
@@ -484,8 +489,8 @@ func TestPathErrors(t *testing.T) {
 		{"sandbox:\n  filesystem:\n    deny: [\"a}\"]\n", 3, `sandbox.filesystem.deny entry "a}": unbalanced } in pattern`},
 		{"sandbox:\n  filesystem:\n    deny: [../up]\n", 3, `sandbox.filesystem.deny entry "../up" is not a usable pattern; use an absolute path, ${PROJECT_DIR}/..., or a pattern such as **/.env`},
 		{"sandbox:\n  filesystem:\n    deny: [\"${NOPE}/x\"]\n", 3, `sandbox.filesystem.deny entry "${NOPE}/x": unknown variable ${NOPE}; the known ones are ${PROJECT_DIR}, ${HOME}, ${TMPDIR}, ${CWD} and ${SANDBOX_CACHE}`},
-		{"sandbox:\n  network:\n    allow: [\"https://x.com/\"]\n", 3, `sandbox.network.allow entry "https://x.com/" must be HOST or HOST:PORT, not a URL or path, like "*.example.com:443"`},
-		{"sandbox:\n  network:\n    deny: [\"a b\"]\n", 3, `sandbox.network.deny entry "a b" must be HOST or HOST:PORT without spaces, like "*.example.com:443"`},
+		{"sandbox:\n  network:\n    allow: [\"https://x.com/\"]\n", 3, `sandbox.network.allow entry "https://x.com/": an entry is a host, not a URL; write the host and port alone, as in example.com:443`},
+		{"sandbox:\n  network:\n    deny: [\"a b\"]\n", 3, `sandbox.network.deny entry "a b": a space is not allowed in a host`},
 	} {
 		f := newFixture(t)
 		path := f.userConfig(tc.yaml)
@@ -664,10 +669,13 @@ func TestNetwork(t *testing.T) {
 	f := newFixture(t)
 	f.userConfig("sandbox:\n  network:\n    allow: [a.com, a.com]\n    deny: [\"169.254.169.254:*\"]\n    forward_ports: [50051, 50051]\n")
 	p := f.mustLoad(Options{Flags: flags(func(l *config.Layer) { l.Network.ForwardPorts = []int{8080} })})
-	if !reflect.DeepEqual(p.Network, Network{Mode: NetFiltered, Allow: []string{"a.com"}, Deny: []string{"169.254.169.254:*"}, ForwardPorts: []int{50051, 8080}}) {
+	cfg := filepath.Join(f.home, ".config", "cordon", "config.yaml")
+	if !reflect.DeepEqual(p.Network, Network{Mode: NetFiltered, Allow: []string{"a.com"}, Deny: []string{"169.254.169.254:*"}, ForwardPorts: []int{50051, 8080},
+		Sources: []NetSource{{Entry: "a.com", Source: cfg + ":3"}, {Entry: "169.254.169.254:*", Source: cfg + ":4"}}}) {
 		t.Errorf("Network = %+v", p.Network)
 	}
 	// A later explicit mode wins over an earlier allowlist.
+	f.userConfig("sandbox:\n  network:\n    allow: [a.com, a.com]\n    deny: [\"169.254.169.254:*\"]\n")
 	p = f.mustLoad(Options{Flags: flags(func(l *config.Layer) { l.Network.Mode = config.Ptr("deny") })})
 	if p.Network.Mode != NetDeny {
 		t.Errorf("--net deny after allow = %s", p.Network.Mode)

@@ -39,7 +39,7 @@ type builder struct {
 
 	p         *Policy
 	read      []readEntry
-	userAllow []string // network.allow entries from non-profile layers
+	net       netState // what finishNetwork needs to know (network.go)
 	logFile   string
 	varsCache map[string]string // see vars
 
@@ -183,94 +183,6 @@ func (b *builder) applyFilesystem(l layer) error {
 		b.p.UnixSockets = append(b.p.UnixSockets, p)
 	}
 	return nil
-}
-
-// checkHost validates a HOST[:PORT] pattern of network.allow or deny.
-func checkHost(l layer, key, raw string) error {
-	switch {
-	case raw == "" || strings.ContainsAny(raw, " \t\r\n"):
-		return l.Errorf(key, "%s must be HOST or HOST:PORT without spaces, like \"*.example.com:443\"", entryName(l, key, raw))
-	case strings.Contains(raw, "/"):
-		return l.Errorf(key, "%s must be HOST or HOST:PORT, not a URL or path, like \"*.example.com:443\"", entryName(l, key, raw))
-	}
-	return nil
-}
-
-func (b *builder) applyNetwork(l layer) error {
-	n := l.Network
-	var m NetMode
-	set := false
-	if n.Mode != nil {
-		if err := checkEnum(l, config.KeyNetworkMode, *n.Mode, config.NetworkModes); err != nil {
-			return err
-		}
-		m, set = NetMode(*n.Mode), true
-	}
-	if n.Enabled != nil {
-		switch {
-		case !*n.Enabled && set && m != NetDeny:
-			return l.Errorf(config.KeyNetworkEnabled, "%s: false contradicts %s: %s; remove one of them", l.Name(config.KeyNetworkEnabled), l.Name(config.KeyNetworkMode), m)
-		case *n.Enabled && set && m == NetDeny:
-			return l.Errorf(config.KeyNetworkEnabled, "%s: true contradicts %s: deny; remove one of them", l.Name(config.KeyNetworkEnabled), l.Name(config.KeyNetworkMode))
-		case !*n.Enabled:
-			m, set = NetDeny, true
-		case !set:
-			if l.tighten {
-				return b.loosen(l, config.KeyNetworkEnabled, config.KeyNetworkEnabled+": true")
-			}
-			m, set = NetOpen, true
-		}
-	}
-	if l.tighten {
-		if set && m != NetDeny {
-			return b.loosen(l, config.KeyNetworkMode, fmt.Sprintf("%s: %s", config.KeyNetworkMode, m))
-		}
-		if len(n.Allow) > 0 {
-			return b.loosen(l, config.KeyNetworkAllow, config.KeyNetworkAllow)
-		}
-		if len(n.ForwardPorts) > 0 {
-			return b.loosen(l, config.KeyNetworkForwardPort, config.KeyNetworkForwardPort)
-		}
-	}
-	for i, raw := range n.Allow {
-		if err := checkHost(l, config.EntryKey(config.KeyNetworkAllow, i), raw); err != nil {
-			return err
-		}
-	}
-	for i, raw := range n.Deny {
-		if err := checkHost(l, config.EntryKey(config.KeyNetworkDeny, i), raw); err != nil {
-			return err
-		}
-	}
-	for i, port := range n.ForwardPorts {
-		if port < 1 || port > 65535 {
-			key := config.EntryKey(config.KeyNetworkForwardPort, i)
-			return l.Errorf(key, "%s must be a TCP port from 1 to 65535, not %d", l.Name(key), port)
-		}
-	}
-	if len(n.Allow) > 0 {
-		if set && m == NetDeny {
-			return l.Errorf(config.KeyNetworkAllow, "%s has entries but the same %s denies the network; remove one of them", l.Name(config.KeyNetworkAllow), sourceWord(l))
-		}
-		m, set = NetFiltered, true
-		if !l.profile {
-			b.userAllow = append(b.userAllow, n.Allow...)
-		}
-	}
-	if set {
-		b.p.Network.Mode = m
-	}
-	b.p.Network.Allow = append(b.p.Network.Allow, n.Allow...)
-	b.p.Network.Deny = append(b.p.Network.Deny, n.Deny...)
-	b.p.Network.ForwardPorts = append(b.p.Network.ForwardPorts, n.ForwardPorts...)
-	return nil
-}
-
-func sourceWord(l layer) string {
-	if l.IsFlags() {
-		return "command line"
-	}
-	return "file"
 }
 
 func (b *builder) applyResources(l layer) error {
@@ -424,8 +336,9 @@ func (b *builder) applyEnv(l layer) error {
 	return nil
 }
 
-// finish applies strict mode and the defaults and de-duplicates lists.
-func (b *builder) finish() *Policy {
+// finish applies strict mode and the defaults, de-duplicates lists and
+// settles the network (see finishNetwork).
+func (b *builder) finish() (*Policy, error) {
 	p := b.p
 	strict := p.Mode == ModeStrict
 	for _, r := range b.read {
@@ -433,13 +346,6 @@ func (b *builder) finish() *Policy {
 			continue
 		}
 		p.Read = append(p.Read, r.path)
-	}
-	if strict {
-		if p.Network.Mode == NetFiltered && len(b.userAllow) > 0 {
-			p.Network.Allow = b.userAllow
-		} else {
-			p.Network.Mode = NetDeny
-		}
 	}
 	// The user config directory stays read-only even when the workspace
 	// contains it (e.g. --workspace ~): the sandbox must not loosen its
@@ -470,11 +376,11 @@ func (b *builder) finish() *Policy {
 	p.Deny = dedup(p.Deny)
 	p.DenyWrite = dedup(p.DenyWrite)
 	p.UnixSockets = dedup(p.UnixSockets)
-	p.Network.Allow = dedup(p.Network.Allow)
-	p.Network.Deny = dedup(p.Network.Deny)
-	p.Network.ForwardPorts = dedup(p.Network.ForwardPorts)
 	p.Env.Pass = dedup(p.Env.Pass)
-	return p
+	if err := b.finishNetwork(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // dedup removes repeated elements, keeping the first of each, and never

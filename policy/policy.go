@@ -25,8 +25,9 @@ const (
 	// ModeStandard enforces the policy.
 	ModeStandard Mode = "standard"
 	// ModeStrict enforces the policy, drops the profile's home-directory
-	// reads, forces the network off unless explicitly allowed, and refuses
-	// to run when any rule cannot be enforced.
+	// reads, forces the network off unless hosts are explicitly allowed
+	// (only those stay) or loopback mode is asked for, and refuses to run
+	// when any rule cannot be enforced.
 	ModeStrict Mode = "strict"
 )
 
@@ -39,9 +40,12 @@ const (
 	NetDeny NetMode = "deny"
 	// NetOpen shares the host network.
 	NetOpen NetMode = "open"
-	// NetLoopback gives the sandbox only the host's loopback (not built yet).
+	// NetLoopback gives the sandbox a network namespace of its own with
+	// only its own loopback, and the forwarded ports of the host's.
 	NetLoopback NetMode = "loopback"
-	// NetFiltered allows only the hosts in Network.Allow (not built yet).
+	// NetFiltered gives the sandbox a network namespace of its own whose
+	// only way out is cordon's proxy, which allows the hosts in
+	// Network.Allow but those in Network.Deny.
 	NetFiltered NetMode = "filtered"
 )
 
@@ -119,16 +123,28 @@ type Policy struct {
 	Warnings []string `yaml:"-" json:"-"`
 }
 
-// Network is the network part of a Policy.
+// Network is the network part of a Policy. Its entries are valid
+// netrule entries (netrule.Compile accepts Allow and Deny together).
 type Network struct {
-	// Mode is deny, open, loopback or filtered.
+	// Mode is deny, open, loopback or filtered. An open network with deny
+	// entries is filtered, with Allow ["*"].
 	Mode NetMode `yaml:"mode" json:"mode"`
-	// Allow lists HOST[:PORT] patterns (filtered mode).
+	// Allow lists HOST[:PORT] patterns, IP literals and CIDRs (filtered
+	// mode only; empty otherwise).
 	Allow []string `yaml:"allow" json:"allow"`
-	// Deny lists HOST[:PORT] patterns that are always refused.
+	// Deny lists entries that are always refused; deny beats allow.
 	Deny []string `yaml:"deny" json:"deny"`
-	// ForwardPorts lists host loopback TCP ports reachable inside.
+	// ForwardPorts lists host loopback TCP ports reachable inside at the
+	// same number (loopback and filtered modes).
 	ForwardPorts []int `yaml:"forward_ports" json:"forward_ports"`
+	// Sources says where each entry of Allow and Deny comes from: a flag,
+	// a file and line, a profile, or, for the ci profile, the host tool
+	// setting that names the host. cordon policy prints them as comments.
+	Sources []NetSource `yaml:"-" json:"sources,omitempty"`
+	// NotAllowed lists hosts the host's tools would use that the ci
+	// profile leaves out, and why (a repository's own .npmrc, a git
+	// remote no host-side file confirms, an entry a deny entry covers).
+	NotAllowed []NetSource `yaml:"not_allowed,omitempty" json:"not_allowed,omitempty"`
 }
 
 // Resources are resource limits. Zero means unlimited.

@@ -24,9 +24,11 @@ const (
 	// file.
 	ProfileDevelopment = "development"
 	// ProfileCI reads like development and writes the workspace and /tmp.
-	// Network: deny (a later change gives it an allowlist of package
-	// registries). Limits: 512 processes, 4096 MB memory, 3600 s CPU,
-	// 1024 MB per file.
+	// Network: filtered ("limited"), allowing the package registries and
+	// code hosts the host's own tools are configured to use (see
+	// toolenv.FindRegistries; Load adds them, each with its source) plus
+	// what the user lists. Limits: 512 processes, 4096 MB memory, 3600 s
+	// CPU, 1024 MB per file.
 	ProfileCI = "ci"
 	// ProfileUntrusted reads the system directories and the workspace and
 	// writes only /tmp (the workspace is read-only). Network: deny. Limits:
@@ -131,6 +133,7 @@ func Profile(name string) (*config.Layer, error) {
 	case ProfileCI:
 		homeReads = DevelopmentHomeReads
 		write = []string{"${PROJECT_DIR}", "${TMPDIR}", "${SANDBOX_CACHE}"}
+		netMode = string(NetFiltered)
 		lim = limits{512, 4096, 3600, 1024}
 	case ProfileUntrusted:
 		write = []string{"${TMPDIR}"}

@@ -49,6 +49,17 @@ type Host struct {
 	// NetworkOpen says whether the sandbox shares the host's network;
 	// the proxy variables pass only then.
 	NetworkOpen bool
+	// StateDir is where FindRegistries caches what npm and python3
+	// report as their defaults (asking takes them a tenth of a second);
+	// "" means no cache. It must be a directory no sandbox can write.
+	StateDir string
+	// GitCommonDir is the common git directory of the workspace's
+	// repository, whose remotes FindRegistries reads; "" for none.
+	GitCommonDir string
+	// Set are the variables the sandbox's environment sets (--env
+	// NAME=VALUE, env:): the tools inside use them rather than the
+	// host's, so FindRegistries reads them first.
+	Set map[string]string
 }
 
 // Dropped is one host setting that was not carried into the sandbox.
@@ -83,13 +94,7 @@ type Result struct {
 // treated as absent: the tool would not have read it either, or cordon
 // says so in the Dropped list when it exists but cannot be read.
 func Collect(h Host) Result {
-	if h.Getenv == nil {
-		h.Getenv = os.LookupEnv
-	}
-	if h.Environ == nil {
-		h.Environ = os.Environ
-	}
-	c := &collector{h: h, res: Result{Env: map[string]string{}}}
+	c := newCollector(h)
 	c.goEnv()
 	c.npm()
 	c.pip()
@@ -99,8 +104,21 @@ func Collect(h Host) Result {
 }
 
 type collector struct {
-	h   Host
-	res Result
+	h    Host
+	res  Result
+	regs *registries // FindRegistries' answer
+}
+
+// newCollector returns a collector for h, with Getenv and Environ
+// defaulted to the process's own.
+func newCollector(h Host) *collector {
+	if h.Getenv == nil {
+		h.Getenv = os.LookupEnv
+	}
+	if h.Environ == nil {
+		h.Environ = os.Environ
+	}
+	return &collector{h: h, res: Result{Env: map[string]string{}}}
 }
 
 func (c *collector) set(name, value string) { c.res.Env[name] = value }
@@ -548,7 +566,8 @@ func parsePipConf(data []byte) [][2]string {
 			last = ""
 			continue
 		}
-		k, v := strings.ToLower(strings.TrimSpace(line[:i])), strings.TrimSpace(line[i+1:])
+		// pip reads index_url as index-url.
+		k, v := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(line[:i])), "_", "-"), strings.TrimSpace(line[i+1:])
 		if from[k] == "install" && section == "global" {
 			last = ""
 			continue

@@ -279,7 +279,7 @@ func TestHelpMarksNotBuilt(t *testing.T) {
 			marked[f[0]] = true
 		}
 	}
-	notBuilt := map[string]string{"--mode": "permissive", "--net": "loopback", "--allow-net": "example.com", "--deny-net": "example.com", "--forward-port": "8080", "--backend": "seatbelt"}
+	notBuilt := map[string]string{"--mode": "permissive", "--backend": "seatbelt"}
 	for flag, val := range notBuilt {
 		r := e.run("run", flag, val, "--", "true")
 		if r.code != 125 || !strings.Contains(r.stderr, "not built yet") {

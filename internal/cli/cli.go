@@ -410,12 +410,13 @@ func enforced(r *probe.Report) []enforcement {
 		return "not built yet"
 	}
 	limitState, limitDetail := limitsState(r)
-	return []enforcement{
+	rows := []enforcement{
 		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths (every git directory's config and hooks at any depth, editor, agent and shell config) read-only and kept from being created (bubblewrap mounts); after each run, what it planted is reported and disarmed", nil},
 		{"git outside the workspace", st(true), "a sub-directory, linked worktree or submodule checkout gets its repository's work tree (read-only) and git directory (writable, config and hooks read-only); a .git file whose git directory does not name the workspace back gets nothing", nil},
 		{"processes", st(true), "own pid namespace: host processes invisible; the whole tree is killed on timeout or when cordon dies", nil},
-		{"network", st(true), "deny (empty network namespace) or open", nil},
-		{"network allowlists", st(false), "--allow-net, --deny-net, --net loopback and --forward-port exit 125", nil},
+	}
+	rows = append(rows, networkRows(r, st)...)
+	return append(rows, []enforcement{
 		{"terminal", st(true), "new session, or a private pty when interactive: no TIOCSTI into your terminal", nil},
 		{"resource limits", limitState, limitDetail, nil},
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more", nil},
@@ -423,7 +424,7 @@ func enforced(r *probe.Report) []enforcement {
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
 		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted (audit.log_file, --audit-log); allowed operations (audit.log_allowed) and what shell commands were denied are not recorded: not built yet", nil},
 		{"violation monitor", st(false), "denials of shell commands show as the command's own errors (Permission denied, Read-only file system)", nil},
-	}
+	}...)
 }
 
 // limitsState says how process and memory limits are enforced here, by

@@ -50,10 +50,10 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing PATH (repeatable)")
 	fs.StringArrayVar(&f.deny, "deny", nil, "deny reading and writing PATH or glob (repeatable)")
 	fs.StringArrayVar(&f.denyWrite, "deny-write", nil, "keep PATH read-only (repeatable)")
-	fs.StringVar(&f.net, "net", "", "network: deny or open; loopback is not built yet")
-	fs.StringArrayVar(&f.allowNet, "allow-net", nil, "allow HOST[:PORT] (repeatable; makes the network filtered; not built yet: exits 125)")
-	fs.StringArrayVar(&f.denyNet, "deny-net", nil, "deny HOST[:PORT] (repeatable; with an open network not built yet: exits 125)")
-	fs.StringArrayVar(&f.forwardPorts, "forward-port", nil, "make host loopback TCP PORT reachable inside (repeatable; not built yet: exits 125)")
+	fs.StringVar(&f.net, "net", "", "network: deny (none), open (the host's) or loopback (the sandbox's own loopback and --forward-port ports)")
+	fs.StringArrayVar(&f.allowNet, "allow-net", nil, "allow HOST[:PORT], *.DOMAIN, IP or CIDR (repeatable; makes the network filtered: only these, through cordon's proxy)")
+	fs.StringArrayVar(&f.denyNet, "deny-net", nil, "deny HOST[:PORT], *.DOMAIN, IP or CIDR (repeatable; deny beats allow; with an open network: every host but these)")
+	fs.StringArrayVar(&f.forwardPorts, "forward-port", nil, "make the host's loopback TCP PORT (1024-65535) reachable inside at the same number (repeatable; loopback and filtered networks)")
 	fs.StringArrayVar(&f.unixSockets, "allow-unix-socket", nil, "allow connecting to the unix socket PATH (repeatable)")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "memory limit in MB")
 	fs.StringVar(&f.maxProcs, "max-procs", "", "process limit")
@@ -205,6 +205,7 @@ func host() (policy.Host, error) {
 		XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"),
 		XDGStateHome:  os.Getenv("XDG_STATE_HOME"),
 		Getenv:        os.LookupEnv,
+		Environ:       os.Environ,
 	}, nil
 }
 
