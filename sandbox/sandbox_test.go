@@ -147,7 +147,7 @@ func TestNewErrors(t *testing.T) {
 		opts []Option
 		want string
 	}{
-		{"forward port without a network", []Option{WithForwardPorts(5432)}, "--forward-port with --net deny"},
+		{"forward port without a network", []Option{WithForwardPorts(5432)}, "contradicts the denied network"},
 		{"bad profile", []Option{WithProfile("nope")}, "nope"},
 		{"relative workspace missing", []Option{WithWorkspace(filepath.Join(ws, "missing"))}, "missing"},
 		{"bad network", []Option{WithNetwork(NetworkPolicy(9))}, "unknown network policy"},
