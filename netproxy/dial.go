@@ -148,6 +148,9 @@ func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) 
 	var out []netip.Addr
 	seen := map[netip.Addr]bool{}
 	for _, a := range addrs {
+		// Go's resolver may answer an IPv4 address in its IPv4-mapped
+		// IPv6 form: the same destination, decided and shown as IPv4.
+		a = a.Unmap()
 		if a.IsValid() && !seen[a] {
 			seen[a] = true
 			out = append(out, a)
