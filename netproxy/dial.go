@@ -53,6 +53,9 @@ type candidate struct {
 // refusal (already recorded in Refusals), or the error of a name that
 // did not resolve (wrapping errUnresolved) or of the connects.
 func (s *Server) open(ctx context.Context, proto Protocol, host string, port int) (*upstream, *denial, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
 	ev := Event{Protocol: proto, Port: port}
 	t, err := netrule.ParseTarget(host)
 	if err != nil {

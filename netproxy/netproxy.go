@@ -142,6 +142,9 @@ type Server struct {
 	dial     DialFunc
 	forward  *httputil.ReverseProxy
 	socks    *socks5.Server
+	// ctx ends when Close begins: lookups and dials in progress stop.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu        sync.Mutex
 	closed    bool
@@ -166,6 +169,7 @@ func New(cfg Config) *Server {
 		conns:     map[net.Conn]struct{}{},
 		seen:      map[string]bool{},
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.rules == nil {
 		s.rules = &netrule.Set{}
 	}
@@ -193,6 +197,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.cancel()
 	var errs []error
 	for l := range s.listeners {
 		if err := l.Close(); err != nil && !errors.Is(err, net.ErrClosed) {

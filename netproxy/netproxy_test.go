@@ -291,3 +291,58 @@ func TestDefaultResolverAndDialer(t *testing.T) {
 		t.Errorf("allowed %v; want 127.0.0.1 only", allowed)
 	}
 }
+
+// Close stops a connect in progress: a dialer that waits for its context
+// (a host that never answers) is let go at once, through either proxy.
+func TestCloseStopsDials(t *testing.T) {
+	dialing := make(chan string, 2)
+	s := New(Config{
+		Rules: mustCompile(t, []string{"1.2.3.4:443"}, nil),
+		Dial: func(ctx context.Context, _, address string) (net.Conn, error) {
+			dialing <- address
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+		DialTimeout: time.Hour,
+	})
+	hl, sl := listen(t), listen(t)
+	go func() { _ = s.ServeHTTP(hl) }()
+	go func() { _ = s.ServeSOCKS5(sl) }()
+	answers := make(chan string, 2)
+	go func() {
+		c, err := connectHTTP(hl.Addr().String(), "1.2.3.4:443")
+		if c != nil {
+			c.Close()
+		}
+		answers <- fmt.Sprintf("CONNECT: %v", err)
+	}()
+	go func() {
+		rep, _, err := socksRaw(t, sl.Addr().String(), "", "", 1, "1.2.3.4", 443)
+		answers <- fmt.Sprintf("SOCKS5: 0x%02x %v", rep, err)
+	}()
+	for range 2 {
+		select {
+		case a := <-dialing:
+			if a != "1.2.3.4:443" {
+				t.Errorf("dialing %s", a)
+			}
+		case <-time.After(testTimeout):
+			t.Fatal("no dial began")
+		}
+	}
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close took %s with dials in progress", took)
+	}
+	for range 2 {
+		select {
+		case a := <-answers:
+			t.Log(a)
+		case <-time.After(testTimeout):
+			t.Fatal("a client got no answer after Close")
+		}
+	}
+}
