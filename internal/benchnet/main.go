@@ -10,7 +10,9 @@
 //     through a bare relay (io.Copy between the two *net.TCPConn, which
 //     splices, as the proxy's tunnels do, with no handshake and no rule):
 //     on loopback, a relay is a third party on the machine's cores that
-//     the direct download does not have;
+//     the direct download does not have; and through the same relay
+//     copying with read and write through a 1 MiB buffer instead of
+//     splice, to compare the two ways;
 //   - the latency added per new connection: the median time from dialing
 //     to the first echoed byte, through each proxy, minus the same direct
 //     (target: <= 0.5 ms);
@@ -67,6 +69,7 @@ type bench struct {
 	httpProxy, socksProxy string
 	relayDownload         string // a bare relay to download
 	relayEcho             string // a bare relay to echo
+	copyDownload          string // a bare relay to download, copying
 	size                  int64
 	socks                 proxy.ContextDialer
 	decisions             atomic.Int64
@@ -113,10 +116,13 @@ func run(mib, runs, n, conns int) error {
 		return err
 	}
 	b.socks = d.(proxy.ContextDialer)
-	if b.relayDownload, err = relay(b.download); err != nil {
+	if b.relayDownload, err = relay(b.download, false); err != nil {
 		return err
 	}
-	if b.relayEcho, err = relay(b.echo); err != nil {
+	if b.relayEcho, err = relay(b.echo, false); err != nil {
+		return err
+	}
+	if b.copyDownload, err = relay(b.download, true); err != nil {
 		return err
 	}
 
@@ -161,7 +167,7 @@ func (b *bench) throughput(runs int) error {
 	paths := b.paths()
 	direct := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	forwarded := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(mustURL("http://" + b.httpProxy)), DisableKeepAlives: true}}
-	names := []string{"direct", "HTTP CONNECT", "SOCKS5", "bare relay", "http GET direct", "http GET forwarded"}
+	names := []string{"direct", "HTTP CONNECT", "SOCKS5", "bare relay", "http GET direct", "http GET forwarded", "bare relay, copying"}
 	rates := make([][]float64, len(names))
 	for r := 0; r < runs+1; r++ { // the first round warms up
 		for i, name := range names {
@@ -172,6 +178,8 @@ func (b *bench) throughput(runs int) error {
 				took, err = b.fetch(paths[i].dial)
 			case name == "http GET direct":
 				took, err = b.get(direct)
+			case name == "bare relay, copying":
+				took, err = b.fetch(func(string) (net.Conn, error) { return net.Dial("tcp", b.copyDownload) })
 			default:
 				took, err = b.get(forwarded)
 			}
@@ -187,11 +195,11 @@ func (b *bench) throughput(runs int) error {
 	for i, name := range names {
 		slices.Sort(rates[i])
 		med[i] = rates[i][len(rates[i])/2]
-		fmt.Printf("download %-19s median %7.0f MiB/s (min %.0f, max %.0f)\n", name, med[i], rates[i][0], rates[i][len(rates[i])-1])
+		fmt.Printf("download %-20s median %7.0f MiB/s (min %.0f, max %.0f)\n", name, med[i], rates[i][0], rates[i][len(rates[i])-1])
 	}
 	fmt.Printf("throughput HTTP CONNECT / direct: %5.1f%% (target >= 90%%); / bare relay: %5.1f%%\n", 100*med[1]/med[0], 100*med[1]/med[3])
 	fmt.Printf("throughput SOCKS5 / direct:       %5.1f%% (target >= 90%%); / bare relay: %5.1f%%\n", 100*med[2]/med[0], 100*med[2]/med[3])
-	fmt.Printf("throughput bare relay / direct:   %5.1f%% (the floor of any relay on this machine)\n", 100*med[3]/med[0])
+	fmt.Printf("throughput bare relay / direct:   %5.1f%% (the floor of any relay on this machine); copying: %5.1f%%\n", 100*med[3]/med[0], 100*med[6]/med[0])
 	fmt.Printf("throughput http forwarded / http direct: %5.1f%% (no target: a plain http:// request is copied by net/http, not spliced)\n", 100*med[5]/med[4])
 	return nil
 }
@@ -370,8 +378,10 @@ func connect(proxyAddr, target string) (net.Conn, error) {
 }
 
 // relay is the bare relay to target: every connection is joined to a new
-// connection to target by io.Copy both ways, half-closing as it ends.
-func relay(target string) (string, error) {
+// connection to target by io.Copy both ways (splice between the
+// *net.TCPConn, or, with copying, read and write through a 1 MiB
+// buffer), half-closing as it ends.
+func relay(target string, copying bool) (string, error) {
 	l, err := serve(func(c *net.TCPConn) {
 		u, err := net.Dial("tcp", target)
 		if err != nil {
@@ -379,14 +389,20 @@ func relay(target string) (string, error) {
 		}
 		up := u.(*net.TCPConn)
 		defer up.Close()
+		cp := func(dst, src *net.TCPConn) {
+			if copying {
+				_, _ = io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, make([]byte, 1<<20))
+			} else {
+				_, _ = io.Copy(dst, src)
+			}
+			_ = dst.CloseWrite()
+		}
 		done := make(chan struct{})
 		go func() {
-			_, _ = io.Copy(c, up)
-			_ = c.CloseWrite()
+			cp(c, up)
 			close(done)
 		}()
-		_, _ = io.Copy(up, c)
-		_ = up.CloseWrite()
+		cp(up, c)
 		<-done
 	})
 	if err != nil {
