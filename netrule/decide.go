@@ -57,6 +57,9 @@ func (s *Set) DecideName(t Target, port int) Decision {
 //
 // A deny entry "*" (with its port, if any) also refuses an IP literal. An
 // IPv4-mapped address is decided as its IPv4 address; a zone is ignored.
+// With a name, the caller has had DecideName allow that name first: a
+// public address of it is then allowed with the Rule "public address"
+// (the name's Decision holds the entry that allowed it).
 func (s *Set) DecideAddr(addr netip.Addr, port int, name string) Decision {
 	if !addr.IsValid() {
 		return Decision{Rule: RuleInvalid, Reason: "the address is not valid"}

@@ -244,3 +244,27 @@ func TestDecideRebindingTwoSteps(t *testing.T) {
 		t.Errorf("addresses passed: %q, want only the public one", passed)
 	}
 }
+
+// BenchmarkDecide measures the two questions the proxy asks per new
+// connection (ParseTarget, DecideName, DecideAddr) against a list of a
+// dozen entries.
+func BenchmarkDecide(b *testing.B) {
+	s := mustCompile(b,
+		[]string{"proxy.golang.org:443", "sum.golang.org:443", "registry.npmjs.org:443", "pypi.org:443", "files.pythonhosted.org:443",
+			"*.github.com:443", "github.com", "*.githubusercontent.com:443", "crates.io", "static.crates.io", "10.0.0.0/8:5432", "127.0.0.1:8080"},
+		[]string{"169.254.169.254", "metadata.google.*", "*.evil.example"})
+	addr := netip.MustParseAddr("140.82.112.3")
+	b.ReportAllocs()
+	for b.Loop() {
+		tg, err := ParseTarget("Objects.GitHubUserContent.com")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d := s.DecideName(tg, 443); !d.Allowed {
+			b.Fatal(d)
+		}
+		if d := s.DecideAddr(addr, 443, tg.Name); !d.Allowed {
+			b.Fatal(d)
+		}
+	}
+}

@@ -42,7 +42,9 @@ var lookup = idna.New(
 //
 // The canonical form is a fixed point: ParseTarget(t.String()) is t. The
 // caller resolves and dials t.Name (or t.Addr), never the raw host, so
-// that the host decided on is the host connected to.
+// that the host decided on is the host connected to; it resolves t.Name
+// as an absolute name (t.Name + "."), so that a resolv.conf search domain
+// cannot turn an allowed name into another one.
 func ParseTarget(host string) (Target, error) {
 	name, addr, err := canonicalHost(host, false)
 	if err != nil {
@@ -69,6 +71,9 @@ func canonicalHost(host string, pattern bool) (string, netip.Addr, error) {
 	}
 	if host[0] == '[' {
 		if host[len(host)-1] != ']' {
+			if !pattern && strings.Contains(host, "]:") {
+				return "", netip.Addr{}, errors.New("the host carries a port; pass the host alone")
+			}
 			return "", netip.Addr{}, errors.New("an opening '[' without its closing ']'")
 		}
 		a, err := parseIPv6(host[1:len(host)-1], pattern)
@@ -76,6 +81,9 @@ func canonicalHost(host string, pattern bool) (string, netip.Addr, error) {
 	}
 	if strings.ContainsAny(host, "[]") {
 		return "", netip.Addr{}, errors.New("brackets belong only around a whole IPv6 address, as in [::1]")
+	}
+	if !pattern && strings.Count(host, ":") == 1 {
+		return "", netip.Addr{}, errors.New("the host carries a port (one colon, and no IPv6 address has only one); pass the host alone")
 	}
 	if strings.Contains(host, ":") {
 		a, err := parseIPv6(host, pattern)
