@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/netrule"
 )
@@ -140,11 +141,21 @@ func (s *Server) isEntry(rules []netrule.Rule, rule string) bool {
 }
 
 // lookup resolves name once, bounded by the dial timeout, and returns its
-// distinct addresses in the resolver's order.
+// distinct addresses in the resolver's order. A name with a dot is looked
+// up as absolute ("example.com."), so that a resolv.conf search domain
+// (Kubernetes' ndots:5 tries "example.com.<namespace>.svc.cluster.local"
+// first) cannot turn the allowed name into another one. A single-label
+// name ("localhost", an intranet host the user allowed as written) is
+// looked up as the host's own tools do: Go finds a single label in
+// /etc/hosts only without the dot, and "localhost." would go to DNS.
 func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
 	defer cancel()
-	addrs, err := s.resolver.LookupNetIP(ctx, "ip", name)
+	query := name
+	if strings.Contains(name, ".") {
+		query = name + "."
+	}
+	addrs, err := s.resolver.LookupNetIP(ctx, "ip", query)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errUnresolved, name, err)
 	}

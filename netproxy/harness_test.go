@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,7 +115,7 @@ func (h *harness) LookupNetIP(_ context.Context, network, host string) ([]netip.
 	if network != "ip" {
 		return nil, fmt.Errorf("test resolver: network %q", network)
 	}
-	if a, ok := testNames[host]; ok {
+	if a, ok := testNames[strings.TrimSuffix(host, ".")]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host (test resolver)", Name: host, IsNotFound: true}

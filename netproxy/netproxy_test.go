@@ -260,15 +260,23 @@ func TestRefusalsDistinctInOrder(t *testing.T) {
 	}
 }
 
-// Names resolved by the default resolver: "localhost" is looked up on the
-// host (no packet leaves loopback) and its loopback addresses need an IP
-// rule; the default dialer connects to the checked one.
-func TestDefaultResolverAndDialer(t *testing.T) {
+// A name resolved by Go's own resolver: "localhost" is found in
+// /etc/hosts (the resolver's DNS connections are refused, so no packet
+// leaves loopback even without the entry), its loopback addresses need an
+// IP rule, and the default dialer connects to the checked one.
+func TestHostResolverAndDefaultDialer(t *testing.T) {
 	o := newOrigin(t, false)
 	rules := []string{"localhost", fmt.Sprintf("127.0.0.1:%d", o.port())}
 	var mu sync.Mutex
 	var evs []Event
-	s := New(Config{Rules: mustCompile(t, rules, nil), Record: func(e Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }})
+	var dns []string
+	resolver := &net.Resolver{PreferGo: true, Dial: func(_ context.Context, network, address string) (net.Conn, error) {
+		mu.Lock()
+		dns = append(dns, address)
+		mu.Unlock()
+		return nil, fmt.Errorf("test: no DNS (%s %s)", network, address)
+	}}
+	s := New(Config{Rules: mustCompile(t, rules, nil), Resolver: resolver, Record: func(e Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }})
 	l := listen(t)
 	go func() { _ = s.ServeHTTP(l) }()
 	defer s.Close()
@@ -289,6 +297,9 @@ func TestDefaultResolverAndDialer(t *testing.T) {
 	}
 	if !slices.Equal(allowed, []netip.Addr{loopback}) {
 		t.Errorf("allowed %v; want 127.0.0.1 only", allowed)
+	}
+	if len(dns) != 0 {
+		t.Errorf("DNS asked of %q; want /etc/hosts only", dns)
 	}
 }
 
