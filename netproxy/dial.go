@@ -61,7 +61,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	t, err := netrule.ParseTarget(host)
 	if err != nil {
 		ev.Host = strconv.QuoteToASCII(host)
-		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the host %s cannot be used: %v", ev.Host, err), "", true), nil
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the target cannot be used: %v", err), "", true), nil
 	}
 	ev.Host = t.String()
 	if port < 1 || port > 65535 {

@@ -3,8 +3,9 @@
 // proxy (CONNECT; UDP ASSOCIATE and BIND refused with their reply codes).
 // Every request is decided by a netrule.Set on the request target (never a
 // Host header): the name first, then, after the name is resolved on the
-// host, every address it resolved to; the connection goes to a checked
-// address, with no second lookup. A tunnel (HTTP CONNECT or SOCKS5
+// host (as an absolute name: no search domain applies), every address it
+// resolved to; the connection goes to a checked address, with no second
+// lookup. A tunnel (HTTP CONNECT or SOCKS5
 // CONNECT, any port) whose client speaks TLS first has its ClientHello
 // peeked before any of its bytes reach the upstream, and a server name
 // (SNI) that differs from the CONNECT host is refused (no domain fronting
