@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/netrule"
 )
@@ -53,11 +54,14 @@ type candidate struct {
 // refusal (already recorded in Refusals), or the error of a name that
 // did not resolve (wrapping errUnresolved) or of the connects.
 func (s *Server) open(ctx context.Context, proto Protocol, host string, port int) (*upstream, *denial, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
 	ev := Event{Protocol: proto, Port: port}
 	t, err := netrule.ParseTarget(host)
 	if err != nil {
 		ev.Host = strconv.QuoteToASCII(host)
-		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the host %s cannot be used: %v", ev.Host, err), "", true), nil
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the target cannot be used: %v", err), "", true), nil
 	}
 	ev.Host = t.String()
 	if port < 1 || port > 65535 {
@@ -137,17 +141,30 @@ func (s *Server) isEntry(rules []netrule.Rule, rule string) bool {
 }
 
 // lookup resolves name once, bounded by the dial timeout, and returns its
-// distinct addresses in the resolver's order.
+// distinct addresses in the resolver's order. A name with a dot is looked
+// up as absolute ("example.com."), so that a resolv.conf search domain
+// (Kubernetes' ndots:5 tries "example.com.<namespace>.svc.cluster.local"
+// first) cannot turn the allowed name into another one. A single-label
+// name ("localhost", an intranet host the user allowed as written) is
+// looked up as the host's own tools do: Go finds a single label in
+// /etc/hosts only without the dot, and "localhost." would go to DNS.
 func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
 	defer cancel()
-	addrs, err := s.resolver.LookupNetIP(ctx, "ip", name)
+	query := name
+	if strings.Contains(name, ".") {
+		query = name + "."
+	}
+	addrs, err := s.resolver.LookupNetIP(ctx, "ip", query)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errUnresolved, name, err)
 	}
 	var out []netip.Addr
 	seen := map[netip.Addr]bool{}
 	for _, a := range addrs {
+		// Go's resolver may answer an IPv4 address in its IPv4-mapped
+		// IPv6 form: the same destination, decided and shown as IPv4.
+		a = a.Unmap()
 		if a.IsValid() && !seen[a] {
 			seen[a] = true
 			out = append(out, a)

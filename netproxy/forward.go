@@ -34,7 +34,7 @@ func (s *Server) forwardConn(c net.Conn, port int) {
 	var up net.Conn
 	var errs []error
 	for _, a := range []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()} {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DialTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.DialTimeout)
 		conn, err := s.dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
 		cancel()
 		if err == nil {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ var testNames = map[string][]netip.Addr{
 	"rebind.test":  {loopback, netip.MustParseAddr("169.254.169.254")},
 	"mixed.test":   {netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("10.1.2.3"), loopback},
 	"public.test":  {netip.MustParseAddr("1.2.3.4")},
-	"v6meta.test":  {netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("::ffff:169.254.169.254")},
+	"v6meta.test":  {netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("::ffff:169.254.169.254"), netip.MustParseAddr("64:ff9b::a9fe:a9fe")},
 }
 
 // harness is a Server on 127.0.0.1 with an injected resolver (testNames)
@@ -62,10 +63,7 @@ type harness struct {
 // and SOCKS5 on 127.0.0.1, closed at the end of the test.
 func newHarness(t *testing.T, allow, deny []string, token string) *harness {
 	t.Helper()
-	rules, err := netrule.Compile(allow, deny)
-	if err != nil {
-		t.Fatalf("Compile(%q, %q): %v", allow, deny, err)
-	}
+	rules := mustCompile(t, allow, deny)
 	h := &harness{t: t, token: token, served: make(chan error, 2)}
 	h.srv = New(Config{
 		Rules:       rules,
@@ -117,7 +115,7 @@ func (h *harness) LookupNetIP(_ context.Context, network, host string) ([]netip.
 	if network != "ip" {
 		return nil, fmt.Errorf("test resolver: network %q", network)
 	}
-	if a, ok := testNames[host]; ok {
+	if a, ok := testNames[strings.TrimSuffix(host, ".")]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host (test resolver)", Name: host, IsNotFound: true}
@@ -348,3 +346,23 @@ type bufConn struct {
 
 // Read reads what is buffered first.
 func (b *bufConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// mustCompile compiles the rules.
+func mustCompile(t *testing.T, allow, deny []string) *netrule.Set {
+	t.Helper()
+	rules, err := netrule.Compile(allow, deny)
+	if err != nil {
+		t.Fatalf("Compile(%q, %q): %v", allow, deny, err)
+	}
+	return rules
+}
+
+// mustURL parses a URL.
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

@@ -3,9 +3,9 @@ package netproxy
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -131,11 +131,11 @@ var refusalCases = []struct {
 	{name: "deny beats allow", allow: []string{"*.test"}, deny: []string{"bad.test"}, host: "BAD.test.", port: 443,
 		canonical: "bad.test", rule: "bad.test"},
 	{name: "rebinding to loopback and metadata", allow: []string{"rebind.test"}, host: "rebind.test", port: 80,
-		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test"},
+		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test."},
 		addrEvents: []string{"127.0.0.1", "169.254.169.254"}},
-	{name: "IPv6 and IPv4-mapped metadata", allow: []string{"v6meta.test"}, host: "v6meta.test", port: 80,
-		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test"},
-		addrEvents: []string{"fd00:ec2::254", "::ffff:169.254.169.254"}},
+	{name: "IPv6, IPv4-mapped and NAT64 metadata", allow: []string{"v6meta.test"}, host: "v6meta.test", port: 80,
+		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test."},
+		addrEvents: []string{"fd00:ec2::254", "169.254.169.254", "64:ff9b::a9fe:a9fe"}},
 	{name: "metadata literal, allow all", allow: []string{"*"}, host: "169.254.169.254", port: 80,
 		canonical: "169.254.169.254", rule: "cloud metadata address"},
 	{name: "metadata in decimal", allow: []string{"*"}, host: "2852039166", port: 80,
@@ -260,8 +260,8 @@ func TestRebindingConnectsOnlyToCheckedAddress(t *testing.T) {
 	if d := h.Dials(); !slices.Equal(d, want) {
 		t.Errorf("dialed %q; want %q (never a refused address)", d, want)
 	}
-	if l := h.Lookups(); !slices.Equal(l, []string{"mixed.test", "mixed.test"}) {
-		t.Errorf("lookups %q; want one per request", l)
+	if l := h.Lookups(); !slices.Equal(l, []string{"mixed.test.", "mixed.test."}) {
+		t.Errorf("lookups %q; want one per request, of the absolute name", l)
 	}
 	if r := h.srv.Refusals(); len(r) != 0 {
 		t.Errorf("Refusals() = %+v; want none (the request went ahead)", r)

@@ -3,8 +3,9 @@
 // proxy (CONNECT; UDP ASSOCIATE and BIND refused with their reply codes).
 // Every request is decided by a netrule.Set on the request target (never a
 // Host header): the name first, then, after the name is resolved on the
-// host, every address it resolved to; the connection goes to a checked
-// address, with no second lookup. A tunnel (HTTP CONNECT or SOCKS5
+// host (as an absolute name: no search domain applies), every address it
+// resolved to; the connection goes to a checked address, with no second
+// lookup. A tunnel (HTTP CONNECT or SOCKS5
 // CONNECT, any port) whose client speaks TLS first has its ClientHello
 // peeked before any of its bytes reach the upstream, and a server name
 // (SNI) that differs from the CONNECT host is refused (no domain fronting
@@ -142,6 +143,9 @@ type Server struct {
 	dial     DialFunc
 	forward  *httputil.ReverseProxy
 	socks    *socks5.Server
+	// ctx ends when Close begins: lookups and dials in progress stop.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu        sync.Mutex
 	closed    bool
@@ -166,6 +170,7 @@ func New(cfg Config) *Server {
 		conns:     map[net.Conn]struct{}{},
 		seen:      map[string]bool{},
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.rules == nil {
 		s.rules = &netrule.Set{}
 	}
@@ -193,6 +198,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.cancel()
 	var errs []error
 	for l := range s.listeners {
 		if err := l.Close(); err != nil && !errors.Is(err, net.ErrClosed) {

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -53,8 +54,18 @@ func readHead(c net.Conn, pre []byte) (clientHead, error) {
 	head := clientHead{bytes: pre}
 	if len(head.bytes) == 0 {
 		buf := make([]byte, 4096)
-		n, err := c.Read(buf)
+		n, err := 0, error(nil)
+		// A Read may return nothing and no error (never on TCP): a few
+		// times only.
+		for range 16 {
+			if n, err = c.Read(buf); n > 0 || err != nil {
+				break
+			}
+		}
 		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
 			return head, err
 		}
 		head.bytes = buf[:n]
