@@ -42,9 +42,11 @@ var lookup = idna.New(
 //
 // The canonical form is a fixed point: ParseTarget(t.String()) is t. The
 // caller resolves and dials t.Name (or t.Addr), never the raw host, so
-// that the host decided on is the host connected to; it resolves t.Name
-// as an absolute name (t.Name + "."), so that a resolv.conf search domain
-// cannot turn an allowed name into another one.
+// that the host decided on is the host connected to; it resolves a t.Name
+// with a dot as an absolute name (t.Name + "."), so that a resolv.conf
+// search domain cannot turn an allowed name into another one (a single
+// label, such as localhost, is resolved as the host's own tools would:
+// see netproxy), and checks every address with DecideAddr.
 func ParseTarget(host string) (Target, error) {
 	name, addr, err := canonicalHost(host, false)
 	if err != nil {
