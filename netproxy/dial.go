@@ -137,11 +137,14 @@ func (s *Server) isEntry(rules []netrule.Rule, rule string) bool {
 }
 
 // lookup resolves name once, bounded by the dial timeout, and returns its
-// distinct addresses in the resolver's order.
+// distinct addresses in the resolver's order. It asks for the absolute
+// name (absolute), so that no resolv.conf search domain turns the name
+// the rules decided on into another host ("wiki" into a denied
+// wiki.corp.example).
 func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
 	defer cancel()
-	addrs, err := s.resolver.LookupNetIP(ctx, "ip", name)
+	addrs, err := s.resolver.LookupNetIP(ctx, "ip", absolute(name))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errUnresolved, name, err)
 	}
@@ -178,4 +181,16 @@ func (s *Server) connect(ctx context.Context, ev Event, t netrule.Target, cands 
 	}
 	return nil, nil, fmt.Errorf("connecting to %s: %w",
 		net.JoinHostPort(t.String(), strconv.Itoa(ev.Port)), errors.Join(errs...))
+}
+
+// absolute is the name the resolver is asked for: the canonical name with
+// the root's dot, which no search domain extends. "localhost" stays as it
+// is: Go's resolver finds a single-label name of /etc/hosts only without
+// the dot, and RFC 6761 keeps localhost out of DNS (its addresses are
+// loopback ones, which the rules refuse unless allowed by address).
+func absolute(name string) string {
+	if name == "localhost" {
+		return name
+	}
+	return name + "."
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,10 @@ import (
 
 	"github.com/cordon-sandbox/cordon/netrule"
 )
+
+// searchDomainAddr is what the test resolver answers for a relative name
+// (as if a resolv.conf search domain had turned it into another host).
+var searchDomainAddr = netip.MustParseAddr("8.8.4.4")
 
 // testTimeout bounds every wait of these tests.
 const testTimeout = 20 * time.Second
@@ -109,7 +114,10 @@ func listen(t *testing.T) net.Listener {
 	return l
 }
 
-// LookupNetIP resolves from testNames only, recording the name.
+// LookupNetIP resolves from testNames only, recording the name. Like a
+// resolver with a search domain, it answers a relative name (no trailing
+// dot) with the addresses of another host, search.test: the proxy must
+// ask for the absolute name it decided on.
 func (h *harness) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
 	h.mu.Lock()
 	h.lookups = append(h.lookups, host)
@@ -117,7 +125,15 @@ func (h *harness) LookupNetIP(_ context.Context, network, host string) ([]netip.
 	if network != "ip" {
 		return nil, fmt.Errorf("test resolver: network %q", network)
 	}
-	if a, ok := testNames[host]; ok {
+	name, absolute := strings.CutSuffix(host, ".")
+	if host == "localhost" {
+		// As /etc/hosts answers it.
+		return []netip.Addr{loopback}, nil
+	}
+	if !absolute {
+		return []netip.Addr{searchDomainAddr}, nil
+	}
+	if a, ok := testNames[name]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host (test resolver)", Name: host, IsNotFound: true}

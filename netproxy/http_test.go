@@ -131,10 +131,10 @@ var refusalCases = []struct {
 	{name: "deny beats allow", allow: []string{"*.test"}, deny: []string{"bad.test"}, host: "BAD.test.", port: 443,
 		canonical: "bad.test", rule: "bad.test"},
 	{name: "rebinding to loopback and metadata", allow: []string{"rebind.test"}, host: "rebind.test", port: 80,
-		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test"},
+		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test."},
 		addrEvents: []string{"127.0.0.1", "169.254.169.254"}},
 	{name: "IPv6 and IPv4-mapped metadata", allow: []string{"v6meta.test"}, host: "v6meta.test", port: 80,
-		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test"},
+		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test."},
 		addrEvents: []string{"fd00:ec2::254", "::ffff:169.254.169.254"}},
 	{name: "metadata literal, allow all", allow: []string{"*"}, host: "169.254.169.254", port: 80,
 		canonical: "169.254.169.254", rule: "cloud metadata address"},
@@ -260,7 +260,7 @@ func TestRebindingConnectsOnlyToCheckedAddress(t *testing.T) {
 	if d := h.Dials(); !slices.Equal(d, want) {
 		t.Errorf("dialed %q; want %q (never a refused address)", d, want)
 	}
-	if l := h.Lookups(); !slices.Equal(l, []string{"mixed.test", "mixed.test"}) {
+	if l := h.Lookups(); !slices.Equal(l, []string{"mixed.test.", "mixed.test."}) {
 		t.Errorf("lookups %q; want one per request", l)
 	}
 	if r := h.srv.Refusals(); len(r) != 0 {
@@ -434,5 +434,38 @@ func TestBadRequests(t *testing.T) {
 	}
 	if d := h.Dials(); len(d) != 0 {
 		t.Errorf("dialed %q", d)
+	}
+}
+
+// TestNameResolvedAsAbsolute checks that the proxy resolves the name it
+// decided on as an absolute name: a resolv.conf search domain (or ndots)
+// must not turn an allowed name into another host, such as "wiki" into a
+// denied wiki.corp.example.
+func TestNameResolvedAsAbsolute(t *testing.T) {
+	o := newOrigin(t, false)
+	h := newHarness(t, []string{"*", fmt.Sprintf("127.0.0.1:%d", o.port())}, []string{"*.corp.test"}, "")
+	for _, c := range []*http.Client{h.httpClient(nil), h.socksClient(t, nil)} {
+		url := fmt.Sprintf("http://allowed.test:%d/a", o.port())
+		code, body, _, err := get(t, c, url, "")
+		if err != nil || code != http.StatusOK || body != "origin /a" {
+			t.Errorf("GET %s: %d %q %v; want the origin", url, code, body, err)
+		}
+	}
+	rep, _, err := socksRaw(t, h.socksAddr, "", "", 1, "wiki", o.port())
+	if err != nil || rep != 0x04 {
+		t.Errorf("SOCKS5 CONNECT wiki: reply 0x%02x, %v; want 0x04 (wiki. does not resolve)", rep, err)
+	}
+	code, body, _, err := get(t, h.httpClient(nil), fmt.Sprintf("http://localhost:%d/l", o.port()), "")
+	if err != nil || code != http.StatusOK || body != "origin /l" {
+		t.Errorf("GET localhost: %d %q %v; want the origin (localhost is looked up as it is, in /etc/hosts)", code, body, err)
+	}
+	want := []string{"allowed.test.", "allowed.test.", "wiki.", "localhost"}
+	if l := h.Lookups(); !slices.Equal(l, want) {
+		t.Errorf("lookups %q; want %q: absolute names, but localhost", l, want)
+	}
+	for _, d := range h.Dials() {
+		if strings.HasPrefix(d, searchDomainAddr.String()) {
+			t.Errorf("dialed %s, the address of a relative lookup", d)
+		}
 	}
 }
