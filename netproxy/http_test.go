@@ -3,9 +3,9 @@ package netproxy
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
