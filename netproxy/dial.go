@@ -56,18 +56,18 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	ev := Event{Protocol: proto, Port: port}
 	t, err := netrule.ParseTarget(host)
 	if err != nil {
-		ev.Host = strconv.QuoteToASCII(host)
-		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the host %s cannot be used: %v", ev.Host, err), "", true), nil
+		ev.Host = quoteHost(host)
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the host %s cannot be used: %v", ev.Host, err), "", "", true), nil
 	}
 	ev.Host = t.String()
 	if port < 1 || port > 65535 {
-		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the port %d is out of range (1-65535)", port), "", true), nil
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the port %d is out of range (1-65535)", port), "", "", true), nil
 	}
 	if t.Addr.IsValid() {
 		d := s.rules.DecideAddr(t.Addr, port, "")
 		if !d.Allowed {
 			ev.Addr = t.Addr
-			return nil, s.refuse(ev, d.Rule, d.Reason, "", true), nil
+			return nil, s.refuseAddr(ev, d, t.Addr, port, true), nil
 		}
 		return s.connect(ctx, ev, t, []candidate{{t.Addr, d}})
 	}
@@ -78,7 +78,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 		if s.isEntry(s.rules.Deny, nd.Rule) {
 			allow = "" // a deny entry refused it: no flag allows it
 		}
-		return nil, s.refuse(ev, nd.Rule, nd.Reason, allow, true), nil
+		return nil, s.refuse(ev, nd.Rule, nd.Reason, allow, "", true), nil
 	}
 	addrs, err := s.lookup(ctx, t.Name)
 	if err != nil {
@@ -89,6 +89,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	}
 	var pass []candidate
 	var first *netrule.Decision
+	var firstAddr netip.Addr
 	for _, a := range addrs {
 		ad := s.rules.DecideAddr(a, port, t.Name)
 		if !ad.Allowed {
@@ -96,7 +97,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 			e.Addr, e.Rule, e.Reason = a, ad.Rule, ad.Reason
 			s.record(e)
 			if first == nil {
-				first = &ad
+				first, firstAddr = &ad, a
 			}
 			continue
 		}
@@ -110,20 +111,52 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	}
 	if len(pass) == 0 {
 		// Each refused address is already an Event.
-		return nil, s.refuse(ev, first.Rule, first.Reason, "", false), nil
+		return nil, s.refuseAddr(ev, *first, firstAddr, port, false), nil
 	}
 	return s.connect(ctx, ev, t, pass)
 }
 
 // refuse records a refusal (its Event when event is set, and its entry in
-// Refusals) and returns it.
-func (s *Server) refuse(ev Event, rule, reason, allow string, event bool) *denial {
+// Refusals, with the --allow-net entry that would allow it, or a hint
+// saying why none would: hint, or one for the rule) and returns it.
+func (s *Server) refuse(ev Event, rule, reason, allow, hint string, event bool) *denial {
 	if event {
 		ev.Rule, ev.Reason = rule, reason
 		s.record(ev)
 	}
-	s.addRefusal(Refused{Host: ev.Host, Port: ev.Port, Rule: rule, Allow: allow})
+	r := Refused{Host: ev.Host, Port: ev.Port, Rule: rule, Allow: allow, Hint: hint}
+	if allow == "" && hint == "" {
+		switch {
+		case s.isEntry(s.rules.Deny, rule):
+			r.Hint = hintDeny
+		case rule == RuleMalformed || rule == netrule.RuleInvalid:
+			r.Hint = hintMalformed
+		case rule == RuleSNIMismatch:
+			r.Hint = hintSNI
+		case rule == RuleBadHello:
+			r.Hint = hintBadHello
+		}
+	}
+	s.addRefusal(r)
 	return &denial{host: ev.Host, port: ev.Port, rule: rule, reason: reason}
+}
+
+// refuseAddr refuses a connection to addr on port that d refused (the
+// IP literal asked for, or the first address of a name), recording its
+// Event when event is set: a public address no entry allows gets the
+// --allow-net entry that would; a special one (loopback, metadata, ...)
+// the hint that only an entry naming the address would, never a flag to
+// paste; a deny entry's refusal the deny hint (refuse's).
+func (s *Server) refuseAddr(ev Event, d netrule.Decision, addr netip.Addr, port int, event bool) *denial {
+	entry := net.JoinHostPort(addr.WithZone("").Unmap().String(), strconv.Itoa(port))
+	switch {
+	case s.isEntry(s.rules.Deny, d.Rule) || d.Rule == netrule.RuleInvalid:
+		return s.refuse(ev, d.Rule, d.Reason, "", "", event)
+	case d.Rule == netrule.RuleNoAllow:
+		return s.refuse(ev, d.Rule, d.Reason, entry, "", event)
+	}
+	hint := fmt.Sprintf("it reached %s, a %s: only an --allow-net entry naming that address or its range would allow it", entry, d.Rule)
+	return s.refuse(ev, d.Rule, d.Reason, "", hint, event)
 }
 
 // isEntry says whether rule is the Raw text of one of rules.
@@ -193,4 +226,17 @@ func absolute(name string) string {
 		return name
 	}
 	return name + "."
+}
+
+// maxShownHost bounds the bytes of a malformed host that its Event, its
+// refusal and its answer show (a request line may be a megabyte long).
+const maxShownHost = 128
+
+// quoteHost shows a host that could not be parsed: Go-quoted (no control
+// byte reaches a terminal or the audit log), cut after maxShownHost bytes.
+func quoteHost(host string) string {
+	if len(host) <= maxShownHost {
+		return strconv.QuoteToASCII(host)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.QuoteToASCII(host[:maxShownHost]), len(host))
 }

@@ -124,28 +124,38 @@ var refusalCases = []struct {
 	rule       string
 	lookups    []string
 	addrEvents []string // the refused resolved addresses, each an Event
-	allowFlag  string
+	allowFlag  string   // Refused.Allow
+	hint       string   // Refused.Hint
 }{
 	{name: "a name without an allow rule", allow: []string{"allowed.test"}, host: "denied.test", port: 80,
 		canonical: "denied.test", rule: "no allow rule", allowFlag: "denied.test:80"},
 	{name: "deny beats allow", allow: []string{"*.test"}, deny: []string{"bad.test"}, host: "BAD.test.", port: 443,
-		canonical: "bad.test", rule: "bad.test"},
+		canonical: "bad.test", rule: "bad.test", hint: "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"},
 	{name: "rebinding to loopback and metadata", allow: []string{"rebind.test"}, host: "rebind.test", port: 80,
 		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test."},
-		addrEvents: []string{"127.0.0.1", "169.254.169.254"}},
+		addrEvents: []string{"127.0.0.1", "169.254.169.254"},
+		hint:       "it reached 127.0.0.1:80, a loopback address: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "IPv6 and IPv4-mapped metadata", allow: []string{"v6meta.test"}, host: "v6meta.test", port: 80,
 		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test."},
-		addrEvents: []string{"fd00:ec2::254", "::ffff:169.254.169.254"}},
+		addrEvents: []string{"fd00:ec2::254", "::ffff:169.254.169.254"},
+		hint:       "it reached [fd00:ec2::254]:80, a cloud metadata address: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "metadata literal, allow all", allow: []string{"*"}, host: "169.254.169.254", port: 80,
-		canonical: "169.254.169.254", rule: "cloud metadata address"},
+		canonical: "169.254.169.254", rule: "cloud metadata address",
+		hint: "it reached 169.254.169.254:80, a cloud metadata address: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "metadata in decimal", allow: []string{"*"}, host: "2852039166", port: 80,
-		canonical: "169.254.169.254", rule: "cloud metadata address"},
+		canonical: "169.254.169.254", rule: "cloud metadata address",
+		hint: "it reached 169.254.169.254:80, a cloud metadata address: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "loopback in short form", allow: []string{"*"}, host: "127.1", port: 8080,
-		canonical: "127.0.0.1", rule: "loopback address"},
+		canonical: "127.0.0.1", rule: "loopback address",
+		hint: "it reached 127.0.0.1:8080, a loopback address: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "private literal", allow: []string{"*"}, host: "10.0.0.1", port: 5432,
-		canonical: "10.0.0.1", rule: "private address"},
+		canonical: "10.0.0.1", rule: "private address",
+		hint: "it reached 10.0.0.1:5432, a private address: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "public literal without a rule", allow: []string{"allowed.test"}, host: "1.2.3.4", port: 443,
-		canonical: "1.2.3.4", rule: "no allow rule"},
+		canonical: "1.2.3.4", rule: "no allow rule", allowFlag: "1.2.3.4:443"},
+	{name: "a name resolved only to a denied range", allow: []string{"rebind.test", "127.0.0.0/8"}, deny: []string{"169.254.0.0/16", "127.0.0.1"}, host: "rebind.test", port: 80,
+		canonical: "rebind.test", rule: "127.0.0.1", lookups: []string{"rebind.test."},
+		addrEvents: []string{"127.0.0.1", "169.254.169.254"}, hint: "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"},
 }
 
 func TestRefusedThroughEveryProtocol(t *testing.T) {
@@ -227,7 +237,7 @@ func TestRefusedThroughEveryProtocol(t *testing.T) {
 			if l := h.Lookups(); !slices.Equal(l, wantLookups) {
 				t.Errorf("lookups %q; want %q (once per request, and only after the name is allowed)", l, wantLookups)
 			}
-			want := []Refused{{Host: tc.canonical, Port: tc.port, Rule: tc.rule, Allow: tc.allowFlag}}
+			want := []Refused{{Host: tc.canonical, Port: tc.port, Rule: tc.rule, Allow: tc.allowFlag, Hint: tc.hint}}
 			if r := h.srv.Refusals(); !slices.Equal(r, want) {
 				t.Errorf("Refusals() = %+v; want %+v", r, want)
 			}
@@ -466,6 +476,44 @@ func TestNameResolvedAsAbsolute(t *testing.T) {
 	for _, d := range h.Dials() {
 		if strings.HasPrefix(d, searchDomainAddr.String()) {
 			t.Errorf("dialed %s, the address of a relative lookup", d)
+		}
+	}
+}
+
+// TestRefusalsBounded checks that a command cannot grow the proxy's
+// memory, the audit log's lines or the end-of-run lines without bound by
+// asking for ever new refused targets: a malformed host is shown
+// shortened, and the distinct refusals kept are bounded, the rest
+// counted.
+func TestRefusalsBounded(t *testing.T) {
+	h := newHarness(t, []string{"allowed.test:443"}, nil, "")
+	long := strings.Repeat("a", 200<<10)
+	const many = maxRefusals + 30
+	for i := range many {
+		host := fmt.Sprintf("h%d.test", i)
+		if i%2 == 0 {
+			host = fmt.Sprintf("%d%s", i, long) // longer than any DNS name
+		}
+		resp, _, _ := rawHTTP(t, h.httpAddr, "CONNECT "+host+":443 HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("CONNECT %d: %d; want 403", i, resp.StatusCode)
+		}
+	}
+	r := h.srv.Refusals()
+	if len(r) != maxRefusals {
+		t.Errorf("%d refusals kept; want %d", len(r), maxRefusals)
+	}
+	if got := h.srv.RefusedMore(); got != many-maxRefusals {
+		t.Errorf("RefusedMore() = %d; want %d", got, many-maxRefusals)
+	}
+	for _, f := range r {
+		if len(f.Host) > 300 {
+			t.Errorf("refusal host of %d bytes: %.40s...; want it shortened", len(f.Host), f.Host)
+		}
+	}
+	for _, e := range h.Events() {
+		if len(e.Host) > 300 || len(e.Reason) > 1000 {
+			t.Errorf("event host of %d bytes, reason of %d; want them shortened", len(e.Host), len(e.Reason))
 		}
 	}
 }

@@ -151,6 +151,7 @@ type Server struct {
 	wg        sync.WaitGroup
 	refused   []Refused
 	seen      map[string]bool
+	more      int // refusals past the first maxRefusals distinct ones
 
 	recMu sync.Mutex
 }
@@ -284,13 +285,30 @@ type Refused struct {
 	Host string
 	Port int
 	Rule string
-	// Allow is the --allow-net flag that would allow it, or "" when
-	// only an IP rule or removing a deny entry would.
+	// Allow is the --allow-net entry that would allow it (for a name
+	// whose every address was refused, or an IP literal, the address's
+	// host:port), or "" when none would.
 	Allow string
+	// Hint says, when Allow is "", why no --allow-net entry would allow
+	// it (a deny entry, a malformed target, a TLS server name).
+	Hint string
 }
 
+// Hints of Refused.
+const (
+	hintDeny      = "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"
+	hintMalformed = "the target is malformed, and no entry allows it"
+	hintSNI       = "its TLS server name (SNI) was not the host it asked for, or not an allowed host: no entry allows that tunnel"
+	hintBadHello  = "its TLS ClientHello could not be read, and no entry allows that tunnel"
+)
+
+// maxRefusals bounds the distinct refusals a Server keeps: a command
+// asking for ever new hosts must not grow the host's memory, nor the
+// lines printed at the end of the run, without bound.
+const maxRefusals = 50
+
 // Refusals returns the distinct refused hosts and ports, in the order
-// first refused.
+// first refused: the first 50 (RefusedMore counts the others).
 func (s *Server) Refusals() []Refused {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,16 +317,29 @@ func (s *Server) Refusals() []Refused {
 	return out
 }
 
-// addRefusal records r in Refusals unless its host and port are there.
+// RefusedMore is how many refused requests Refusals does not list: those
+// whose host and port were new once it held its 50 (each one counted,
+// whether or not its host and port were refused before).
+func (s *Server) RefusedMore() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.more
+}
+
+// addRefusal records r in Refusals unless its host and port are there,
+// or counts it in RefusedMore once Refusals is full.
 func (s *Server) addRefusal(r Refused) {
 	key := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.seen[key] {
-		return
+	switch {
+	case s.seen[key]:
+	case len(s.refused) >= maxRefusals:
+		s.more++
+	default:
+		s.seen[key] = true
+		s.refused = append(s.refused, r)
 	}
-	s.seen[key] = true
-	s.refused = append(s.refused, r)
 }
 
 // serve accepts connections from l and runs handle on each, in its own
