@@ -64,7 +64,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the port %d is out of range (1-65535)", port), "", "", true), nil
 	}
 	if t.Addr.IsValid() {
-		d := s.rules.DecideAddr(t.Addr, port, "")
+		d := s.hostCheck(s.rules.DecideAddr(t.Addr, port, ""), t.Addr, port)
 		if !d.Allowed {
 			ev.Addr = t.Addr
 			return nil, s.refuseAddr(ev, d, t.Addr, port, true), nil
@@ -91,7 +91,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	var first *netrule.Decision
 	var firstAddr netip.Addr
 	for _, a := range addrs {
-		ad := s.rules.DecideAddr(a, port, t.Name)
+		ad := s.hostCheck(s.rules.DecideAddr(a, port, t.Name), a, port)
 		if !ad.Allowed {
 			e := ev
 			e.Addr, e.Rule, e.Reason = a, ad.Rule, ad.Reason
@@ -114,6 +114,24 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 		return nil, s.refuseAddr(ev, *first, firstAddr, port, false), nil
 	}
 	return s.connect(ctx, ev, t, pass)
+}
+
+// hostCheck refuses, when d allowed it, an address of the host the proxy
+// runs on (Config.HostAddrs) unless d's rule is an allow IP or CIDR entry
+// naming it.
+func (s *Server) hostCheck(d netrule.Decision, addr netip.Addr, port int) netrule.Decision {
+	addr = addr.WithZone("").Unmap()
+	if !d.Allowed || !s.hostAddr[addr] {
+		return d
+	}
+	for _, r := range s.rules.Allow {
+		if r.Raw == d.Rule && r.IsAddr() {
+			return d
+		}
+	}
+	entry := net.JoinHostPort(addr.String(), strconv.Itoa(port))
+	return netrule.Decision{Rule: RuleHostAddress, Reason: fmt.Sprintf(
+		"%s is an address of the host cordon runs on, which reaches its services bound to every interface; refused unless an allow entry names it by address: add --allow-net %s to allow it explicitly", addr, entry)}
 }
 
 // refuse records a refusal (its Event when event is set, and its entry in
@@ -155,7 +173,7 @@ func (s *Server) refuseAddr(ev Event, d netrule.Decision, addr netip.Addr, port 
 	case d.Rule == netrule.RuleNoAllow:
 		return s.refuse(ev, d.Rule, d.Reason, entry, "", event)
 	}
-	hint := fmt.Sprintf("it reached %s, a %s: only an --allow-net entry naming that address or its range would allow it", entry, d.Rule)
+	hint := fmt.Sprintf("it reached %s: only an --allow-net entry naming that address or its range would allow it", entry)
 	return s.refuse(ev, d.Rule, d.Reason, "", hint, event)
 }
 

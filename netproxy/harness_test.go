@@ -67,19 +67,29 @@ type harness struct {
 // and SOCKS5 on 127.0.0.1, closed at the end of the test.
 func newHarness(t *testing.T, allow, deny []string, token string) *harness {
 	t.Helper()
+	return newHarnessWith(t, allow, deny, token, nil)
+}
+
+// newHarnessWith is newHarness with the Config changed by with.
+func newHarnessWith(t *testing.T, allow, deny []string, token string, with func(*Config)) *harness {
+	t.Helper()
 	rules, err := netrule.Compile(allow, deny)
 	if err != nil {
 		t.Fatalf("Compile(%q, %q): %v", allow, deny, err)
 	}
 	h := &harness{t: t, token: token, served: make(chan error, 2)}
-	h.srv = New(Config{
+	cfg := Config{
 		Rules:       rules,
 		Resolver:    h,
 		Dial:        h.dial,
 		Token:       token,
 		Record:      h.record,
 		DialTimeout: 5 * time.Second,
-	})
+	}
+	if with != nil {
+		with(&cfg)
+	}
+	h.srv = New(cfg)
 	hl := listen(t)
 	sl := listen(t)
 	h.httpAddr, h.socksAddr = hl.Addr().String(), sl.Addr().String()

@@ -134,23 +134,23 @@ var refusalCases = []struct {
 	{name: "rebinding to loopback and metadata", allow: []string{"rebind.test"}, host: "rebind.test", port: 80,
 		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test."},
 		addrEvents: []string{"127.0.0.1", "169.254.169.254"},
-		hint:       "it reached 127.0.0.1:80, a loopback address: only an --allow-net entry naming that address or its range would allow it"},
+		hint:       "it reached 127.0.0.1:80: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "IPv6 and IPv4-mapped metadata", allow: []string{"v6meta.test"}, host: "v6meta.test", port: 80,
 		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test."},
 		addrEvents: []string{"fd00:ec2::254", "::ffff:169.254.169.254"},
-		hint:       "it reached [fd00:ec2::254]:80, a cloud metadata address: only an --allow-net entry naming that address or its range would allow it"},
+		hint:       "it reached [fd00:ec2::254]:80: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "metadata literal, allow all", allow: []string{"*"}, host: "169.254.169.254", port: 80,
 		canonical: "169.254.169.254", rule: "cloud metadata address",
-		hint: "it reached 169.254.169.254:80, a cloud metadata address: only an --allow-net entry naming that address or its range would allow it"},
+		hint: "it reached 169.254.169.254:80: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "metadata in decimal", allow: []string{"*"}, host: "2852039166", port: 80,
 		canonical: "169.254.169.254", rule: "cloud metadata address",
-		hint: "it reached 169.254.169.254:80, a cloud metadata address: only an --allow-net entry naming that address or its range would allow it"},
+		hint: "it reached 169.254.169.254:80: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "loopback in short form", allow: []string{"*"}, host: "127.1", port: 8080,
 		canonical: "127.0.0.1", rule: "loopback address",
-		hint: "it reached 127.0.0.1:8080, a loopback address: only an --allow-net entry naming that address or its range would allow it"},
+		hint: "it reached 127.0.0.1:8080: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "private literal", allow: []string{"*"}, host: "10.0.0.1", port: 5432,
 		canonical: "10.0.0.1", rule: "private address",
-		hint: "it reached 10.0.0.1:5432, a private address: only an --allow-net entry naming that address or its range would allow it"},
+		hint: "it reached 10.0.0.1:5432: only an --allow-net entry naming that address or its range would allow it"},
 	{name: "public literal without a rule", allow: []string{"allowed.test"}, host: "1.2.3.4", port: 443,
 		canonical: "1.2.3.4", rule: "no allow rule", allowFlag: "1.2.3.4:443"},
 	{name: "a name resolved only to a denied range", allow: []string{"rebind.test", "127.0.0.0/8"}, deny: []string{"169.254.0.0/16", "127.0.0.1"}, host: "rebind.test", port: 80,
@@ -515,5 +515,33 @@ func TestRefusalsBounded(t *testing.T) {
 		if len(e.Host) > 300 || len(e.Reason) > 1000 {
 			t.Errorf("event host of %d bytes, reason of %d; want them shortened", len(e.Host), len(e.Reason))
 		}
+	}
+}
+
+// TestHostAddressRefused: an address of the host cordon runs on (a
+// public address on one of its interfaces reaches every service bound to
+// 0.0.0.0 there) is refused, asked for as an IP or resolved from an
+// allowed name, unless an allow entry names it by address.
+func TestHostAddressRefused(t *testing.T) {
+	own := netip.MustParseAddr("1.2.3.4") // public.test's address
+	with := func(c *Config) { c.HostAddrs = []netip.Addr{own} }
+	h := newHarnessWith(t, []string{"*"}, nil, "", with)
+	for _, url := range []string{"http://public.test/", "http://1.2.3.4/", "http://[::ffff:1.2.3.4]/"} {
+		code, body, rule, err := get(t, h.httpClient(nil), url, "")
+		if err != nil || code != http.StatusForbidden || rule != RuleHostAddress {
+			t.Errorf("GET %s: %d %q %s %v; want 403, %s", url, code, body, rule, err, RuleHostAddress)
+		}
+	}
+	if rep, _, err := socksRaw(t, h.socksAddr, "", "", 1, "public.test", 443); err != nil || rep != 0x02 {
+		t.Errorf("SOCKS5 CONNECT public.test: reply 0x%02x, %v; want 0x02", rep, err)
+	}
+	if d := h.Dials(); len(d) != 0 {
+		t.Errorf("dialed %q; want nothing", d)
+	}
+	// Named by address, it goes ahead (to the recording dialer).
+	h = newHarnessWith(t, []string{"*", "1.2.3.4:80"}, nil, "", with)
+	code, body, _, err := get(t, h.httpClient(nil), "http://public.test/", "")
+	if err != nil || code != http.StatusBadGateway || !strings.Contains(body, "test dialer: refusing") {
+		t.Errorf("GET public.test with 1.2.3.4:80 allowed: %d %q %v; want the dial tried", code, body, err)
 	}
 }

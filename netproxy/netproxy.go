@@ -71,6 +71,11 @@ type Config struct {
 	Record func(Event)
 	// DialTimeout bounds each outgoing connect; 0 is 30 s.
 	DialTimeout time.Duration
+	// HostAddrs are the addresses of the host the proxy runs on, refused
+	// unless an allow IP or CIDR entry names them (a public address on
+	// one of its interfaces reaches every service bound to 0.0.0.0
+	// there); nil is the addresses of its interfaces when New runs.
+	HostAddrs []netip.Addr
 }
 
 // Protocol is how a client reached the proxy.
@@ -123,6 +128,9 @@ const (
 	RuleSNIMismatch = "SNI mismatch"
 	// RuleForwardPort is the rule of every forwarded-port connection.
 	RuleForwardPort = "forward-port"
+	// RuleHostAddress refuses an address of the host the proxy runs on
+	// (Config.HostAddrs) that no allow IP or CIDR entry names.
+	RuleHostAddress = "address of this host"
 )
 
 const (
@@ -142,6 +150,7 @@ type Server struct {
 	dial     DialFunc
 	forward  *httputil.ReverseProxy
 	socks    *socks5.Server
+	hostAddr map[netip.Addr]bool // Config.HostAddrs, unmapped
 
 	mu        sync.Mutex
 	closed    bool
@@ -182,7 +191,31 @@ func New(cfg Config) *Server {
 	}
 	s.forward = s.newForwarder()
 	s.socks = s.newSOCKS()
+	addrs := cfg.HostAddrs
+	if addrs == nil {
+		addrs = interfaceAddrs()
+	}
+	s.hostAddr = map[netip.Addr]bool{}
+	for _, a := range addrs {
+		s.hostAddr[a.WithZone("").Unmap()] = true
+	}
 	return s
+}
+
+// interfaceAddrs are the addresses of the host's network interfaces (read
+// from the kernel; nothing is sent), or none when they cannot be read.
+func interfaceAddrs() []netip.Addr {
+	ifs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range ifs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out
 }
 
 // Close stops serving, closes every open tunnel and waits for the
