@@ -173,7 +173,7 @@ func (s *Server) refuseAddr(ev Event, d netrule.Decision, addr netip.Addr, port 
 	case d.Rule == netrule.RuleNoAllow:
 		return s.refuse(ev, d.Rule, d.Reason, entry, "", event)
 	}
-	hint := fmt.Sprintf("it reached %s: only an --allow-net entry naming that address or its range would allow it", entry)
+	hint := fmt.Sprintf("only an --allow-net entry naming its address (%s) or a range holding it would allow it", entry)
 	return s.refuse(ev, d.Rule, d.Reason, "", hint, event)
 }
 
