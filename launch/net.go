@@ -236,9 +236,17 @@ func (nr *netRun) refusals() []result.NetRefusal {
 	}
 	var out []result.NetRefusal
 	for _, f := range nr.srv.Refusals() {
-		out = append(out, result.NetRefusal{Host: f.Host, Port: f.Port, Rule: f.Rule, Allow: f.Allow})
+		out = append(out, result.NetRefusal{Host: f.Host, Port: f.Port, Rule: f.Rule, Allow: f.Allow, Hint: f.Hint})
 	}
 	return out
+}
+
+// refusedMore counts the refused requests refusals does not list.
+func (nr *netRun) refusedMore() int {
+	if nr == nil || !nr.n.Filtered() {
+		return 0
+	}
+	return nr.srv.RefusedMore()
 }
 
 func closeFds(fds []int) {

@@ -149,6 +149,9 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	for _, f := range res.NetRefused {
 		tell(Line{NetRefused, f.Line()})
 	}
+	if res.NetRefusedMore > 0 {
+		tell(Line{NetRefused, result.NetRefusedMoreLine(res.NetRefusedMore)})
+	}
 	if res.TimedOut {
 		tell(Line{TimedOut, "timed out after " + pl.Timeout.String()})
 	}

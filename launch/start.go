@@ -427,7 +427,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	// The sandbox is gone: stop the proxy (its last tunnels with it) and
 	// gather what it refused.
 	r.net.close()
-	res.NetRefused = r.net.refusals()
+	res.NetRefused, res.NetRefusedMore = r.net.refusals(), r.net.refusedMore()
 	res.Usage = usage(r.cmd.ProcessState, time.Since(r.started))
 	var initUsage *result.Usage
 	switch {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/netrule"
 )
@@ -60,18 +59,18 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	ev := Event{Protocol: proto, Port: port}
 	t, err := netrule.ParseTarget(host)
 	if err != nil {
-		ev.Host = strconv.QuoteToASCII(host)
-		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the target cannot be used: %v", err), "", true), nil
+		ev.Host = quoteHost(host)
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the host %s cannot be used: %v", ev.Host, err), "", "", true), nil
 	}
 	ev.Host = t.String()
 	if port < 1 || port > 65535 {
-		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the port %d is out of range (1-65535)", port), "", true), nil
+		return nil, s.refuse(ev, RuleMalformed, fmt.Sprintf("the port %d is out of range (1-65535)", port), "", "", true), nil
 	}
 	if t.Addr.IsValid() {
-		d := s.rules.DecideAddr(t.Addr, port, "")
+		d := s.hostCheck(s.rules.DecideAddr(t.Addr, port, ""), t.Addr, port)
 		if !d.Allowed {
 			ev.Addr = t.Addr
-			return nil, s.refuse(ev, d.Rule, d.Reason, "", true), nil
+			return nil, s.refuseAddr(ev, d, t.Addr, port, true), nil
 		}
 		return s.connect(ctx, ev, t, []candidate{{t.Addr, d}})
 	}
@@ -82,7 +81,7 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 		if s.isEntry(s.rules.Deny, nd.Rule) {
 			allow = "" // a deny entry refused it: no flag allows it
 		}
-		return nil, s.refuse(ev, nd.Rule, nd.Reason, allow, true), nil
+		return nil, s.refuse(ev, nd.Rule, nd.Reason, allow, "", true), nil
 	}
 	addrs, err := s.lookup(ctx, t.Name)
 	if err != nil {
@@ -93,14 +92,15 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	}
 	var pass []candidate
 	var first *netrule.Decision
+	var firstAddr netip.Addr
 	for _, a := range addrs {
-		ad := s.rules.DecideAddr(a, port, t.Name)
+		ad := s.hostCheck(s.rules.DecideAddr(a, port, t.Name), a, port)
 		if !ad.Allowed {
 			e := ev
 			e.Addr, e.Rule, e.Reason = a, ad.Rule, ad.Reason
 			s.record(e)
 			if first == nil {
-				first = &ad
+				first, firstAddr = &ad, a
 			}
 			continue
 		}
@@ -114,20 +114,70 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	}
 	if len(pass) == 0 {
 		// Each refused address is already an Event.
-		return nil, s.refuse(ev, first.Rule, first.Reason, "", false), nil
+		return nil, s.refuseAddr(ev, *first, firstAddr, port, false), nil
 	}
 	return s.connect(ctx, ev, t, pass)
 }
 
+// hostCheck refuses, when d allowed it, an address of the host the proxy
+// runs on (Config.HostAddrs) unless d's rule is an allow IP or CIDR entry
+// naming it.
+func (s *Server) hostCheck(d netrule.Decision, addr netip.Addr, port int) netrule.Decision {
+	addr = addr.WithZone("").Unmap()
+	if !d.Allowed || !s.hostAddr[addr] {
+		return d
+	}
+	for _, r := range s.rules.Allow {
+		if r.Raw == d.Rule && r.IsAddr() {
+			return d
+		}
+	}
+	entry := net.JoinHostPort(addr.String(), strconv.Itoa(port))
+	return netrule.Decision{Rule: RuleHostAddress, Reason: fmt.Sprintf(
+		"%s is an address of the host cordon runs on, which reaches its services bound to every interface; refused unless an allow entry names it by address: add --allow-net %s to allow it explicitly", addr, entry)}
+}
+
 // refuse records a refusal (its Event when event is set, and its entry in
-// Refusals) and returns it.
-func (s *Server) refuse(ev Event, rule, reason, allow string, event bool) *denial {
+// Refusals, with the --allow-net entry that would allow it, or a hint
+// saying why none would: hint, or one for the rule) and returns it.
+func (s *Server) refuse(ev Event, rule, reason, allow, hint string, event bool) *denial {
 	if event {
 		ev.Rule, ev.Reason = rule, reason
 		s.record(ev)
 	}
-	s.addRefusal(Refused{Host: ev.Host, Port: ev.Port, Rule: rule, Allow: allow})
+	r := Refused{Host: ev.Host, Port: ev.Port, Rule: rule, Allow: allow, Hint: hint}
+	if allow == "" && hint == "" {
+		switch {
+		case s.isEntry(s.rules.Deny, rule):
+			r.Hint = hintDeny
+		case rule == RuleMalformed || rule == netrule.RuleInvalid:
+			r.Hint = hintMalformed
+		case rule == RuleSNIMismatch:
+			r.Hint = hintSNI
+		case rule == RuleBadHello:
+			r.Hint = hintBadHello
+		}
+	}
+	s.addRefusal(r)
 	return &denial{host: ev.Host, port: ev.Port, rule: rule, reason: reason}
+}
+
+// refuseAddr refuses a connection to addr on port that d refused (the
+// IP literal asked for, or the first address of a name), recording its
+// Event when event is set: a public address no entry allows gets the
+// --allow-net entry that would; a special one (loopback, metadata, ...)
+// the hint that only an entry naming the address would, never a flag to
+// paste; a deny entry's refusal the deny hint (refuse's).
+func (s *Server) refuseAddr(ev Event, d netrule.Decision, addr netip.Addr, port int, event bool) *denial {
+	entry := net.JoinHostPort(addr.WithZone("").Unmap().String(), strconv.Itoa(port))
+	switch {
+	case s.isEntry(s.rules.Deny, d.Rule) || d.Rule == netrule.RuleInvalid:
+		return s.refuse(ev, d.Rule, d.Reason, "", "", event)
+	case d.Rule == netrule.RuleNoAllow:
+		return s.refuse(ev, d.Rule, d.Reason, entry, "", event)
+	}
+	hint := fmt.Sprintf("only an --allow-net entry naming its address (%s) or a range holding it would allow it", entry)
+	return s.refuse(ev, d.Rule, d.Reason, "", hint, event)
 }
 
 // isEntry says whether rule is the Raw text of one of rules.
@@ -141,21 +191,14 @@ func (s *Server) isEntry(rules []netrule.Rule, rule string) bool {
 }
 
 // lookup resolves name once, bounded by the dial timeout, and returns its
-// distinct addresses in the resolver's order. A name with a dot is looked
-// up as absolute ("example.com."), so that a resolv.conf search domain
-// (Kubernetes' ndots:5 tries "example.com.<namespace>.svc.cluster.local"
-// first) cannot turn the allowed name into another one. A single-label
-// name ("localhost", an intranet host the user allowed as written) is
-// looked up as the host's own tools do: Go finds a single label in
-// /etc/hosts only without the dot, and "localhost." would go to DNS.
+// distinct addresses in the resolver's order. It asks for the absolute
+// name (absolute), so that no resolv.conf search domain turns the name
+// the rules decided on into another host ("wiki" into a denied
+// wiki.corp.example).
 func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
 	defer cancel()
-	query := name
-	if strings.Contains(name, ".") {
-		query = name + "."
-	}
-	addrs, err := s.resolver.LookupNetIP(ctx, "ip", query)
+	addrs, err := s.resolver.LookupNetIP(ctx, "ip", absolute(name))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errUnresolved, name, err)
 	}
@@ -195,4 +238,29 @@ func (s *Server) connect(ctx context.Context, ev Event, t netrule.Target, cands 
 	}
 	return nil, nil, fmt.Errorf("connecting to %s: %w",
 		net.JoinHostPort(t.String(), strconv.Itoa(ev.Port)), errors.Join(errs...))
+}
+
+// absolute is the name the resolver is asked for: the canonical name with
+// the root's dot, which no search domain extends. "localhost" stays as it
+// is: Go's resolver finds a single-label name of /etc/hosts only without
+// the dot, and RFC 6761 keeps localhost out of DNS (its addresses are
+// loopback ones, which the rules refuse unless allowed by address).
+func absolute(name string) string {
+	if name == "localhost" {
+		return name
+	}
+	return name + "."
+}
+
+// maxShownHost bounds the bytes of a malformed host that its Event, its
+// refusal and its answer show (a request line may be a megabyte long).
+const maxShownHost = 128
+
+// quoteHost shows a host that could not be parsed: Go-quoted (no control
+// byte reaches a terminal or the audit log), cut after maxShownHost bytes.
+func quoteHost(host string) string {
+	if len(host) <= maxShownHost {
+		return strconv.QuoteToASCII(host)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.QuoteToASCII(host[:maxShownHost]), len(host))
 }

@@ -95,7 +95,7 @@ func (s *Server) tunnel(proto Protocol, client net.Conn, pre []byte, up *upstrea
 	ev := Event{Protocol: proto, Host: up.target.String(), Port: up.port, Addr: up.addr}
 	switch {
 	case err != nil && head.tls:
-		s.refuse(ev, RuleBadHello, fmt.Sprintf("the tunnel's TLS ClientHello cannot be read: %v", err), "", true)
+		s.refuse(ev, RuleBadHello, fmt.Sprintf("the tunnel's TLS ClientHello cannot be read: %v", err), "", "", true)
 		abort()
 		return
 	case err != nil && errors.Is(err, io.EOF):
@@ -108,7 +108,7 @@ func (s *Server) tunnel(proto Protocol, client net.Conn, pre []byte, up *upstrea
 		return
 	case head.tls:
 		if why := s.checkSNI(up.target, up.port, head.sni); why != "" {
-			s.refuse(ev, RuleSNIMismatch, why, "", true)
+			s.refuse(ev, RuleSNIMismatch, why, "", "", true)
 			abort()
 			return
 		}

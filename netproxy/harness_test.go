@@ -25,6 +25,10 @@ import (
 	"github.com/cordon-sandbox/cordon/netrule"
 )
 
+// searchDomainAddr is what the test resolver answers for a relative name
+// (as if a resolv.conf search domain had turned it into another host).
+var searchDomainAddr = netip.MustParseAddr("8.8.4.4")
+
 // testTimeout bounds every wait of these tests.
 const testTimeout = 20 * time.Second
 
@@ -63,16 +67,29 @@ type harness struct {
 // and SOCKS5 on 127.0.0.1, closed at the end of the test.
 func newHarness(t *testing.T, allow, deny []string, token string) *harness {
 	t.Helper()
-	rules := mustCompile(t, allow, deny)
+	return newHarnessWith(t, allow, deny, token, nil)
+}
+
+// newHarnessWith is newHarness with the Config changed by with.
+func newHarnessWith(t *testing.T, allow, deny []string, token string, with func(*Config)) *harness {
+	t.Helper()
+	rules, err := netrule.Compile(allow, deny)
+	if err != nil {
+		t.Fatalf("Compile(%q, %q): %v", allow, deny, err)
+	}
 	h := &harness{t: t, token: token, served: make(chan error, 2)}
-	h.srv = New(Config{
+	cfg := Config{
 		Rules:       rules,
 		Resolver:    h,
 		Dial:        h.dial,
 		Token:       token,
 		Record:      h.record,
 		DialTimeout: 5 * time.Second,
-	})
+	}
+	if with != nil {
+		with(&cfg)
+	}
+	h.srv = New(cfg)
 	hl := listen(t)
 	sl := listen(t)
 	h.httpAddr, h.socksAddr = hl.Addr().String(), sl.Addr().String()
@@ -107,7 +124,10 @@ func listen(t *testing.T) net.Listener {
 	return l
 }
 
-// LookupNetIP resolves from testNames only, recording the name.
+// LookupNetIP resolves from testNames only, recording the name. Like a
+// resolver with a search domain, it answers a relative name (no trailing
+// dot) with the addresses of another host, search.test: the proxy must
+// ask for the absolute name it decided on.
 func (h *harness) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
 	h.mu.Lock()
 	h.lookups = append(h.lookups, host)
@@ -115,7 +135,15 @@ func (h *harness) LookupNetIP(_ context.Context, network, host string) ([]netip.
 	if network != "ip" {
 		return nil, fmt.Errorf("test resolver: network %q", network)
 	}
-	if a, ok := testNames[strings.TrimSuffix(host, ".")]; ok {
+	name, absolute := strings.CutSuffix(host, ".")
+	if host == "localhost" {
+		// As /etc/hosts answers it.
+		return []netip.Addr{loopback}, nil
+	}
+	if !absolute {
+		return []netip.Addr{searchDomainAddr}, nil
+	}
+	if a, ok := testNames[name]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host (test resolver)", Name: host, IsNotFound: true}

@@ -124,28 +124,38 @@ var refusalCases = []struct {
 	rule       string
 	lookups    []string
 	addrEvents []string // the refused resolved addresses, each an Event
-	allowFlag  string
+	allowFlag  string   // Refused.Allow
+	hint       string   // Refused.Hint
 }{
 	{name: "a name without an allow rule", allow: []string{"allowed.test"}, host: "denied.test", port: 80,
 		canonical: "denied.test", rule: "no allow rule", allowFlag: "denied.test:80"},
 	{name: "deny beats allow", allow: []string{"*.test"}, deny: []string{"bad.test"}, host: "BAD.test.", port: 443,
-		canonical: "bad.test", rule: "bad.test"},
+		canonical: "bad.test", rule: "bad.test", hint: "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"},
 	{name: "rebinding to loopback and metadata", allow: []string{"rebind.test"}, host: "rebind.test", port: 80,
 		canonical: "rebind.test", rule: "loopback address", lookups: []string{"rebind.test."},
-		addrEvents: []string{"127.0.0.1", "169.254.169.254"}},
+		addrEvents: []string{"127.0.0.1", "169.254.169.254"},
+		hint:       "only an --allow-net entry naming its address (127.0.0.1:80) or a range holding it would allow it"},
 	{name: "IPv6, IPv4-mapped and NAT64 metadata", allow: []string{"v6meta.test"}, host: "v6meta.test", port: 80,
 		canonical: "v6meta.test", rule: "cloud metadata address", lookups: []string{"v6meta.test."},
-		addrEvents: []string{"fd00:ec2::254", "169.254.169.254", "64:ff9b::a9fe:a9fe"}},
+		addrEvents: []string{"fd00:ec2::254", "169.254.169.254", "64:ff9b::a9fe:a9fe"},
+		hint:       "only an --allow-net entry naming its address ([fd00:ec2::254]:80) or a range holding it would allow it"},
 	{name: "metadata literal, allow all", allow: []string{"*"}, host: "169.254.169.254", port: 80,
-		canonical: "169.254.169.254", rule: "cloud metadata address"},
+		canonical: "169.254.169.254", rule: "cloud metadata address",
+		hint: "only an --allow-net entry naming its address (169.254.169.254:80) or a range holding it would allow it"},
 	{name: "metadata in decimal", allow: []string{"*"}, host: "2852039166", port: 80,
-		canonical: "169.254.169.254", rule: "cloud metadata address"},
+		canonical: "169.254.169.254", rule: "cloud metadata address",
+		hint: "only an --allow-net entry naming its address (169.254.169.254:80) or a range holding it would allow it"},
 	{name: "loopback in short form", allow: []string{"*"}, host: "127.1", port: 8080,
-		canonical: "127.0.0.1", rule: "loopback address"},
+		canonical: "127.0.0.1", rule: "loopback address",
+		hint: "only an --allow-net entry naming its address (127.0.0.1:8080) or a range holding it would allow it"},
 	{name: "private literal", allow: []string{"*"}, host: "10.0.0.1", port: 5432,
-		canonical: "10.0.0.1", rule: "private address"},
+		canonical: "10.0.0.1", rule: "private address",
+		hint: "only an --allow-net entry naming its address (10.0.0.1:5432) or a range holding it would allow it"},
 	{name: "public literal without a rule", allow: []string{"allowed.test"}, host: "1.2.3.4", port: 443,
-		canonical: "1.2.3.4", rule: "no allow rule"},
+		canonical: "1.2.3.4", rule: "no allow rule", allowFlag: "1.2.3.4:443"},
+	{name: "a name resolved only to a denied range", allow: []string{"rebind.test", "127.0.0.0/8"}, deny: []string{"169.254.0.0/16", "127.0.0.1"}, host: "rebind.test", port: 80,
+		canonical: "rebind.test", rule: "127.0.0.1", lookups: []string{"rebind.test."},
+		addrEvents: []string{"127.0.0.1", "169.254.169.254"}, hint: "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"},
 }
 
 func TestRefusedThroughEveryProtocol(t *testing.T) {
@@ -227,7 +237,7 @@ func TestRefusedThroughEveryProtocol(t *testing.T) {
 			if l := h.Lookups(); !slices.Equal(l, wantLookups) {
 				t.Errorf("lookups %q; want %q (once per request, and only after the name is allowed)", l, wantLookups)
 			}
-			want := []Refused{{Host: tc.canonical, Port: tc.port, Rule: tc.rule, Allow: tc.allowFlag}}
+			want := []Refused{{Host: tc.canonical, Port: tc.port, Rule: tc.rule, Allow: tc.allowFlag, Hint: tc.hint}}
 			if r := h.srv.Refusals(); !slices.Equal(r, want) {
 				t.Errorf("Refusals() = %+v; want %+v", r, want)
 			}
@@ -434,5 +444,104 @@ func TestBadRequests(t *testing.T) {
 	}
 	if d := h.Dials(); len(d) != 0 {
 		t.Errorf("dialed %q", d)
+	}
+}
+
+// TestNameResolvedAsAbsolute checks that the proxy resolves the name it
+// decided on as an absolute name: a resolv.conf search domain (or ndots)
+// must not turn an allowed name into another host, such as "wiki" into a
+// denied wiki.corp.example.
+func TestNameResolvedAsAbsolute(t *testing.T) {
+	o := newOrigin(t, false)
+	h := newHarness(t, []string{"*", fmt.Sprintf("127.0.0.1:%d", o.port())}, []string{"*.corp.test"}, "")
+	for _, c := range []*http.Client{h.httpClient(nil), h.socksClient(t, nil)} {
+		url := fmt.Sprintf("http://allowed.test:%d/a", o.port())
+		code, body, _, err := get(t, c, url, "")
+		if err != nil || code != http.StatusOK || body != "origin /a" {
+			t.Errorf("GET %s: %d %q %v; want the origin", url, code, body, err)
+		}
+	}
+	rep, _, err := socksRaw(t, h.socksAddr, "", "", 1, "wiki", o.port())
+	if err != nil || rep != 0x04 {
+		t.Errorf("SOCKS5 CONNECT wiki: reply 0x%02x, %v; want 0x04 (wiki. does not resolve)", rep, err)
+	}
+	code, body, _, err := get(t, h.httpClient(nil), fmt.Sprintf("http://localhost:%d/l", o.port()), "")
+	if err != nil || code != http.StatusOK || body != "origin /l" {
+		t.Errorf("GET localhost: %d %q %v; want the origin (localhost is looked up as it is, in /etc/hosts)", code, body, err)
+	}
+	want := []string{"allowed.test.", "allowed.test.", "wiki.", "localhost"}
+	if l := h.Lookups(); !slices.Equal(l, want) {
+		t.Errorf("lookups %q; want %q: absolute names, but localhost", l, want)
+	}
+	for _, d := range h.Dials() {
+		if strings.HasPrefix(d, searchDomainAddr.String()) {
+			t.Errorf("dialed %s, the address of a relative lookup", d)
+		}
+	}
+}
+
+// TestRefusalsBounded checks that a command cannot grow the proxy's
+// memory, the audit log's lines or the end-of-run lines without bound by
+// asking for ever new refused targets: a malformed host is shown
+// shortened, and the distinct refusals kept are bounded, the rest
+// counted.
+func TestRefusalsBounded(t *testing.T) {
+	h := newHarness(t, []string{"allowed.test:443"}, nil, "")
+	long := strings.Repeat("a", 200<<10)
+	const many = maxRefusals + 30
+	for i := range many {
+		host := fmt.Sprintf("h%d.test", i)
+		if i%2 == 0 {
+			host = fmt.Sprintf("%d%s", i, long) // longer than any DNS name
+		}
+		resp, _, _ := rawHTTP(t, h.httpAddr, "CONNECT "+host+":443 HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("CONNECT %d: %d; want 403", i, resp.StatusCode)
+		}
+	}
+	r := h.srv.Refusals()
+	if len(r) != maxRefusals {
+		t.Errorf("%d refusals kept; want %d", len(r), maxRefusals)
+	}
+	if got := h.srv.RefusedMore(); got != many-maxRefusals {
+		t.Errorf("RefusedMore() = %d; want %d", got, many-maxRefusals)
+	}
+	for _, f := range r {
+		if len(f.Host) > 300 {
+			t.Errorf("refusal host of %d bytes: %.40s...; want it shortened", len(f.Host), f.Host)
+		}
+	}
+	for _, e := range h.Events() {
+		if len(e.Host) > 300 || len(e.Reason) > 1000 {
+			t.Errorf("event host of %d bytes, reason of %d; want them shortened", len(e.Host), len(e.Reason))
+		}
+	}
+}
+
+// TestHostAddressRefused: an address of the host cordon runs on (a
+// public address on one of its interfaces reaches every service bound to
+// 0.0.0.0 there) is refused, asked for as an IP or resolved from an
+// allowed name, unless an allow entry names it by address.
+func TestHostAddressRefused(t *testing.T) {
+	own := netip.MustParseAddr("1.2.3.4") // public.test's address
+	with := func(c *Config) { c.HostAddrs = []netip.Addr{own} }
+	h := newHarnessWith(t, []string{"*"}, nil, "", with)
+	for _, url := range []string{"http://public.test/", "http://1.2.3.4/", "http://[::ffff:1.2.3.4]/"} {
+		code, body, rule, err := get(t, h.httpClient(nil), url, "")
+		if err != nil || code != http.StatusForbidden || rule != RuleHostAddress {
+			t.Errorf("GET %s: %d %q %s %v; want 403, %s", url, code, body, rule, err, RuleHostAddress)
+		}
+	}
+	if rep, _, err := socksRaw(t, h.socksAddr, "", "", 1, "public.test", 443); err != nil || rep != 0x02 {
+		t.Errorf("SOCKS5 CONNECT public.test: reply 0x%02x, %v; want 0x02", rep, err)
+	}
+	if d := h.Dials(); len(d) != 0 {
+		t.Errorf("dialed %q; want nothing", d)
+	}
+	// Named by address, it goes ahead (to the recording dialer).
+	h = newHarnessWith(t, []string{"*", "1.2.3.4:80"}, nil, "", with)
+	code, body, _, err := get(t, h.httpClient(nil), "http://public.test/", "")
+	if err != nil || code != http.StatusBadGateway || !strings.Contains(body, "test dialer: refusing") {
+		t.Errorf("GET public.test with 1.2.3.4:80 allowed: %d %q %v; want the dial tried", code, body, err)
 	}
 }

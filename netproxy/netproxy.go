@@ -72,6 +72,11 @@ type Config struct {
 	Record func(Event)
 	// DialTimeout bounds each outgoing connect; 0 is 30 s.
 	DialTimeout time.Duration
+	// HostAddrs are the addresses of the host the proxy runs on, refused
+	// unless an allow IP or CIDR entry names them (a public address on
+	// one of its interfaces reaches every service bound to 0.0.0.0
+	// there); nil is the addresses of its interfaces when New runs.
+	HostAddrs []netip.Addr
 }
 
 // Protocol is how a client reached the proxy.
@@ -124,6 +129,9 @@ const (
 	RuleSNIMismatch = "SNI mismatch"
 	// RuleForwardPort is the rule of every forwarded-port connection.
 	RuleForwardPort = "forward-port"
+	// RuleHostAddress refuses an address of the host the proxy runs on
+	// (Config.HostAddrs) that no allow IP or CIDR entry names.
+	RuleHostAddress = "address of this host"
 )
 
 const (
@@ -143,6 +151,7 @@ type Server struct {
 	dial     DialFunc
 	forward  *httputil.ReverseProxy
 	socks    *socks5.Server
+	hostAddr map[netip.Addr]bool // Config.HostAddrs, unmapped
 	// ctx ends when Close begins: lookups and dials in progress stop.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -155,6 +164,7 @@ type Server struct {
 	wg        sync.WaitGroup
 	refused   []Refused
 	seen      map[string]bool
+	more      int // refusals past the first maxRefusals distinct ones
 
 	recMu sync.Mutex
 }
@@ -186,7 +196,31 @@ func New(cfg Config) *Server {
 	}
 	s.forward = s.newForwarder()
 	s.socks = s.newSOCKS()
+	addrs := cfg.HostAddrs
+	if addrs == nil {
+		addrs = interfaceAddrs()
+	}
+	s.hostAddr = map[netip.Addr]bool{}
+	for _, a := range addrs {
+		s.hostAddr[a.WithZone("").Unmap()] = true
+	}
 	return s
+}
+
+// interfaceAddrs are the addresses of the host's network interfaces (read
+// from the kernel; nothing is sent), or none when they cannot be read.
+func interfaceAddrs() []netip.Addr {
+	ifs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range ifs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out
 }
 
 // Close stops serving, closes every open tunnel and waits for the
@@ -290,13 +324,30 @@ type Refused struct {
 	Host string
 	Port int
 	Rule string
-	// Allow is the --allow-net flag that would allow it, or "" when
-	// only an IP rule or removing a deny entry would.
+	// Allow is the --allow-net entry that would allow it (for a name
+	// whose every address was refused, or an IP literal, the address's
+	// host:port), or "" when none would.
 	Allow string
+	// Hint says, when Allow is "", why no --allow-net entry would allow
+	// it (a deny entry, a malformed target, a TLS server name).
+	Hint string
 }
 
+// Hints of Refused.
+const (
+	hintDeny      = "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"
+	hintMalformed = "the target is malformed, and no entry allows it"
+	hintSNI       = "its TLS server name (SNI) was not the host it asked for, or not an allowed host: no entry allows that tunnel"
+	hintBadHello  = "its TLS ClientHello could not be read, and no entry allows that tunnel"
+)
+
+// maxRefusals bounds the distinct refusals a Server keeps: a command
+// asking for ever new hosts must not grow the host's memory, nor the
+// lines printed at the end of the run, without bound.
+const maxRefusals = 50
+
 // Refusals returns the distinct refused hosts and ports, in the order
-// first refused.
+// first refused: the first 50 (RefusedMore counts the others).
 func (s *Server) Refusals() []Refused {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -305,16 +356,29 @@ func (s *Server) Refusals() []Refused {
 	return out
 }
 
-// addRefusal records r in Refusals unless its host and port are there.
+// RefusedMore is how many refused requests Refusals does not list: those
+// whose host and port were new once it held its 50 (each one counted,
+// whether or not its host and port were refused before).
+func (s *Server) RefusedMore() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.more
+}
+
+// addRefusal records r in Refusals unless its host and port are there,
+// or counts it in RefusedMore once Refusals is full.
 func (s *Server) addRefusal(r Refused) {
 	key := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.seen[key] {
-		return
+	switch {
+	case s.seen[key]:
+	case len(s.refused) >= maxRefusals:
+		s.more++
+	default:
+		s.seen[key] = true
+		s.refused = append(s.refused, r)
 	}
-	s.seen[key] = true
-	s.refused = append(s.refused, r)
 }
 
 // serve accepts connections from l and runs handle on each, in its own

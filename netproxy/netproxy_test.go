@@ -244,8 +244,8 @@ func TestRefusalsDistinctInOrder(t *testing.T) {
 	want := []Refused{
 		{Host: "denied.test", Port: 80, Rule: "no allow rule", Allow: "denied.test:80"},
 		{Host: "denied.test", Port: 443, Rule: "no allow rule", Allow: "denied.test:443"},
-		{Host: "1.2.3.4", Port: 80, Rule: "no allow rule"},
-		{Host: "blocked.test", Port: 80, Rule: "blocked.test"},
+		{Host: "1.2.3.4", Port: 80, Rule: "no allow rule", Allow: "1.2.3.4:80"},
+		{Host: "blocked.test", Port: 80, Rule: "blocked.test", Hint: "a deny entry refuses it, and deny beats allow: remove or narrow it to allow it"},
 	}
 	if got := h.srv.Refusals(); !slices.Equal(got, want) {
 		t.Errorf("Refusals() =\n%+v\nwant\n%+v", got, want)

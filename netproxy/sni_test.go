@@ -124,7 +124,7 @@ func TestSNIChecked(t *testing.T) {
 	}
 	found := false
 	for _, r := range h.srv.Refusals() {
-		if r.Rule == RuleSNIMismatch && r.Allow == "" && r.Port == p {
+		if r.Rule == RuleSNIMismatch && r.Allow == "" && r.Hint == hintSNI && r.Port == p {
 			found = true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -50,9 +51,19 @@ var lookup = idna.New(
 func ParseTarget(host string) (Target, error) {
 	name, addr, err := canonicalHost(host, false)
 	if err != nil {
-		return Target{}, fmt.Errorf("host %q: %w", host, err)
+		return Target{}, fmt.Errorf("host %s: %w", quoteShort(host), err)
 	}
 	return Target{Name: name, Addr: addr}, nil
+}
+
+// quoteShort Go-quotes a host for an error, cut after 128 bytes (a
+// client's host may be a megabyte long).
+func quoteShort(host string) string {
+	const show = 128
+	if len(host) <= show {
+		return strconv.Quote(host)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(host[:show]), len(host))
 }
 
 // canonicalHost canonicalises a target host, or, with pattern, the host

@@ -72,7 +72,11 @@ func passes(pass []string, name string) bool {
 // cgroup v2 support exists they are per-process limits, except
 // RLIMIT_NPROC, which counts all processes of the user.
 func buildSpec(p *policy.Policy) helperspec.Spec {
-	s := helperspec.Spec{Seccomp: &seccomp.Options{Strict: p.Mode == policy.ModeStrict}}
+	// Unless the network is open, no socket of a family that neither a
+	// network namespace nor Landlock confines (AF_VSOCK reaches the
+	// hypervisor's host, AF_SMC connects over TCP inside the kernel).
+	mode, _ := netMode(p)
+	s := helperspec.Spec{Seccomp: &seccomp.Options{Strict: p.Mode == policy.ModeStrict, DenyOtherFamilies: mode != policy.NetOpen}}
 	r := p.Resources
 	add := func(name string, res int, v uint64) {
 		s.Rlimits = append(s.Rlimits, helperspec.Rlimit{Name: name, Resource: res, Value: v})

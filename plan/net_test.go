@@ -71,6 +71,12 @@ func TestBwrapNet(t *testing.T) {
 			if pl.Spec.Landlock.DenyNetwork != tc.landlockNo {
 				t.Errorf("Landlock DenyNetwork %v, want %v", pl.Spec.Landlock.DenyNetwork, tc.landlockNo)
 			}
+			// A network namespace does not confine AF_VSOCK (the
+			// hypervisor's host) and other families: seccomp refuses them
+			// whenever the network is not open.
+			if got := pl.Spec.Seccomp.DenyOtherFamilies; got != tc.unshare {
+				t.Errorf("seccomp DenyOtherFamilies %v, want %v", got, tc.unshare)
+			}
 			if tc.mode == "" {
 				if pl.Net != nil || pl.Spec.Net != nil {
 					t.Fatalf("Net %+v, spec %+v: want none", pl.Net, pl.Spec.Net)
@@ -170,8 +176,8 @@ func TestLandlockNet(t *testing.T) {
 			if !r.DenyNetwork || !slices.Equal(r.ConnectTCP, tc.net.ForwardPorts) || len(r.BindTCP) != 0 {
 				t.Errorf("Landlock deny %v connect %v bind %v, want deny, connect %v", r.DenyNetwork, r.ConnectTCP, r.BindTCP, tc.net.ForwardPorts)
 			}
-			if s := pl.Spec.Seccomp; !s.StreamOnly || s.DenyNetwork {
-				t.Errorf("seccomp %+v: want stream sockets only", s)
+			if s := pl.Spec.Seccomp; !s.StreamOnly || s.DenyNetwork || !s.DenyOtherFamilies {
+				t.Errorf("seccomp %+v: want stream sockets only, and no other family", s)
 			}
 			if !slices.Contains(pl.Degraded, landlockNetGap) {
 				t.Errorf("degraded %q: want the filtered network's gap", pl.Degraded)

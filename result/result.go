@@ -56,6 +56,9 @@ type Result struct {
 	// refused (filtered network), in the order first refused; cordon run
 	// prints one line for each.
 	NetRefused []NetRefusal `json:"network_refused,omitempty"`
+	// NetRefusedMore counts the refused requests NetRefused does not list
+	// (it keeps the first 50 distinct hosts and ports).
+	NetRefusedMore int `json:"network_refused_more,omitempty"`
 }
 
 // NetRefusal is one host and port the network proxy refused during a run.
@@ -66,9 +69,14 @@ type NetRefusal struct {
 	Port int `json:"port"`
 	// Rule is the entry or built-in reason that refused it.
 	Rule string `json:"rule"`
-	// Allow is the --allow-net entry that would allow it, or "" when only
-	// an IP or CIDR entry, or removing a deny entry, would.
+	// Allow is the --allow-net entry that would allow it, or "" when
+	// none would or cordon does not offer one (a loopback or metadata
+	// address).
 	Allow string `json:"allow,omitempty"`
+	// Hint says, when Allow is "", why no entry is offered: a deny entry
+	// refused it, the address it reached is special, its TLS server name
+	// differed.
+	Hint string `json:"hint,omitempty"`
 }
 
 // Line is the line cordon prints about f (after "cordon: network: "),
@@ -76,10 +84,19 @@ type NetRefusal struct {
 // --allow-net example.org:443".
 func (f NetRefusal) Line() string {
 	s := fmt.Sprintf("refused %s (%s)", net.JoinHostPort(f.Host, strconv.Itoa(f.Port)), f.Rule)
-	if f.Allow != "" {
+	switch {
+	case f.Allow != "":
 		return s + "; allow it with --allow-net " + f.Allow
+	case f.Hint != "":
+		return s + "; " + f.Hint
 	}
-	return s + "; no host rule allows it (an --allow-net IP or CIDR entry for the address would, unless a --deny-net entry refuses it)"
+	return s + "; no --allow-net entry would allow it"
+}
+
+// NetRefusedMoreLine is the line cordon prints (after "cordon: network: ")
+// about n refused requests that Result.NetRefused does not list.
+func NetRefusedMoreLine(n int) string {
+	return fmt.Sprintf("refused %d more requests to hosts and ports not listed here (the audit log, when one is kept, has each)", n)
 }
 
 // Planted is one thing a run planted to run later on the host.

@@ -156,9 +156,20 @@ type Options struct {
 	// protocol 0 or IPPROTO_TCP, and refuses AF_PACKET, with EPERM: the
 	// Landlock-only backend's filtered network, where Landlock confines
 	// TCP to the proxy's ports and nothing confines UDP, raw sockets,
-	// SCTP or MPTCP. DenyNetwork, when also set, wins.
+	// SCTP or MPTCP. DenyNetwork, when also set, wins. It implies
+	// DenyOtherFamilies.
 	StreamOnly bool `json:"stream_only,omitempty"`
+	// DenyOtherFamilies refuses socket(2), with EPERM, for every address
+	// family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK (which the
+	// other options may refuse too): a network namespace does not
+	// confine AF_VSOCK (the hypervisor's host) nor Bluetooth, and an
+	// AF_SMC socket makes its TCP connection inside the kernel, where
+	// Landlock's TCP rules do not look.
+	DenyOtherFamilies bool `json:"deny_other_families,omitempty"`
 }
+
+// commonFamilies are the address families DenyOtherFamilies leaves.
+var commonFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 
 // Filter returns the classic-BPF seccomp program for o on the running
 // architecture (see the package documentation for what it denies). It
@@ -196,12 +207,14 @@ func Filter(o Options) ([]unix.SockFilter, error) {
 	if streamOnly {
 		families = append(families, unix.AF_PACKET)
 	}
-	if len(families) > 0 {
+	others := o.DenyOtherFamilies || o.StreamOnly
+	checkSocket := len(families) > 0 || others
+	if checkSocket {
 		a.jmp(jeqK, unix.SYS_SOCKET, labSock, "")
 	}
 	a.stmt(retK, retAllow)
 
-	if len(families) > 0 {
+	if checkSocket {
 		// socket: args[0] is the address family.
 		a.label(labSock)
 		a.stmt(ldAbs, offArgLow(0))
@@ -212,7 +225,15 @@ func Filter(o Options) ([]unix.SockFilter, error) {
 			a.jmp(jeqK, unix.AF_INET, labStream, "")
 			a.jmp(jeqK, unix.AF_INET6, labStream, "")
 		}
-		a.stmt(retK, retAllow)
+		if others {
+			// Only the families left may create a socket.
+			for _, f := range commonFamilies {
+				a.jmp(jeqK, f, labAll, "")
+			}
+			a.stmt(retK, retEPERM)
+		} else {
+			a.stmt(retK, retAllow)
+		}
 	}
 	if streamOnly {
 		// An internet socket: args[1] is the type (with SOCK_NONBLOCK
@@ -331,6 +352,9 @@ func Describe(o Options) []string {
 	}
 	if o.StreamOnly && !o.DenyNetwork {
 		out = append(out, "socket for AF_PACKET, and for AF_INET and AF_INET6 unless SOCK_STREAM with protocol 0 or IPPROTO_TCP (no UDP, raw, SCTP or MPTCP)")
+	}
+	if o.DenyOtherFamilies || o.StreamOnly {
+		out = append(out, "socket for every family but the unix, internet and netlink ones (no AF_VSOCK, AF_SMC, Bluetooth, ...)")
 	}
 	if o.DenyUnix {
 		out = append(out, "socket for AF_UNIX (socketpair stays allowed)")

@@ -27,6 +27,7 @@ const (
 	envNet    = "CORDON_SECCOMP_DENY_NETWORK"
 	envUnix   = "CORDON_SECCOMP_DENY_UNIX"
 	envStream = "CORDON_SECCOMP_STREAM_ONLY"
+	envOther  = "CORDON_SECCOMP_DENY_OTHER_FAMILIES"
 	noSuchPid = 0x3ffffff0
 )
 
@@ -113,6 +114,32 @@ var childCases = map[string]childCase{
 			out("tcp_connect", 0)
 		} else {
 			out("tcp_connect", 0xffff)
+		}
+	}},
+	// families: the address families no network namespace nor Landlock
+	// confines (AF_VSOCK reaches the hypervisor's host, AF_SMC makes its
+	// TCP connection in the kernel, past Landlock's TCP rules), by number
+	// so that none is missing from x/sys.
+	"families": {run: func(out func(string, syscall.Errno)) {
+		for _, f := range otherFamilies {
+			for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_SEQPACKET, unix.SOCK_RAW} {
+				fd, err := unix.Socket(f.family, typ|unix.SOCK_CLOEXEC, 0)
+				if err == nil {
+					unix.Close(fd)
+				}
+				out(fmt.Sprintf("%s_%d", f.name, typ), errnoOf(err))
+			}
+		}
+		for _, f := range []struct {
+			name   string
+			family int
+			typ    int
+		}{{"unix", unix.AF_UNIX, unix.SOCK_STREAM}, {"netlink", unix.AF_NETLINK, unix.SOCK_RAW}} {
+			fd, err := unix.Socket(f.family, f.typ|unix.SOCK_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+			out(f.name, errnoOf(err))
 		}
 	}},
 	// sockets: which families socket(2) still creates, and socketpair.
@@ -307,7 +334,7 @@ func childMain(name string) int {
 		c.pre()
 	}
 	if os.Getenv(envFilter) == "1" {
-		o := Options{Strict: os.Getenv(envStrict) == "1", DenyNetwork: os.Getenv(envNet) == "1", DenyUnix: os.Getenv(envUnix) == "1", StreamOnly: os.Getenv(envStream) == "1"}
+		o := Options{Strict: os.Getenv(envStrict) == "1", DenyNetwork: os.Getenv(envNet) == "1", DenyUnix: os.Getenv(envUnix) == "1", StreamOnly: os.Getenv(envStream) == "1", DenyOtherFamilies: os.Getenv(envOther) == "1"}
 		if err := Install(o); err != nil {
 			fmt.Println("install error:", err)
 			return 3
@@ -365,7 +392,7 @@ func runChildWith(t *testing.T, name string, filter bool, o Options) results {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), envCase+"="+name, envFilter+"="+b(filter), envStrict+"="+b(strict),
-		envNet+"="+b(o.DenyNetwork), envUnix+"="+b(o.DenyUnix), envStream+"="+b(o.StreamOnly))
+		envNet+"="+b(o.DenyNetwork), envUnix+"="+b(o.DenyUnix), envStream+"="+b(o.StreamOnly), envOther+"="+b(o.DenyOtherFamilies))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -493,6 +520,53 @@ func TestStreamOnly(t *testing.T) {
 	// DenyNetwork wins over StreamOnly.
 	both := runChildWith(t, "streams", true, Options{StreamOnly: true, DenyNetwork: true})
 	expect(t, both, "inet_stream", eperm)
+}
+
+// otherFamilies are address families other than AF_UNIX, AF_INET,
+// AF_INET6 and AF_NETLINK, some of which reach past a network namespace
+// or Landlock.
+var otherFamilies = []struct {
+	name   string
+	family int
+}{
+	{"packet", unix.AF_PACKET}, {"vsock", unix.AF_VSOCK}, {"smc", 43}, {"bluetooth", unix.AF_BLUETOOTH},
+	{"tipc", unix.AF_TIPC}, {"rds", unix.AF_RDS}, {"can", unix.AF_CAN}, {"alg", unix.AF_ALG},
+	{"xdp", 44}, {"kcm", unix.AF_KCM}, {"qipcrtr", 42}, {"llc", unix.AF_LLC}, {"x25", unix.AF_X25},
+	{"ax25", unix.AF_AX25}, {"appletalk", unix.AF_APPLETALK}, {"mctp", 45}, {"unknown", 63},
+}
+
+// TestOtherFamilies checks that StreamOnly and DenyOtherFamilies refuse
+// every address family but unix, internet and netlink with EPERM, where
+// without the filter the kernel may create them (this machine's answers
+// are logged): AF_VSOCK reaches the hypervisor's host from any network
+// namespace, and an AF_SMC socket connects over TCP from inside the
+// kernel, where Landlock's TCP rules do not look.
+func TestOtherFamilies(t *testing.T) {
+	off := runChildWith(t, "families", false, Options{})
+	for _, f := range otherFamilies {
+		for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_SEQPACKET, unix.SOCK_RAW} {
+			if e := off.errno(t, fmt.Sprintf("%s_%d", f.name, typ)); e == 0 {
+				t.Logf("without the filter, socket(%s, %d) succeeds", f.name, typ)
+			}
+		}
+	}
+	for _, o := range []Options{{StreamOnly: true}, {DenyOtherFamilies: true}, {DenyOtherFamilies: true, DenyNetwork: true}, {DenyOtherFamilies: true, DenyUnix: true}} {
+		on := runChildWith(t, "families", true, o)
+		for _, f := range otherFamilies {
+			for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_SEQPACKET, unix.SOCK_RAW} {
+				k := fmt.Sprintf("%s_%d", f.name, typ)
+				if e := on.errno(t, k); e != unix.EPERM {
+					t.Errorf("%+v: socket(%s, %d): errno %d (%v); want EPERM", o, f.name, typ, int(e), e)
+				}
+			}
+		}
+		expect(t, on, "netlink", 0)
+		if o.DenyUnix {
+			expect(t, on, "unix", unix.EPERM)
+		} else {
+			expect(t, on, "unix", 0)
+		}
+	}
 }
 
 // TestSocketFamilies checks DenyNetwork and DenyUnix in a child that
@@ -708,14 +782,16 @@ func TestFilterSocketRules(t *testing.T) {
 		{Options{DenyNetwork: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}},
 		{Options{DenyUnix: true}, []uint64{unix.AF_UNIX}},
 		{Options{DenyNetwork: true, DenyUnix: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_UNIX}},
-		{Options{StreamOnly: true}, []uint64{unix.AF_PACKET}},
-		{Options{StreamOnly: true, DenyNetwork: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}},
+		{Options{StreamOnly: true}, []uint64{unix.AF_PACKET, unix.AF_VSOCK, 43}},
+		{Options{StreamOnly: true, DenyNetwork: true}, []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_VSOCK, 43}},
+		{Options{DenyOtherFamilies: true}, []uint64{unix.AF_PACKET, unix.AF_VSOCK, 43}},
+		{Options{DenyOtherFamilies: true, DenyUnix: true}, []uint64{unix.AF_UNIX, unix.AF_PACKET, unix.AF_VSOCK, 43}},
 	} {
 		prog, err := Filter(c.o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, fam := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_NETLINK} {
+		for _, fam := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_NETLINK, unix.AF_VSOCK, 43} {
 			want := uint32(retAllow)
 			for _, r := range c.refused {
 				if r == fam {
@@ -735,6 +811,9 @@ func TestFilterSocketRules(t *testing.T) {
 		}
 		if strings.Contains(d, "AF_UNIX") != c.o.DenyUnix {
 			t.Errorf("%+v: Describe mentions AF_UNIX: %v\n%s", c.o, !c.o.DenyUnix, d)
+		}
+		if strings.Contains(d, "AF_VSOCK") != (c.o.DenyOtherFamilies || c.o.StreamOnly) {
+			t.Errorf("%+v: Describe mentions AF_VSOCK: %v\n%s", c.o, !c.o.DenyOtherFamilies, d)
 		}
 	}
 }

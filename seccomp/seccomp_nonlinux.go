@@ -22,6 +22,9 @@ type Options struct {
 	DenyUnix bool `json:"deny_unix,omitempty"`
 	// StreamOnly allows internet sockets of type SOCK_STREAM only.
 	StreamOnly bool `json:"stream_only,omitempty"`
+	// DenyOtherFamilies refuses sockets of families other than unix,
+	// internet and netlink.
+	DenyOtherFamilies bool `json:"deny_other_families,omitempty"`
 }
 
 // Describe returns nil: seccomp exists only on Linux.

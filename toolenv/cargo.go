@@ -29,11 +29,13 @@ func (c *collector) cargoRegistries() {
 	before := len(c.regs.out.Allow)
 	if file, data := c.cargoConfig(home); data != nil {
 		settings := parseCargoConfig(data)
-		for _, k := range slices.Sorted(maps.Keys(settings)) {
-			if cargoURLKey(k) {
-				c.allowURL(settings[k], "cargo: "+c.short(file)+": "+k)
+		c.trusting(file, func() {
+			for _, k := range slices.Sorted(maps.Keys(settings)) {
+				if cargoURLKey(k) {
+					c.allowURL(settings[k], "cargo: "+c.short(file)+": "+k)
+				}
 			}
-		}
+		})
 	}
 	var names []string
 	for _, kv := range c.h.Environ() {
@@ -49,7 +51,7 @@ func (c *collector) cargoRegistries() {
 			}
 		}
 	}
-	c.cargoIndexCache(home)
+	c.trusting(filepath.Join(home, "registry", "index"), func() { c.cargoIndexCache(home) })
 	if len(c.regs.out.Allow) == before && c.lookPath("cargo") != "" {
 		c.unlisted("", "cargo's default registry", "cargo cannot report it without the network and has not used one on this host yet (nothing under "+c.short(filepath.Join(home, "registry", "index"))+"); fetch once on the host, or allow the registry with --allow-net")
 	}

@@ -35,6 +35,9 @@ func (c *collector) gitRemotes() {
 	repo := parseGitConfig(data)
 	var host []gitSetting
 	for _, f := range []string{"/etc/gitconfig", filepath.Join(c.h.Home, ".gitconfig"), filepath.Join(c.configHome(), "git", "config")} {
+		if c.inWorkspace(f) {
+			continue // a home that is the workspace: no confirmation
+		}
 		host = append(host, parseGitConfig(c.readFile(f))...)
 	}
 	known := hostSideGitHosts(host)
@@ -274,6 +277,9 @@ func (c *collector) knownHost(host, port string) string {
 		"/etc/ssh/ssh_known_hosts2",
 	}
 	for _, f := range files {
+		if c.inWorkspace(f) {
+			continue
+		}
 		data, err := config.ReadFile(f, config.ReadOptions{})
 		if err != nil {
 			continue

@@ -24,16 +24,21 @@ func (c *collector) npmRegistries() {
 		}
 	}
 	user := c.npmUserconfig()
-	set = c.npmrcRegistries(c.readFile(user), "npm: "+c.short(user), set)
+	c.trusting(user, func() { set = c.npmrcRegistries(c.readFile(user), "npm: "+c.short(user), set) })
 	if bin := c.lookPath("npm"); bin != "" {
 		vals, err := c.npmDefaults(bin)
 		if err != nil {
 			c.unlisted("", "npm's default registry", "cordon could not ask npm: "+err.Error()+"; set registry in ~/.npmrc, or allow the registry with --allow-net")
 		} else {
 			global := vals[1]
-			if !c.npmrcRegistries(c.readFile(global), "npm: "+c.short(global)+" (npm's global config)", set) {
-				c.allowURL(vals[0], "npm: npm's default registry, from npm config get registry")
-			}
+			// npm's answer comes from its global config when that sets a
+			// registry: a global config inside the workspace names none
+			// that is allowed.
+			c.trusting(global, func() {
+				if !c.npmrcRegistries(c.readFile(global), "npm: "+c.short(global)+" (npm's global config)", set) {
+					c.allowURL(vals[0], "npm: npm's default registry, from npm config get registry")
+				}
+			})
 		}
 	}
 	c.projectNpmrc()
@@ -77,12 +82,7 @@ func (c *collector) npmrcRegistries(data []byte, source string, set bool) bool {
 // The answer is cached while npm, those variables and the global config
 // file stay the same.
 func (c *collector) npmDefaults(bin string) ([]string, error) {
-	env := []string{}
-	for _, k := range []string{"PATH", "HOME", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG", "npm_config_prefix", "NPM_CONFIG_PREFIX"} {
-		if v, ok := c.h.Getenv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
+	env := c.toolEnv([]string{"PATH", "HOME", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG", "npm_config_prefix", "NPM_CONFIG_PREFIX"}, true)
 	return c.toolDefault("npm", bin, env, func() ([]string, []string, error) {
 		out, err := runTool(bin, []string{"config", "get", "registry", "globalconfig", "--userconfig=/dev/null", "--update-notifier=false", "--logs-max=0"}, env)
 		if err != nil {
@@ -130,10 +130,17 @@ func (c *collector) pipRegistries() {
 	type setting struct{ val, from string }
 	got := map[string]setting{}
 	keys := map[string]bool{"index-url": true, "extra-index-url": true, "find-links": true, "no-index": true}
+	// A setting of a file inside the workspace (a venv's pip.conf) is
+	// listed, never allowed: its source names the file.
+	wsFile := map[string]string{}
 	for _, f := range c.pipConfigFiles() {
 		for _, kv := range parsePipConf(c.readFile(f)) {
 			if k := strings.ReplaceAll(kv[0], "_", "-"); keys[k] {
 				got[k] = setting{kv[1], "pip: " + c.short(f) + ": " + k}
+				delete(wsFile, k)
+				if c.inWorkspace(f) {
+					wsFile[k] = f
+				}
 			}
 		}
 	}
@@ -141,23 +148,27 @@ func (c *collector) pipRegistries() {
 		name := "PIP_" + strings.ToUpper(strings.ReplaceAll(k, "-", "_"))
 		if v, where, ok := c.variable(name); ok {
 			got[k] = setting{v, "pip: " + where}
+			delete(wsFile, k)
 		}
+	}
+	allowURLs := func(k string) {
+		c.trusting(wsFile[k], func() {
+			for _, u := range strings.Fields(got[k].val) {
+				c.allowURL(u, got[k].from)
+			}
+		})
 	}
 	switch strings.ToLower(got["no-index"].val) {
 	case "1", "true", "yes", "on":
 	default:
 		if s, ok := got["index-url"]; ok && s.val != "" {
-			c.allowURL(s.val, s.from)
+			allowURLs("index-url")
 		} else if py := c.lookPath("python3"); py != "" {
 			c.pipDefaults(py)
 		}
-		for _, u := range strings.Fields(got["extra-index-url"].val) {
-			c.allowURL(u, got["extra-index-url"].from)
-		}
+		allowURLs("extra-index-url")
 	}
-	for _, u := range strings.Fields(got["find-links"].val) {
-		c.allowURL(u, got["find-links"].from)
-	}
+	allowURLs("find-links")
 }
 
 // pipConfigFiles are the pip.conf files pip reads, the one that wins
@@ -203,14 +214,11 @@ print(json.dumps([PyPI.simple_url, PyPI.file_storage_domain, pip.__file__]))
 // pipDefaults adds pip's default index and file host, asked of python3
 // (cached while python3 and pip's module stay the same).
 func (c *collector) pipDefaults(py string) {
-	env := []string{}
-	for _, k := range []string{"PATH", "HOME", "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV"} {
-		if v, ok := c.h.Getenv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
+	env := c.toolEnv([]string{"PATH", "HOME", "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV"}, true)
 	vals, err := c.toolDefault("pip", py, env, func() ([]string, []string, error) {
-		out, err := runTool(py, []string{"-c", pipScript}, env)
+		// -I: no user site-packages (~/.local, inside a workspace that
+		// is the home), no PYTHON* variables, no current directory.
+		out, err := runTool(py, []string{"-I", "-c", pipScript}, env)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -86,9 +86,14 @@ type registries struct {
 	seen map[string]bool
 }
 
-// allow adds the entry for a host unless it is there already.
+// allow adds the entry for a host unless it is there already; while a
+// workspace file is read (trusting), it lists the entry instead.
 func (c *collector) allow(entry, source string) {
 	if entry == "" || c.regs.seen[entry] {
+		return
+	}
+	if c.untrusted != "" {
+		c.unlisted(entry, source, c.untrustedWhy(entry))
 		return
 	}
 	c.regs.seen[entry] = true
@@ -163,10 +168,17 @@ func (c *collector) goRegistries() {
 	keys := []string{"GOPROXY", "GOSUMDB", "GONOPROXY", "GOPRIVATE"}
 	vals, from := map[string]string{}, map[string]string{}
 	if file := c.goEnvFile(); file != "" {
+		fileVals, fileFrom := map[string]string{}, map[string]string{}
 		for k, v := range parseGoEnv(c.readFile(file)) {
 			if v != "" {
-				vals[k], from[k] = v, "go env -w "+k+", in "+c.short(file)
+				fileVals[k], fileFrom[k] = v, "go env -w "+k+", in "+c.short(file)
 			}
+		}
+		if c.inWorkspace(file) {
+			// Listed, and not read by go env either (goDefaults).
+			c.trusting(file, func() { c.goAllow(fileVals, fileFrom) })
+		} else {
+			vals, from = fileVals, fileFrom
 		}
 	}
 	for _, k := range keys {
@@ -183,6 +195,17 @@ func (c *collector) goRegistries() {
 	if bin := c.lookPath("go"); bin != "" {
 		if _, set := vals["GOPROXY"]; !set || !hasKey(vals, "GOSUMDB") {
 			c.goDefaults(bin, vals, from)
+		}
+	}
+	c.goAllow(vals, from)
+}
+
+// goAllow adds the hosts of the go settings vals (GOPROXY, GOSUMDB,
+// GONOPROXY), each named by its from.
+func (c *collector) goAllow(vals, from map[string]string) {
+	if _, set := vals["GONOPROXY"]; !set {
+		if v, ok := vals["GOPRIVATE"]; ok {
+			vals["GONOPROXY"], from["GONOPROXY"] = v, strings.Replace(from["GOPRIVATE"], "GOPRIVATE", "GOPRIVATE (so GONOPROXY)", 1)
 		}
 	}
 	if v := vals["GOPROXY"]; v != "" {
@@ -227,11 +250,10 @@ func hasKey(m map[string]string, k string) bool {
 // (its GOROOT/go.env). It runs with GOTOOLCHAIN=local in /, so that it
 // never downloads a toolchain.
 func (c *collector) goDefaults(bin string, vals, from map[string]string) {
-	env := []string{"GOTOOLCHAIN=local"}
-	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GOENV", "GOROOT", "GOPROXY", "GOSUMDB", "GOPRIVATE", "GONOPROXY"} {
-		if v, _, ok := c.variable(k); ok {
-			env = append(env, k+"="+v)
-		}
+	env := append([]string{"GOTOOLCHAIN=local"}, c.toolEnv([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "GOENV", "GOROOT", "GOPROXY", "GOSUMDB", "GOPRIVATE", "GONOPROXY"}, false)...)
+	if file := c.goEnvFile(); file != "" && c.inWorkspace(file) {
+		// Its settings are the workspace's, not go's defaults.
+		env = append(env, "GOENV=off")
 	}
 	out, err := runTool(bin, []string{"env", "-json", "GOPROXY", "GOSUMDB", "GONOPROXY"}, env)
 	if err != nil {
@@ -263,15 +285,16 @@ func (c *collector) variable(name string) (v, where string, ok bool) {
 }
 
 // lookPath finds an executable on the host's PATH (from Getenv, not
-// cordon's own), or "".
+// cordon's own), or "": never in a directory inside the workspace, nor
+// one that is a link into it (cordon runs it on the host).
 func (c *collector) lookPath(name string) string {
 	path, _ := c.h.Getenv("PATH")
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
+	for _, dir := range filepath.SplitList(c.safePATH(path)) {
 		p := filepath.Join(dir, name)
 		if isExecutable(p) {
+			if c.inWorkspace(p) {
+				return ""
+			}
 			return p
 		}
 	}

@@ -566,3 +566,97 @@ func TestFindRegistriesSetForSandbox(t *testing.T) {
 		t.Errorf("Allow:\n%s\nwant\n%s", dump(got), dump(want))
 	}
 }
+
+// TestFindRegistriesNeverTrustsTheWorkspace: the workspace is writable
+// from inside the sandbox, so nothing in it may run on the host or
+// widen the ci profile's network: a tool on a PATH directory inside the
+// workspace (an activated .venv/bin, directly or through a symbolic link)
+// is never run, and the tool settings of files inside the workspace (a
+// venv's pip.conf, a CARGO_HOME, PIP_CONFIG_FILE, npm's user config or
+// the go env file there) are listed, never allowed.
+func TestFindRegistriesNeverTrustsTheWorkspace(t *testing.T) {
+	r := newRegHome(t)
+	marker := filepath.Join(r.home, "ran")
+	venv := filepath.Join(r.ws, ".venv")
+	tools := map[string]string{
+		"python3": `echo '["https://evil-pypi.example/simple", "evil-files.example", "/nowhere/pip/__init__.py"]'`,
+		"go":      `echo '{"GOPROXY":"https://evil-goproxy.example","GOSUMDB":"sum.evil.example","GONOPROXY":""}'`,
+		"npm":     `printf 'registry=https://evil-npm.example/\nglobalconfig=/nonexistent/npmrc\n'`,
+		"cargo":   `true`,
+	}
+	for name, answer := range tools {
+		r.write(filepath.Join(venv, "bin", name), "#!/bin/sh\necho "+name+" >> "+marker+"\n"+answer+"\n")
+		if err := os.Chmod(filepath.Join(venv, "bin", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A directory outside the workspace that is a link to one inside,
+	// and one holding a link to a tool inside.
+	linkDir := filepath.Join(r.home, "linkdir")
+	if err := os.Symlink(filepath.Join(venv, "bin"), linkDir); err != nil {
+		t.Fatal(err)
+	}
+	toolLinks := filepath.Join(r.home, "toollinks")
+	if err := os.MkdirAll(toolLinks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(venv, "bin", "python3"), filepath.Join(toolLinks, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	r.write(filepath.Join(venv, "pip.conf"), "[global]\nindex-url = https://venv-pypi.example/simple\n")
+	r.write(filepath.Join(r.ws, "pipconf"), "[global]\nextra-index-url = https://pipconf.example/simple\n")
+	r.write(filepath.Join(r.ws, "npmrc"), "registry=https://user-npm.example/\n")
+	r.write(filepath.Join(r.ws, "goenv"), "GOPROXY=https://goenv.example\n")
+	r.write(filepath.Join(r.ws, ".cargo-home", "config.toml"), "[registries.x]\nindex = \"sparse+https://cargo-home.example/index/\"\n")
+	r.write(filepath.Join(r.ws, ".cargo-home", "registry", "index", "cache-host.example-0123456789abcdef", "config.json"), `{"dl":"https://cache-dl.example/api"}`)
+	for _, path := range []string{
+		filepath.Join(venv, "bin"),
+		linkDir + string(os.PathListSeparator) + filepath.Join(venv, "bin"),
+		toolLinks,
+	} {
+		r.env["PATH"] = path
+		r.env["VIRTUAL_ENV"] = venv
+		r.env["PIP_CONFIG_FILE"] = filepath.Join(r.ws, "pipconf")
+		r.env["npm_config_userconfig"] = filepath.Join(r.ws, "npmrc")
+		r.env["GOENV"] = filepath.Join(r.ws, "goenv")
+		r.env["CARGO_HOME"] = filepath.Join(r.ws, ".cargo-home")
+		regs := FindRegistries(r.host())
+		if b, err := os.ReadFile(marker); err == nil {
+			t.Errorf("PATH=%s: FindRegistries ran tools of the workspace on the host: %q", path, b)
+			_ = os.Remove(marker)
+		}
+		if len(regs.Allow) != 0 {
+			t.Errorf("PATH=%s: allowed from the workspace:\n%s", path, dump(regs.Allow))
+		}
+		unlisted := dump(regs.Unlisted)
+		for _, host := range []string{"venv-pypi.example", "pipconf.example", "user-npm.example", "goenv.example", "cargo-home.example"} {
+			if !strings.Contains(unlisted, host) {
+				t.Errorf("PATH=%s: %s (in a file of the workspace) is not listed as left out:\n%s", path, host, unlisted)
+			}
+		}
+	}
+}
+
+// TestFindRegistriesHomeIsTheWorkspace: when the workspace is the home
+// directory, the git config and known_hosts there confirm no remote of
+// the workspace's repository.
+func TestFindRegistriesHomeIsTheWorkspace(t *testing.T) {
+	r := newRegHome(t)
+	r.ws = r.home
+	r.env["PATH"] = ""
+	r.write(".gitconfig", "[credential \"https://evil-git.example\"]\n\thelper = store\n")
+	r.write(".ssh/known_hosts", "evil-ssh.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+	r.write(".git/config", "[remote \"a\"]\n\turl = https://evil-git.example/x.git\n[remote \"b\"]\n\turl = ssh://git@evil-ssh.example/x.git\n")
+	h := r.host()
+	h.GitCommonDir = filepath.Join(r.ws, ".git")
+	regs := FindRegistries(h)
+	if len(regs.Allow) != 0 {
+		t.Errorf("allowed:\n%s", dump(regs.Allow))
+	}
+	u := dump(regs.Unlisted)
+	for _, host := range []string{"evil-git.example:443", "evil-ssh.example:22"} {
+		if !strings.Contains(u, host) {
+			t.Errorf("%s not listed as left out:\n%s", host, u)
+		}
+	}
+}

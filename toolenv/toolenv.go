@@ -107,6 +107,9 @@ type collector struct {
 	h    Host
 	res  Result
 	regs *registries // FindRegistries' answer
+	// untrusted names the workspace file being read (trusting): what it
+	// names is listed in Unlisted, never allowed.
+	untrusted string
 }
 
 // newCollector returns a collector for h, with Getenv and Environ
