@@ -79,23 +79,33 @@ func connect(args []string, in io.Reader, out io.Writer) error {
 		return refusedError{target: target, answer: trimNL(msg)}
 	}
 	_ = conn.SetDeadline(time.Time{})
-	done := make(chan error, 2)
+	up := make(chan error, 1)
+	down := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(conn, in)
 		if tc, ok := conn.(*net.TCPConn); ok {
 			_ = tc.CloseWrite()
 		}
-		done <- err
+		up <- err
 	}()
 	go func() {
 		// What the proxy sent after its answer is the tunnel's.
 		_, err := io.Copy(out, br)
-		done <- err
+		down <- err
 	}()
-	// The tunnel ends when the server closes it; ssh closing our stdin
-	// only half-closes it.
-	<-done
-	return <-done
+	// The tunnel ends when the server closes it: returning closes
+	// standard output, which is how ssh learns it (ssh keeps our standard
+	// input open until then). ssh closing our standard input only
+	// half-closes the tunnel.
+	select {
+	case err := <-down:
+		return err
+	case err := <-up:
+		if err != nil {
+			return err
+		}
+		return <-down
+	}
 }
 
 // refusedError is the proxy's refusal of a tunnel, with its answer.

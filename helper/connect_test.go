@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeConnectProxy serves one CONNECT request on 127.0.0.1: a tunnel to
@@ -96,5 +97,42 @@ func TestConnect(t *testing.T) {
 	}
 	if err := connect([]string{"example.com", "99999"}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "1 to 65535") {
 		t.Errorf("bad port: %v", err)
+	}
+}
+
+// TestConnectServerCloses: when the server ends the tunnel first,
+// __connect returns although its standard input stays open (ssh keeps
+// the ProxyCommand's standard input open until it reads end-of-file on
+// its standard output: waiting for both ends hangs ssh for ever).
+func TestConnectServerCloses(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\nSSH-2.0-banner\r\n")
+	}()
+	t.Setenv("HTTPS_PROXY", "http://"+l.Addr().String())
+	stdin, stdinW := io.Pipe() // never closed, as ssh's end
+	t.Cleanup(func() { stdinW.Close() })
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- connect([]string{"example.com", "22"}, stdin, &out) }()
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "SSH-2.0-banner\r\n" {
+			t.Fatalf("out %q err %v, want the banner and no error", out.String(), err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("__connect still running 10 s after the server closed the tunnel")
 	}
 }
