@@ -34,9 +34,12 @@
 //     AF_UNIX does (socketpair(2) stays allowed); with Options.StreamOnly,
 //     socket(2) for AF_PACKET fails, and for AF_INET and AF_INET6 unless
 //     its type is SOCK_STREAM (flags aside) and its protocol 0 or
-//     IPPROTO_TCP; with Options.DenyOtherFamilies (implied by
-//     StreamOnly), socket(2) for every family but AF_UNIX, AF_INET,
-//     AF_INET6 and AF_NETLINK (AF_VSOCK, AF_SMC, Bluetooth, ...) fails.
+//     IPPROTO_TCP, and sendto(2), sendmsg(2) and sendmmsg(2) with
+//     MSG_FASTOPEN fail (TCP Fast Open connects without connect(2), so
+//     Landlock's TCP connect rule would not see it); with
+//     Options.DenyOtherFamilies (implied by StreamOnly), socket(2) for
+//     every family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK
+//     (AF_VSOCK, AF_SMC, Bluetooth, ...) fails.
 //
 // Everything else is allowed. Install sets no_new_privs and applies the
 // filter to all threads of the process (SECCOMP_FILTER_FLAG_TSYNC).

@@ -121,7 +121,11 @@ const (
 	labSock = "socket"
 	// labStream checks an internet socket's type and protocol.
 	labStream = "stream"
-	aluAndK   = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
+	// labFastOpen2 and labFastOpen3 refuse MSG_FASTOPEN in the flags of
+	// sendmsg (args[2]) and of sendto and sendmmsg (args[3]).
+	labFastOpen2 = "fastopen2"
+	labFastOpen3 = "fastopen3"
+	aluAndK      = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 )
 
 func denied(strict bool) []sysEntry {
@@ -156,8 +160,10 @@ type Options struct {
 	// protocol 0 or IPPROTO_TCP, and refuses AF_PACKET, with EPERM: the
 	// Landlock-only backend's filtered network, where Landlock confines
 	// TCP to the proxy's ports and nothing confines UDP, raw sockets,
-	// SCTP or MPTCP. DenyNetwork, when also set, wins. It implies
-	// DenyOtherFamilies.
+	// SCTP or MPTCP. It also refuses sendto, sendmsg and sendmmsg with
+	// MSG_FASTOPEN: TCP Fast Open connects from there, without the LSM
+	// hook of connect(2), so Landlock's TCP connect rule would not apply.
+	// DenyNetwork, when also set, wins. It implies DenyOtherFamilies.
 	StreamOnly bool `json:"stream_only,omitempty"`
 	// DenyOtherFamilies refuses socket(2), with EPERM, for every address
 	// family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK (which the
@@ -212,6 +218,13 @@ func Filter(o Options) ([]unix.SockFilter, error) {
 	if checkSocket {
 		a.jmp(jeqK, unix.SYS_SOCKET, labSock, "")
 	}
+	if streamOnly {
+		// TCP Fast Open connects from sendto/sendmsg without the LSM
+		// hook of connect(2): Landlock's TCP connect rule never sees it.
+		a.jmp(jeqK, unix.SYS_SENDTO, labFastOpen3, "")
+		a.jmp(jeqK, unix.SYS_SENDMMSG, labFastOpen3, "")
+		a.jmp(jeqK, unix.SYS_SENDMSG, labFastOpen2, "")
+	}
 	a.stmt(retK, retAllow)
 
 	if checkSocket {
@@ -245,6 +258,15 @@ func Filter(o Options) ([]unix.SockFilter, error) {
 		a.stmt(ldAbs, offArgLow(2))
 		a.jmp(jeqK, 0, labAll, "")
 		a.jmp(jeqK, unix.IPPROTO_TCP, labAll, labDen)
+
+		// sendto, sendmmsg (args[3]) and sendmsg (args[2]) with
+		// MSG_FASTOPEN: a connect that Landlock cannot see.
+		a.label(labFastOpen3)
+		a.stmt(ldAbs, offArgLow(3))
+		a.jmp(jsetK, unix.MSG_FASTOPEN, labDen, labAll)
+		a.label(labFastOpen2)
+		a.stmt(ldAbs, offArgLow(2))
+		a.jmp(jsetK, unix.MSG_FASTOPEN, labDen, labAll)
 	}
 
 	// clone and unshare: args[0] are the flags.
@@ -351,7 +373,8 @@ func Describe(o Options) []string {
 		out = append(out, "socket for AF_INET, AF_INET6 and AF_PACKET")
 	}
 	if o.StreamOnly && !o.DenyNetwork {
-		out = append(out, "socket for AF_PACKET, and for AF_INET and AF_INET6 unless SOCK_STREAM with protocol 0 or IPPROTO_TCP (no UDP, raw, SCTP or MPTCP)")
+		out = append(out, "socket for AF_PACKET, and for AF_INET and AF_INET6 unless SOCK_STREAM with protocol 0 or IPPROTO_TCP (no UDP, raw, SCTP or MPTCP)",
+			"sendto, sendmsg and sendmmsg with MSG_FASTOPEN (TCP Fast Open connects without connect(2), where Landlock's TCP rules would not see it)")
 	}
 	if o.DenyOtherFamilies || o.StreamOnly {
 		out = append(out, "socket for every family but the unix, internet and netlink ones (no AF_VSOCK, AF_SMC, Bluetooth, ...)")

@@ -115,6 +115,17 @@ var childCases = map[string]childCase{
 		} else {
 			out("tcp_connect", 0xffff)
 		}
+		// TCP Fast Open: sendto with MSG_FASTOPEN connects without
+		// connect(2) (and without Landlock's connect hook).
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			out("tcp_fastopen", errnoOf(err))
+			return
+		}
+		defer unix.Close(fd)
+		port := l.Addr().(*net.TCPAddr).Port
+		err = unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+		out("tcp_fastopen", errnoOf(err))
 	}},
 	// families: the address families no network namespace nor Landlock
 	// confines (AF_VSOCK reaches the hypervisor's host, AF_SMC makes its
@@ -498,7 +509,7 @@ func TestStreamOnly(t *testing.T) {
 		"inet_stream": ok, "inet_stream_flags": ok, "inet_stream_tcp": ok, "inet6_stream": ok,
 		"inet_stream_mptcp": eperm, "inet_stream_sctp": eperm, "inet_dgram": eperm, "inet6_dgram": eperm,
 		"inet_dgram_udp": eperm, "inet_raw": eperm, "inet_seqpacket": eperm, "packet": eperm,
-		"unix_dgram": ok, "tcp_connect": ok,
+		"unix_dgram": ok, "tcp_connect": ok, "tcp_fastopen": eperm,
 	}
 	on := runChildWith(t, "streams", true, Options{StreamOnly: true})
 	off := runChildWith(t, "streams", false, Options{})
@@ -814,6 +825,41 @@ func TestFilterSocketRules(t *testing.T) {
 		}
 		if strings.Contains(d, "AF_VSOCK") != (c.o.DenyOtherFamilies || c.o.StreamOnly) {
 			t.Errorf("%+v: Describe mentions AF_VSOCK: %v\n%s", c.o, !c.o.DenyOtherFamilies, d)
+		}
+	}
+}
+
+// TestFilterFastOpen interprets the program's decisions for sendto,
+// sendmsg and sendmmsg: MSG_FASTOPEN (a TCP connect Landlock cannot see)
+// is refused under StreamOnly only; other flags pass.
+func TestFilterFastOpen(t *testing.T) {
+	const fo = unix.MSG_FASTOPEN
+	for _, o := range []Options{{}, {StreamOnly: true}} {
+		prog, err := Filter(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deny := uint32(retAllow)
+		if o.StreamOnly {
+			deny = retEPERM
+		}
+		for _, c := range []struct {
+			name string
+			nr   uint32
+			args []uint64
+			want uint32
+		}{
+			{"sendto", unix.SYS_SENDTO, []uint64{3, 0, 1, unix.MSG_NOSIGNAL, 0, 0}, retAllow},
+			{"sendto MSG_FASTOPEN", unix.SYS_SENDTO, []uint64{3, 0, 1, fo, 0, 0}, deny},
+			{"sendto MSG_FASTOPEN|MSG_NOSIGNAL", unix.SYS_SENDTO, []uint64{3, 0, 1, fo | unix.MSG_NOSIGNAL, 0, 0}, deny},
+			{"sendmsg", unix.SYS_SENDMSG, []uint64{3, 0, unix.MSG_DONTWAIT}, retAllow},
+			{"sendmsg MSG_FASTOPEN", unix.SYS_SENDMSG, []uint64{3, 0, fo}, deny},
+			{"sendmmsg", unix.SYS_SENDMMSG, []uint64{3, 0, 1, 0}, retAllow},
+			{"sendmmsg MSG_FASTOPEN", unix.SYS_SENDMMSG, []uint64{3, 0, 1, fo}, deny},
+		} {
+			if got := run(t, prog, nativeArch, c.nr, c.args...); got != c.want {
+				t.Errorf("%+v %s: %#x, want %#x", o, c.name, got, c.want)
+			}
 		}
 	}
 }
