@@ -102,13 +102,16 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		close(copied)
 	}()
 	// What the run says goes into the result: the degraded rules, limits
-	// reached, the hint and the notes before the output; the fall back to
-	// the Landlock-only backend in the output, where it happened.
+	// reached, the hosts the network proxy refused, the hint and the
+	// notes before the output; the fall back to the Landlock-only backend
+	// in the output, where it happened.
 	var degraded, said, notes []string
 	tell := func(l launch.Line) {
 		switch l.Kind {
 		case launch.Degraded:
 			degraded = append(degraded, "degraded: "+l.Text)
+		case launch.NetRefused:
+			said = append(said, "network: "+l.Text)
 		case launch.Limit, launch.Hint:
 			said = append(said, l.Text)
 		case launch.Note:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -465,6 +466,25 @@ func TestRunCommandSaysWhatHappened(t *testing.T) {
 	out = e.ok(t, ToolRunCommand, map[string]any{"argv": []string{"git", "init"}})
 	if strings.HasPrefix(out, "exit code: 0") || !strings.Contains(out, "git init: ") {
 		t.Errorf("git init inside: no hint saying why it failed: %q", out)
+	}
+}
+
+// TestRunCommandNetworkRefused: run_command tells the agent which host
+// the network proxy refused and the flag that allows it (curl's own error
+// for an https:// URL names neither). The name is refused before any
+// lookup: no packet leaves the machine.
+func TestRunCommandNetworkRefused(t *testing.T) {
+	if !slices.Contains(runModes(t), "standard") {
+		t.Skip("no OS sandbox here")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	e := startWith(t, "standard", func(l *config.Layer) { l.Network.Allow = []string{"allowed.test:443"} })
+	out := e.ok(t, ToolRunCommand, map[string]any{"argv": []string{"curl", "-sS", "https://refused.test/"}})
+	want := "network: refused refused.test:443 (no allow rule); allow it with --allow-net refused.test:443\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("run_command output %q; want the line %q", out, want)
 	}
 }
 
