@@ -545,3 +545,20 @@ func TestHostAddressRefused(t *testing.T) {
 		t.Errorf("GET public.test with 1.2.3.4:80 allowed: %d %q %v; want the dial tried", code, body, err)
 	}
 }
+
+// TestSOCKSEmptyDomain: a SOCKS5 CONNECT whose domain is empty is refused
+// as malformed and recorded as the empty host it is (not as "<nil>").
+func TestSOCKSEmptyDomain(t *testing.T) {
+	h := newHarness(t, []string{"*"}, nil, "")
+	rep, _, err := socksRaw(t, h.socksAddr, "", "", 1, "", 80)
+	if err != nil || rep != 0x02 {
+		t.Fatalf("reply 0x%02x, %v; want 0x02", rep, err)
+	}
+	want := []Refused{{Host: `""`, Port: 80, Rule: RuleMalformed, Hint: "the target is malformed, and no entry allows it"}}
+	if r := h.srv.Refusals(); !slices.Equal(r, want) {
+		t.Errorf("Refusals() = %+v; want %+v", r, want)
+	}
+	if d := h.Dials(); len(d) != 0 {
+		t.Errorf("dialed %q", d)
+	}
+}

@@ -62,8 +62,8 @@ func (s *Server) socksConnect(ctx context.Context, w io.Writer, req *socks5.Requ
 	}
 	dst := req.RawDestAddr
 	host := dst.FQDN
-	if host == "" {
-		host = dst.IP.String()
+	if host == "" && dst.IP != nil {
+		host = dst.IP.String() // an empty domain stays empty: refused as malformed
 	}
 	up, d, err := s.open(ctx, SOCKS5, host, dst.Port)
 	switch {
