@@ -31,6 +31,7 @@ func (s *Server) ServeHTTP(l net.Listener) error {
 	h := &http.Server{
 		Handler:           http.HandlerFunc(s.handleHTTP),
 		ReadHeaderTimeout: handshakeTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}

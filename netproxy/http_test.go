@@ -562,3 +562,21 @@ func TestSOCKSEmptyDomain(t *testing.T) {
 		t.Errorf("dialed %q", d)
 	}
 }
+
+// TestHeaderSizeBounded: a request head is bounded at 64 KiB (431 past
+// it), since its memory is the host's; a head of a few KiB (cookies, a
+// token) still goes through.
+func TestHeaderSizeBounded(t *testing.T) {
+	o := newOrigin(t, false)
+	target := hostPort("127.0.0.1", o.port())
+	h := newHarness(t, []string{target}, nil, "")
+	for _, tc := range []struct {
+		size int
+		code int
+	}{{16 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		resp, _, _ := rawHTTP(t, h.httpAddr, "GET http://"+target+"/h HTTP/1.1\r\nHost: "+target+"\r\nX-Big: "+strings.Repeat("a", tc.size)+"\r\n\r\n")
+		if resp.StatusCode != tc.code {
+			t.Errorf("a %d-byte header: %d, want %d", tc.size, resp.StatusCode, tc.code)
+		}
+	}
+}

@@ -141,6 +141,11 @@ const (
 	handshakeTimeout = 30 * time.Second
 	// closeWait bounds how long Close waits for the connections' goroutines.
 	closeWait = 5 * time.Second
+	// maxHeaderBytes bounds an HTTP proxy request's head (squid's default
+	// request_header_max_size): the proxy's memory is the host's, outside
+	// the sandbox's limits, and net/http's default (1 MiB per connection)
+	// let 400 connections from inside hold 700 MB of it.
+	maxHeaderBytes = 64 << 10
 )
 
 // Server is one run's proxy. It is safe for concurrent use.
