@@ -67,6 +67,11 @@ func (s *Server) handleHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cordon: network: this proxy needs the run's token (Proxy-Authorization: Basic with user "+TokenUser+")", http.StatusProxyAuthRequired)
 		return
 	}
+	if !s.admit() {
+		http.Error(w, fmt.Sprintf("cordon: network: the proxy is serving %d connections at once, its bound; try again when some have ended", s.cfg.MaxConns), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.release()
 	if r.Method == http.MethodConnect {
 		s.handleConnect(w, r)
 		return

@@ -77,7 +77,18 @@ type Config struct {
 	// one of its interfaces reaches every service bound to 0.0.0.0
 	// there); nil is the addresses of its interfaces when New runs.
 	HostAddrs []netip.Addr
+	// MaxConns bounds the connections served at once (tunnels, plain
+	// HTTP requests in progress, SOCKS5 clients, forwarded connections):
+	// each holds descriptors and memory of the host, outside the
+	// sandbox's limits. One over it is answered 503 (SOCKS5: its
+	// connection closed). 0 is DefaultMaxConns.
+	MaxConns int
 }
+
+// DefaultMaxConns is Config.MaxConns when it is 0: well above what a
+// build or a package manager opens at once (npm: 16 sockets per host by
+// default), well below the host's descriptor limit.
+const DefaultMaxConns = 1024
 
 // Protocol is how a client reached the proxy.
 type Protocol string
@@ -167,6 +178,8 @@ type Server struct {
 	conns     map[net.Conn]struct{}
 	https     []*http.Server
 	wg        sync.WaitGroup
+	active    int // connections admitted (see admit)
+	overCap   int // connections turned away by MaxConns
 	refused   []Refused
 	seen      map[string]bool
 	more      int // refusals past the first maxRefusals distinct ones
@@ -194,6 +207,9 @@ func New(cfg Config) *Server {
 	}
 	if s.cfg.DialTimeout <= 0 {
 		s.cfg.DialTimeout = defaultDialTimeout
+	}
+	if s.cfg.MaxConns <= 0 {
+		s.cfg.MaxConns = DefaultMaxConns
 	}
 	if s.dial == nil {
 		d := &net.Dialer{Timeout: s.cfg.DialTimeout}
@@ -275,6 +291,34 @@ func (s *Server) begin() bool {
 	}
 	s.wg.Add(1)
 	return true
+}
+
+// admit takes one of Config.MaxConns slots for a connection being
+// served; it says false when all are taken. release gives it back.
+func (s *Server) admit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active >= s.cfg.MaxConns {
+		s.overCap++
+		return false
+	}
+	s.active++
+	return true
+}
+
+// release gives back a slot taken by admit.
+func (s *Server) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+}
+
+// OverCap returns how many connections were turned away because
+// Config.MaxConns were being served.
+func (s *Server) OverCap() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overCap
 }
 
 // track registers connections that Close must close; it says false (and
@@ -424,8 +468,14 @@ func (s *Server) serve(l net.Listener, handle func(net.Conn)) error {
 			_ = c.Close()
 			return nil
 		}
+		if !s.admit() {
+			s.wg.Done()
+			_ = c.Close()
+			continue
+		}
 		go func() {
 			defer s.wg.Done()
+			defer s.release()
 			handle(c)
 		}()
 	}

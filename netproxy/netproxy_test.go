@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -355,5 +356,55 @@ func TestCloseStopsDials(t *testing.T) {
 		case <-time.After(testTimeout):
 			t.Fatal("a client got no answer after Close")
 		}
+	}
+}
+
+// TestMaxConns: connections past Config.MaxConns are turned away (HTTP:
+// 503; SOCKS5: closed), and a slot freed by an ended tunnel is taken
+// again: a sandbox cannot hold an unbounded number of the host's
+// descriptors open through the proxy.
+func TestMaxConns(t *testing.T) {
+	port := echoServer(t)
+	target := hostPort("127.0.0.1", port)
+	h := newHarnessWith(t, []string{target}, nil, "", func(c *Config) { c.MaxConns = 2 })
+	a, err := connectHTTP(h.httpAddr, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := connectHTTP(h.httpAddr, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := connectHTTP(h.httpAddr, target); err == nil || !strings.Contains(err.Error(), "503") {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("a third CONNECT with MaxConns 2: %v; want 503", err)
+	}
+	sd, err := proxy.SOCKS5("tcp", h.socksAddr, nil, &net.Dialer{Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := sd.Dial("tcp", target); err == nil {
+		c.Close()
+		t.Errorf("a SOCKS5 client past MaxConns was served")
+	}
+	if got := h.srv.OverCap(); got != 2 {
+		t.Errorf("OverCap() = %d; want 2", got)
+	}
+	a.Close()
+	b.Close()
+	// The slots come back when the tunnels end (bounded wait).
+	deadline := time.Now().Add(testTimeout)
+	for {
+		c, err := connectHTTP(h.httpAddr, target)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no slot came back after the tunnels ended: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
