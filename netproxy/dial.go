@@ -191,14 +191,22 @@ func (s *Server) isEntry(rules []netrule.Rule, rule string) bool {
 }
 
 // lookup resolves name once, bounded by the dial timeout, and returns its
-// distinct addresses in the resolver's order. It asks for the absolute
-// name (absolute), so that no resolv.conf search domain turns the name
-// the rules decided on into another host ("wiki" into a denied
-// wiki.corp.example).
+// distinct addresses in the resolver's order: from the host's hosts file
+// first when the resolver is the host's own (Go's skips that file for an
+// absolute name), else asking for the absolute name (absolute), so that
+// no resolv.conf search domain turns the name the rules decided on into
+// another host ("wiki" into a denied wiki.corp.example).
 func (s *Server) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DialTimeout)
 	defer cancel()
-	addrs, err := s.resolver.LookupNetIP(ctx, "ip", absolute(name))
+	var addrs []netip.Addr
+	var err error
+	if s.hosts != nil {
+		addrs = s.hosts.lookup(name)
+	}
+	if len(addrs) == 0 {
+		addrs, err = s.resolver.LookupNetIP(ctx, "ip", absolute(name))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errUnresolved, name, err)
 	}

@@ -178,8 +178,9 @@ type Server struct {
 	conns     map[net.Conn]struct{}
 	https     []*http.Server
 	wg        sync.WaitGroup
-	active    int // connections admitted (see admit)
-	overCap   int // connections turned away by MaxConns
+	hosts     *hostsFile // the host's hosts file, with the host's resolver
+	active    int        // connections admitted (see admit)
+	overCap   int        // connections turned away by MaxConns
 	refused   []Refused
 	seen      map[string]bool
 	more      int // refusals past the first maxRefusals distinct ones
@@ -204,6 +205,7 @@ func New(cfg Config) *Server {
 	}
 	if s.resolver == nil {
 		s.resolver = net.DefaultResolver
+		s.hosts = &hostsFile{path: "/etc/hosts"}
 	}
 	if s.cfg.DialTimeout <= 0 {
 		s.cfg.DialTimeout = defaultDialTimeout
