@@ -422,7 +422,7 @@ func enforced(r *probe.Report) []enforcement {
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more", nil},
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
-		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted (audit.log_file, --audit-log); allowed operations (audit.log_allowed) and what shell commands were denied are not recorded: not built yet", nil},
+		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted and every decision of the network proxy, allowed or refused (audit.log_file, --audit-log); allowed file operations (audit.log_allowed) and what the kernel denied a shell command are not recorded: not built yet", nil},
 		{"violation monitor", st(false), "denials of shell commands show as the command's own errors (Permission denied, Read-only file system)", nil},
 	}...)
 }
