@@ -473,3 +473,42 @@ func TestNetLandlockToken(t *testing.T) {
 		t.Errorf("strict mode on the Landlock-only backend with a filtered network: %s", r)
 	}
 }
+
+// TestNetSSHProxyCommand: the real ssh client, run as git runs it
+// ($GIT_SSH_COMMAND), reaches an SSH server on the host's 127.0.0.1
+// through cordon's ProxyCommand (it reads the server's identification
+// line), and a refused host ends ssh at once with the proxy's reason.
+func TestNetSSHProxyCommand(t *testing.T) {
+	requireTool(t, "ssh")
+	e := newEnv(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// An SSH server's first line, then the end (no key exchange).
+			_, _ = io.WriteString(c, "SSH-2.0-cordontest_9c1\r\n")
+			_ = c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	// As git runs it: sh -c "$GIT_SSH_COMMAND ARGS".
+	script := fmt.Sprintf(`eval "$GIT_SSH_COMMAND -v -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p %d 127.0.0.1 true"; echo "@@ssh:$?"
+git ls-remote ssh://blocked.example/repo.git; echo "@@refused:$?"`, port)
+	r := e.sh(script, "--allow-net", fmt.Sprintf("127.0.0.1:%d", port), "--timeout", "60s")
+	if !strings.Contains(r.stderr, "remote software version cordontest_9c1") {
+		t.Errorf("ssh did not reach the server through the ProxyCommand:\n%s", r)
+	}
+	if got := marked(r.stdout, "refused"); got == "0" || got == "" {
+		t.Errorf("ssh to a refused host: exit %q\n%s", got, r)
+	}
+	if !strings.Contains(r.stderr, "blocked.example") || !strings.Contains(r.stderr, "no allow rule") {
+		t.Errorf("the refusal does not name the host and the rule:\n%s", r)
+	}
+}
