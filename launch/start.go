@@ -31,6 +31,8 @@ type sandboxRun struct {
 	onStarted []func() // the child's ends, closed after start
 	onWaited  []func() // closed when the run is over, last first
 
+	held *workspaceLock // taken before the plan was built, or nil
+
 	group      *limits.Group
 	cmd        *exec.Cmd
 	term       *terminal
@@ -170,7 +172,7 @@ func (r *sandboxRun) prepareDirs() error {
 		return err
 	}
 	if pl.LockWorkspace {
-		lock, err := lockWorkspace(pl)
+		lock, err := lockWorkspace(pl, r.held)
 		if err != nil {
 			return err
 		}
