@@ -19,10 +19,9 @@ import (
 // guard is the check, after the run, for what the command planted in its
 // writable trees to run later on the host (see package planted).
 type guard struct {
-	before  *planted.Before
-	roots   []string
-	opts    planted.Options
-	journal string // this run's journal file, removed by finish
+	before *planted.Before
+	roots  []string
+	opts   planted.Options
 	// workspace: findings below it are named relative to it, others
 	// (another write path, the sandbox cache) by their whole path.
 	workspace string
@@ -32,8 +31,9 @@ type guard struct {
 // starts: the git directories and protected names the plan's walk found
 // in the writable roots. It returns nil when the command writes no root
 // that is checked. While the run lasts, a journal in the state directory
-// names its roots, so that if cordon is killed before its check (kill -9),
-// the next run reports what it may have planted (see sweepJournals).
+// names its roots (see startJournal), so that if cordon is killed before
+// its check (kill -9), the next run reports what it may have planted (see
+// sweepJournals).
 func startGuard(pl *plan.Plan) *guard {
 	g := pl.Guard
 	if len(g.Roots) == 0 {
@@ -42,9 +42,7 @@ func startGuard(pl *plan.Plan) *guard {
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly}
-	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
-	gd.journal = writeJournal(pl.StateDir, g.Roots)
-	return gd
+	return &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 }
 
 // journal is what a run in progress records of itself.
@@ -52,22 +50,30 @@ type journal struct {
 	Pid   int      `json:"pid"`
 	Start int64    `json:"start_unix_nano"`
 	Roots []string `json:"roots"`
+	// Pgid is the command's process group on the Landlock-only backend
+	// (no pid namespace): what is left of it when cordon is killed lives
+	// on, and the next run kills it (see killLeftGroup).
+	Pgid int `json:"pgid,omitempty"`
 }
 
 // journalDir holds the journals of runs in progress.
 func journalDir(stateDir string) string { return filepath.Join(stateDir, "runs") }
 
+// needsJournal reports whether a run of pl leaves something to the next
+// run if cordon is killed: roots to check for planted files, or, without
+// a pid namespace, processes to kill.
+func needsJournal(pl *plan.Plan) bool {
+	return pl.StateDir != "" && (len(pl.Guard.Roots) > 0 || !pl.PidNamespace)
+}
+
 // writeJournal records a run in progress and returns its file, or "" if
 // it could not (the run goes on; only a kill -9 would then go unchecked).
-func writeJournal(stateDir string, roots []string) string {
-	if stateDir == "" {
-		return ""
-	}
+func writeJournal(stateDir string, j journal) string {
 	dir := journalDir(stateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}
-	j := journal{Pid: os.Getpid(), Start: time.Now().UnixNano(), Roots: roots}
+	j.Pid = os.Getpid()
 	b, err := json.Marshal(j)
 	if err != nil {
 		return ""
@@ -92,6 +98,8 @@ const maxJournals = 16
 // for what was created or changed since it started, and returns one
 // warning line per finding. It only reports (the user may have changed
 // things there since, and those are theirs), and removes the journal.
+// Before that it kills what is left of the run's process group, when the
+// journal names one (the Landlock-only backend).
 // placeholders are this run's, which the killed run may have left too.
 func sweepJournals(stateDir string, placeholders []string) []string {
 	if stateDir == "" {
@@ -117,9 +125,18 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		if j.Pid == os.Getpid() || unix.Kill(j.Pid, 0) != unix.ESRCH {
 			continue // still running (or its pid taken again): not ours to judge
 		}
+		// Of the runs that find it, the one that removes it sweeps.
+		if os.Remove(p) != nil {
+			continue
+		}
 		seen++
-		os.Remove(p)
 		start := time.Unix(0, j.Start)
+		if j.Pgid > 0 {
+			killLeftGroup(j.Pgid, start)
+		}
+		if len(j.Roots) == 0 {
+			continue
+		}
 		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
 		if err != nil {
 			continue
@@ -142,7 +159,6 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 	if g == nil {
 		return nil
 	}
-	defer g.done()
 	rep, err := g.before.Check(g.roots, g.opts)
 	incomplete := rep.Incomplete
 	if err != nil {
@@ -164,13 +180,4 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		lines = append(lines, "cordon: warning: "+res.PlantedIncomplete)
 	}
 	return lines
-}
-
-// done removes the run's journal: its check has run (or the command never
-// started).
-func (g *guard) done() {
-	if g != nil && g.journal != "" {
-		os.Remove(g.journal)
-		g.journal = ""
-	}
 }
