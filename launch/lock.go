@@ -149,8 +149,8 @@ func lockWorkspace(pl *plan.Plan, held *workspaceLock) (*workspaceLock, error) {
 // over them. bwrap would create them too, but inside its user namespace
 // root cannot write to a directory that another user owns (sudo cordon in
 // a user's checkout). The last component is created with mkdirat or
-// openat(O_EXCL) under an os.Root of its parent, which never follows a
-// symlink there.
+// openat(O_EXCL) under an os.Root of its parent, or linked there with its
+// content (createWithContent), which never follows a symlink there.
 func createPlaceholders(pl *plan.Plan) error {
 	for _, ph := range pl.Placeholders {
 		p := ph.Path
@@ -168,6 +168,12 @@ func createPlaceholders(pl *plan.Plan) error {
 		default:
 			return fmt.Errorf("creating placeholder %s for a missing protected path: unknown kind %q", p, ph.Kind)
 		}
+		if len(content) > 0 {
+			if err := createWithContent(p, content); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
+			}
+			continue
+		}
 		r, err := os.OpenRoot(filepath.Dir(p))
 		if err != nil {
 			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
@@ -178,12 +184,7 @@ func createPlaceholders(pl *plan.Plan) error {
 		} else {
 			var f *os.File
 			if f, err = r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-				if len(content) > 0 {
-					_, err = f.Write(content)
-				}
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
+				err = f.Close()
 			}
 		}
 		r.Close()
@@ -192,6 +193,62 @@ func createPlaceholders(pl *plan.Plan) error {
 		}
 	}
 	return nil
+}
+
+// createWithContent creates the file p holding content, unless p exists
+// (fs.ErrExist), so that nobody ever sees it without its content: the
+// commondir placeholder, which another run's repository discovery and git
+// on the host read meanwhile (empty, it is a broken repository). The file
+// is written unnamed (O_TMPFILE) in p's directory and linked into place,
+// which never replaces nor follows what is there. Where the file system
+// has no O_TMPFILE it is created and then written.
+func createWithContent(p string, content []byte) error {
+	dfd, err := unix.Open(filepath.Dir(p), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
+	}
+	defer unix.Close(dfd)
+	name := filepath.Base(p)
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		// No O_TMPFILE here (EOPNOTSUPP; EISDIR before Linux 3.11).
+		return createThenWrite(dfd, p, name, content)
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	if _, err := f.Write(content); err != nil {
+		return err
+	}
+	err = unix.Linkat(fd, "", dfd, name, unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EPERM) {
+		// AT_EMPTY_PATH wants CAP_DAC_READ_SEARCH: through /proc.
+		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fs.ErrExist
+	}
+	if err != nil {
+		return &fs.PathError{Op: "link", Path: p, Err: err}
+	}
+	return nil
+}
+
+// createThenWrite creates name in the directory dfd (never through a
+// link) and writes content to it.
+func createThenWrite(dfd int, p, name string, content []byte) error {
+	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if errors.Is(err, unix.EEXIST) {
+		return fs.ErrExist
+	}
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // release removes placeholders and the lock file if no other run holds

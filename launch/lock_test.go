@@ -163,3 +163,50 @@ func TestWorkspaceLockContention(t *testing.T) {
 		t.Errorf("left in the lock directory after the last run: %v", left)
 	}
 }
+
+// TestCommondirPlaceholderAtomic: a commondir placeholder appears with its
+// content ("."), never empty: another run's repository discovery (or git
+// on the host) reading an empty commondir took the repository for broken,
+// and that run locked the workspace under another key, so that its end
+// removed placeholders the other runs still used.
+func TestCommondirPlaceholderAtomic(t *testing.T) {
+	dir := t.TempDir()
+	ph := filepath.Join(dir, "commondir")
+	pl := &plan.Plan{Placeholders: []plan.Placeholder{{Path: ph, Kind: plan.PlaceholderCommondir}}}
+	const rounds = 3000
+	done := make(chan struct{})
+	seen := make(chan int, 1)
+	go func() {
+		empty := 0
+		for {
+			select {
+			case <-done:
+				seen <- empty
+				return
+			default:
+			}
+			if b, err := os.ReadFile(ph); err == nil && string(b) != ".\n" {
+				empty++
+			}
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; i < rounds && time.Now().Before(deadline); i++ {
+		if err := createPlaceholders(pl); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(ph); err != nil || string(b) != ".\n" {
+			t.Fatalf("the placeholder holds %q (%v)", b, err)
+		}
+		if err := os.Remove(ph); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if n := <-seen; n > 0 {
+		t.Errorf("a reader found the commondir placeholder without its content %d times", n)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("left in the directory: %v", ents)
+	}
+}
