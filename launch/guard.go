@@ -1,12 +1,15 @@
 package launch
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"github.com/cordon-sandbox/cordon/subpath"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,16 +81,23 @@ func writeJournal(stateDir string, j journal) string {
 	if err != nil {
 		return ""
 	}
-	f, err := os.CreateTemp(dir, fmt.Sprintf("%d-*.json", j.Pid))
-	if err != nil {
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
 		return ""
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err != nil || cerr != nil {
-		os.Remove(f.Name())
+	// Whole or not at all: other runs read it meanwhile.
+	p := filepath.Join(dir, fmt.Sprintf("%d-%s.json", j.Pid, hex.EncodeToString(rnd[:])))
+	if err := createWithContent(p, b, 0o600); err != nil {
 		return ""
 	}
-	return f.Name()
+	return p
+}
+
+// journalPid is the pid a journal's name begins with (PID-HEX.json).
+func journalPid(name string) (int, bool) {
+	s, _, ok := strings.Cut(name, "-")
+	pid, err := strconv.Atoi(s)
+	return pid, ok && err == nil && pid > 0
 }
 
 // maxJournals bounds how many journals of killed runs one run examines.
@@ -119,7 +129,11 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		b, err := os.ReadFile(p)
 		var j journal
 		if err != nil || json.Unmarshal(b, &j) != nil || j.Pid <= 0 {
-			os.Remove(p)
+			// Only a run that is gone leaves one unreadable for good;
+			// one being written (without O_TMPFILE) is its run's.
+			if pid, ok := journalPid(e.Name()); !ok || pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH {
+				os.Remove(p)
+			}
 			continue
 		}
 		if j.Pid == os.Getpid() || unix.Kill(j.Pid, 0) != unix.ESRCH {

@@ -85,8 +85,8 @@ func sameRunProcess(pid, pgid int, boot, start time.Time) bool {
 	if unix.Stat("/proc/"+strconv.Itoa(pid), &st) != nil || int(st.Uid) != os.Geteuid() {
 		return false
 	}
-	pg, began, err := procGroupStart(pid, boot)
-	return err == nil && pg == pgid && !began.Before(start.Add(-startSlack))
+	pg, began, zombie, err := procGroupStart(pid, boot)
+	return err == nil && !zombie && pg == pgid && !began.Before(start.Add(-startSlack))
 }
 
 // killExact sends SIGKILL to pid through a pidfd, after checking through
@@ -103,32 +103,33 @@ func killExact(pid, pgid int, boot, start time.Time) {
 }
 
 // procGroupStart reads the process group and start time of pid from
-// /proc/PID/stat.
-func procGroupStart(pid int, boot time.Time) (pgid int, started time.Time, err error) {
+// /proc/PID/stat, and whether it has ended (a zombie, which its reaper
+// has yet to wait for).
+func procGroupStart(pid int, boot time.Time) (pgid int, started time.Time, zombie bool, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, time.Time{}, err
+		return 0, time.Time{}, false, err
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, time.Time{}, errors.New("malformed stat")
+		return 0, time.Time{}, false, errors.New("malformed stat")
 	}
 	// Fields from the state (3rd) on: pgrp is the 5th, starttime the
 	// 22nd.
 	f := strings.Fields(s[i+1:])
 	if len(f) < 20 {
-		return 0, time.Time{}, errors.New("malformed stat")
+		return 0, time.Time{}, false, errors.New("malformed stat")
 	}
 	if pgid, err = strconv.Atoi(f[2]); err != nil {
-		return 0, time.Time{}, err
+		return 0, time.Time{}, false, err
 	}
 	ticks, err := strconv.ParseUint(f[19], 10, 64)
 	if err != nil {
-		return 0, time.Time{}, err
+		return 0, time.Time{}, false, err
 	}
 	// USER_HZ is 100 on every Linux architecture Go supports.
-	return pgid, boot.Add(time.Duration(ticks) * (time.Second / 100)), nil
+	return pgid, boot.Add(time.Duration(ticks) * (time.Second / 100)), f[0] == "Z" || f[0] == "X", nil
 }
 
 // bootTime is when the machine booted, on the wall clock.

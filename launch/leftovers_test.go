@@ -121,6 +121,42 @@ func TestSweepJournalsKillsLeftGroup(t *testing.T) {
 	}
 }
 
+// TestSweepJournalsUnreadable: a journal that cannot be read whole is
+// removed only when its run (the pid its name begins with) is gone: one
+// being written belongs to a run going on, which another run's sweep
+// removed, so that when that run was killed nothing cleaned up after it.
+func TestSweepJournalsUnreadable(t *testing.T) {
+	state := t.TempDir()
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+	if err := os.MkdirAll(journalDir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writing := filepath.Join(journalDir(state), fmt.Sprintf("%d-0a1b2c3d4e5f.json", live.Process.Pid))
+	broken := filepath.Join(journalDir(state), fmt.Sprintf("%d-0a1b2c3d4e5f.json", deadPid(t)))
+	for _, p := range []string{writing, broken} {
+		if err := os.WriteFile(p, []byte(`{"pid":`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepJournals(state, nil)
+	if _, err := os.Lstat(writing); err != nil {
+		t.Errorf("the journal of a run going on, not yet whole, was removed: %v", err)
+	}
+	if _, err := os.Lstat(broken); err == nil {
+		t.Error("the unreadable journal of a run that is gone is left")
+	}
+	// A journal appears whole.
+	p := writeJournal(state, journal{Start: time.Now().UnixNano(), Roots: []string{"/x"}, Pgid: 7})
+	var j journal
+	if b, err := os.ReadFile(p); err != nil || json.Unmarshal(b, &j) != nil || j.Pid != os.Getpid() || j.Pgid != 7 {
+		t.Errorf("journal %s: %+v, %v", p, j, err)
+	}
+}
+
 // TestSweepPrivateTmps: the private /tmp of a Landlock-only run whose
 // cordon was killed is removed by the next run, even where the command
 // took its owner's rights away (chmod 000); those of runs going on, this

@@ -169,7 +169,7 @@ func createPlaceholders(pl *plan.Plan) error {
 			return fmt.Errorf("creating placeholder %s for a missing protected path: unknown kind %q", p, ph.Kind)
 		}
 		if len(content) > 0 {
-			if err := createWithContent(p, content); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := createWithContent(p, content, 0o644); err != nil && !errors.Is(err, fs.ErrExist) {
 				return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
 			}
 			continue
@@ -195,24 +195,25 @@ func createPlaceholders(pl *plan.Plan) error {
 	return nil
 }
 
-// createWithContent creates the file p holding content, unless p exists
-// (fs.ErrExist), so that nobody ever sees it without its content: the
-// commondir placeholder, which another run's repository discovery and git
-// on the host read meanwhile (empty, it is a broken repository). The file
-// is written unnamed (O_TMPFILE) in p's directory and linked into place,
-// which never replaces nor follows what is there. Where the file system
-// has no O_TMPFILE it is created and then written.
-func createWithContent(p string, content []byte) error {
+// createWithContent creates the file p of mode perm (less the umask)
+// holding content, unless p exists (fs.ErrExist), so that nobody ever
+// sees it without its content: the commondir placeholder, which another
+// run's repository discovery and git on the host read meanwhile (empty,
+// it is a broken repository), and a run's journal, which other runs read.
+// The file is written unnamed (O_TMPFILE) in p's directory and linked into
+// place, which never replaces nor follows what is there. Where the file
+// system has no O_TMPFILE it is created and then written.
+func createWithContent(p string, content []byte, perm uint32) error {
 	dfd, err := unix.Open(filepath.Dir(p), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
 	}
 	defer unix.Close(dfd)
 	name := filepath.Base(p)
-	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
 	if err != nil {
 		// No O_TMPFILE here (EOPNOTSUPP; EISDIR before Linux 3.11).
-		return createThenWrite(dfd, p, name, content)
+		return createThenWrite(dfd, p, name, content, perm)
 	}
 	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
@@ -235,8 +236,8 @@ func createWithContent(p string, content []byte) error {
 
 // createThenWrite creates name in the directory dfd (never through a
 // link) and writes content to it.
-func createThenWrite(dfd int, p, name string, content []byte) error {
-	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+func createThenWrite(dfd int, p, name string, content []byte, perm uint32) error {
+	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if errors.Is(err, unix.EEXIST) {
 		return fs.ErrExist
 	}
