@@ -125,19 +125,20 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		if seen >= maxJournals || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
+		// Its name says whose it is (writeJournal): with many runs at
+		// once, those going on are passed over without being read.
+		if pid, ok := journalPid(e.Name()); ok && (pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH) {
+			continue // still running (or its pid taken again): not ours to judge
+		}
 		p := filepath.Join(journalDir(stateDir), e.Name())
 		b, err := os.ReadFile(p)
 		var j journal
 		if err != nil || json.Unmarshal(b, &j) != nil || j.Pid <= 0 {
-			// Only a run that is gone leaves one unreadable for good;
-			// one being written (without O_TMPFILE) is its run's.
-			if pid, ok := journalPid(e.Name()); !ok || pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH {
-				os.Remove(p)
-			}
+			os.Remove(p) // its run is gone: it stays unreadable
 			continue
 		}
 		if j.Pid == os.Getpid() || unix.Kill(j.Pid, 0) != unix.ESRCH {
-			continue // still running (or its pid taken again): not ours to judge
+			continue
 		}
 		// Of the runs that find it, the one that removes it sweeps.
 		if os.Remove(p) != nil {

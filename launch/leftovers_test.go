@@ -99,11 +99,12 @@ func TestSweepJournalsKillsLeftGroup(t *testing.T) {
 	// cordon dies, and the command with it (its Pdeathsig).
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	j, _ := json.Marshal(journal{Pid: deadPid(t), Start: start.UnixNano(), Pgid: pgid})
+	dead := deadPid(t)
+	j, _ := json.Marshal(journal{Pid: dead, Start: start.UnixNano(), Pgid: pgid})
 	if err := os.MkdirAll(journalDir(state), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	jf := filepath.Join(journalDir(state), fmt.Sprintf("%d-1.json", 1))
+	jf := filepath.Join(journalDir(state), fmt.Sprintf("%d-0a1b2c3d4e5f.json", dead))
 	if err := os.WriteFile(jf, j, 0o600); err != nil {
 		t.Fatal(err)
 	}
