@@ -124,24 +124,47 @@ func lockWorkspace(pl *plan.Plan, held *workspaceLock) (*workspaceLock, error) {
 			return nil, err
 		}
 	}
-	if len(pl.Placeholders) > 0 {
-		rf, err := os.OpenFile(l.record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			l.release()
-			return nil, fmt.Errorf("recording placeholders: %w", err)
-		}
-		_, err = rf.WriteString(strings.Join(pl.PlaceholderPaths(), "\n") + "\n")
-		rf.Close()
-		if err != nil {
-			l.release()
-			return nil, fmt.Errorf("recording placeholders: %w", err)
-		}
+	if err := record(l.record, pl.PlaceholderPaths()); err != nil {
+		l.release()
+		return nil, fmt.Errorf("recording placeholders: %w", err)
 	}
 	if err := createPlaceholders(pl); err != nil {
 		l.release()
 		return nil, err
 	}
 	return l, nil
+}
+
+// record adds to the placeholder record the paths it does not hold yet:
+// while runs overlap without end (a dev server, and an agent's commands
+// beside it) no run cleans up, and the record would grow by every run's
+// placeholders. Runs that record at the same moment may both add a path.
+func record(file string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	held := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		held[sc.Text()] = true
+	}
+	var add strings.Builder
+	for _, p := range paths {
+		if !held[p] {
+			held[p] = true
+			add.WriteString(p + "\n")
+		}
+	}
+	if add.Len() == 0 {
+		return nil
+	}
+	_, err = f.WriteString(add.String())
+	return err
 }
 
 // createPlaceholders creates the plan's missing protected paths as empty

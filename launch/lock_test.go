@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,35 @@ func TestCommondirPlaceholderAtomic(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("left in the directory: %v", ents)
+	}
+}
+
+// TestPlaceholderRecordBounded: while a run goes on (a dev server) the
+// runs beside it, however many, record each placeholder once.
+func TestPlaceholderRecordBounded(t *testing.T) {
+	f := newLockFixture(t)
+	phs := []plan.Placeholder{{Path: filepath.Join(f.ws, ".envrc"), Kind: plan.PlaceholderDir}, {Path: filepath.Join(f.ws, ".vscode"), Kind: plan.PlaceholderDir}}
+	pl := &plan.Plan{StateDir: f.state, Workspace: f.ws, Placeholders: phs}
+	server, err := lockWorkspace(pl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		l, err := lockWorkspace(pl, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.release()
+	}
+	b, err := os.ReadFile(server.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(b), "\n"); lines != len(phs) {
+		t.Errorf("the record holds %d lines after 51 runs, want %d:\n%s", lines, len(phs), b)
+	}
+	server.release()
+	if left := lockFiles(t, f.state); len(left) > 0 {
+		t.Errorf("left in the lock directory after the last run: %v", left)
 	}
 }
