@@ -1,12 +1,15 @@
 package launch
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"github.com/cordon-sandbox/cordon/subpath"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,10 +22,9 @@ import (
 // guard is the check, after the run, for what the command planted in its
 // writable trees to run later on the host (see package planted).
 type guard struct {
-	before  *planted.Before
-	roots   []string
-	opts    planted.Options
-	journal string // this run's journal file, removed by finish
+	before *planted.Before
+	roots  []string
+	opts   planted.Options
 	// workspace: findings below it are named relative to it, others
 	// (another write path, the sandbox cache) by their whole path.
 	workspace string
@@ -32,8 +34,9 @@ type guard struct {
 // starts: the git directories and protected names the plan's walk found
 // in the writable roots. It returns nil when the command writes no root
 // that is checked. While the run lasts, a journal in the state directory
-// names its roots, so that if cordon is killed before its check (kill -9),
-// the next run reports what it may have planted (see sweepJournals).
+// names its roots (see startJournal), so that if cordon is killed before
+// its check (kill -9), the next run reports what it may have planted (see
+// sweepJournals).
 func startGuard(pl *plan.Plan) *guard {
 	g := pl.Guard
 	if len(g.Roots) == 0 {
@@ -42,9 +45,7 @@ func startGuard(pl *plan.Plan) *guard {
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly}
-	gd := &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
-	gd.journal = writeJournal(pl.StateDir, g.Roots)
-	return gd
+	return &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 }
 
 // journal is what a run in progress records of itself.
@@ -52,36 +53,51 @@ type journal struct {
 	Pid   int      `json:"pid"`
 	Start int64    `json:"start_unix_nano"`
 	Roots []string `json:"roots"`
+	// Pgid is the command's process group on the Landlock-only backend
+	// (no pid namespace): what is left of it when cordon is killed lives
+	// on, and the next run kills it (see killLeftGroup).
+	Pgid int `json:"pgid,omitempty"`
 }
 
 // journalDir holds the journals of runs in progress.
 func journalDir(stateDir string) string { return filepath.Join(stateDir, "runs") }
 
+// needsJournal reports whether a run of pl leaves something to the next
+// run if cordon is killed: roots to check for planted files, or, without
+// a pid namespace, processes to kill.
+func needsJournal(pl *plan.Plan) bool {
+	return pl.StateDir != "" && (len(pl.Guard.Roots) > 0 || !pl.PidNamespace)
+}
+
 // writeJournal records a run in progress and returns its file, or "" if
 // it could not (the run goes on; only a kill -9 would then go unchecked).
-func writeJournal(stateDir string, roots []string) string {
-	if stateDir == "" {
-		return ""
-	}
+func writeJournal(stateDir string, j journal) string {
 	dir := journalDir(stateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}
-	j := journal{Pid: os.Getpid(), Start: time.Now().UnixNano(), Roots: roots}
+	j.Pid = os.Getpid()
 	b, err := json.Marshal(j)
 	if err != nil {
 		return ""
 	}
-	f, err := os.CreateTemp(dir, fmt.Sprintf("%d-*.json", j.Pid))
-	if err != nil {
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
 		return ""
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err != nil || cerr != nil {
-		os.Remove(f.Name())
+	// Whole or not at all: other runs read it meanwhile.
+	p := filepath.Join(dir, fmt.Sprintf("%d-%s.json", j.Pid, hex.EncodeToString(rnd[:])))
+	if err := createWithContent(p, b, 0o600); err != nil {
 		return ""
 	}
-	return f.Name()
+	return p
+}
+
+// journalPid is the pid a journal's name begins with (PID-HEX.json).
+func journalPid(name string) (int, bool) {
+	s, _, ok := strings.Cut(name, "-")
+	pid, err := strconv.Atoi(s)
+	return pid, ok && err == nil && pid > 0
 }
 
 // maxJournals bounds how many journals of killed runs one run examines.
@@ -92,6 +108,8 @@ const maxJournals = 16
 // for what was created or changed since it started, and returns one
 // warning line per finding. It only reports (the user may have changed
 // things there since, and those are theirs), and removes the journal.
+// Before that it kills what is left of the run's process group, when the
+// journal names one (the Landlock-only backend).
 // placeholders are this run's, which the killed run may have left too.
 func sweepJournals(stateDir string, placeholders []string) []string {
 	if stateDir == "" {
@@ -107,19 +125,33 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		if seen >= maxJournals || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
+		// Its name says whose it is (writeJournal): with many runs at
+		// once, those going on are passed over without being read.
+		if pid, ok := journalPid(e.Name()); ok && (pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH) {
+			continue // still running (or its pid taken again): not ours to judge
+		}
 		p := filepath.Join(journalDir(stateDir), e.Name())
 		b, err := os.ReadFile(p)
 		var j journal
 		if err != nil || json.Unmarshal(b, &j) != nil || j.Pid <= 0 {
-			os.Remove(p)
+			os.Remove(p) // its run is gone: it stays unreadable
 			continue
 		}
 		if j.Pid == os.Getpid() || unix.Kill(j.Pid, 0) != unix.ESRCH {
-			continue // still running (or its pid taken again): not ours to judge
+			continue
+		}
+		// Of the runs that find it, the one that removes it sweeps.
+		if os.Remove(p) != nil {
+			continue
 		}
 		seen++
-		os.Remove(p)
 		start := time.Unix(0, j.Start)
+		if j.Pgid > 0 {
+			killLeftGroup(j.Pgid, start)
+		}
+		if len(j.Roots) == 0 {
+			continue
+		}
 		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
 		if err != nil {
 			continue
@@ -142,7 +174,6 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 	if g == nil {
 		return nil
 	}
-	defer g.done()
 	rep, err := g.before.Check(g.roots, g.opts)
 	incomplete := rep.Incomplete
 	if err != nil {
@@ -164,13 +195,4 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		lines = append(lines, "cordon: warning: "+res.PlantedIncomplete)
 	}
 	return lines
-}
-
-// done removes the run's journal: its check has run (or the command never
-// started).
-func (g *guard) done() {
-	if g != nil && g.journal != "" {
-		os.Remove(g.journal)
-		g.journal = ""
-	}
 }

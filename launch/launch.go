@@ -93,12 +93,18 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // not run (a *SetupError or *ExecError); otherwise the Result carries its
 // exit status. Cancelling ctx kills the sandbox.
 func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	return run(ctx, pl, stdio, nil)
+}
+
+// run is Run with the workspace lock taken before pl was built
+// (buildLocked), or nil.
+func run(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (*result.Result, error) {
 	if pl.Timeout < 0 {
 		return nil, &SetupError{Err: fmt.Errorf("the plan's timeout %s is negative: give a positive duration, or 0 for none", pl.Timeout)}
 	}
 	switch pl.Backend {
 	case backend.Bwrap, backend.Landlock:
-		return runSandbox(ctx, pl, stdio)
+		return runSandbox(ctx, pl, stdio, held)
 	case backend.None:
 		return runNone(ctx, pl, stdio)
 	}
@@ -113,8 +119,8 @@ func Run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error
 // and starts bwrap (or the helper); supervise follows the helper's status
 // messages, signals, the timeout and the context until the sandbox exits;
 // finish disarms what the run planted and turns the end into a Result.
-func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
-	r := &sandboxRun{pl: pl, stdio: stdio, pidfd: -1,
+func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (*result.Result, error) {
+	r := &sandboxRun{pl: pl, stdio: stdio, pidfd: -1, held: held,
 		res: &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}}
 	defer r.closeAfterWait()
 	if err := r.start(); err != nil {

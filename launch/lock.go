@@ -19,57 +19,114 @@ import (
 // workspaceLock coordinates the placeholders that bwrap creates on the host
 // for missing protected paths. Every run holds a shared lock on a file per
 // workspace (per repository when the workspace belongs to one: see
-// plan.Plan.LockKey); only a run that can take the lock exclusively (no other
-// sandbox is using that workspace) removes placeholders, because removing
-// a mount point on the host would detach the read-only mount inside a
-// sandbox still running. A record file remembers placeholders, so a run
-// that was killed with SIGKILL is cleaned up by the next one.
+// plan.Plan.LockKey) from before its plan is built (buildLocked) until it
+// ends; only a run that can take the lock exclusively (no other sandbox is
+// using that workspace, nor building a plan that may have seen its
+// placeholders) removes placeholders, because removing a mount point on
+// the host would detach the read-only mount inside a sandbox still
+// running, and make bwrap fail for a plan that binds it. A record file
+// remembers placeholders, so a run that was killed with SIGKILL is cleaned
+// up by the next one. The last run to leave also removes the lock file.
 type workspaceLock struct {
 	f      *os.File
-	record string
+	path   string // the lock file
+	record string // the placeholder record
+	key    string // what is locked: the workspace or its LockKey
+	state  string // the state directory
 }
 
-func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
-	if pl.StateDir == "" || pl.Workspace == "" {
-		return &workspaceLock{}, nil
+// lockAttempts bounds how often acquireLock opens the lock file again
+// because the last run to leave removed it meanwhile.
+const lockAttempts = 100
+
+// lockKey is what a run in workspace ws locks: the repository's common git
+// directory when it has one (runs in its worktrees share it), else ws.
+func lockKey(ws, common string) string {
+	if common != "" {
+		return common
 	}
-	dir := filepath.Join(pl.StateDir, "locks")
+	return ws
+}
+
+// acquireLock takes the shared lock of key in stateDir. When no other run
+// holds it, it first removes the placeholders that killed runs left
+// behind, except those keep reports (nil: all of them). A lock file that
+// the last run to leave removed while this one waited is opened again.
+func acquireLock(stateDir, key string, keep func(string) bool) (*workspaceLock, error) {
+	dir := filepath.Join(stateDir, "locks")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating lock directory: %w", err)
 	}
-	key := pl.Workspace
-	if pl.LockKey != "" {
-		key = pl.LockKey // runs in one repository's worktrees share it
-	}
 	sum := sha256.Sum256([]byte(key))
 	base := filepath.Join(dir, hex.EncodeToString(sum[:12]))
-	f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening workspace lock: %w", err)
-	}
-	l := &workspaceLock{f: f, record: base + ".placeholders"}
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-		// Placeholders a killed run left behind. pl was built while they
-		// existed, so the ones it mounts stay (recorded again, removed
-		// when this run ends); removing them now would make bwrap fail.
-		l.cleanup(func(p string) bool { return mentions(pl.Argv, p) })
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking workspace: %w", err)
-	}
-	if len(pl.Placeholders) > 0 {
-		rf, err := os.OpenFile(l.record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	for range lockAttempts {
+		f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
-			l.release()
-			return nil, fmt.Errorf("recording placeholders: %w", err)
+			return nil, fmt.Errorf("opening workspace lock: %w", err)
 		}
-		_, err = rf.WriteString(strings.Join(pl.PlaceholderPaths(), "\n") + "\n")
-		rf.Close()
+		l := &workspaceLock{f: f, path: base + ".lock", record: base + ".placeholders", key: key, state: stateDir}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil && l.current() {
+			l.cleanup(keep)
+		}
+		if err := flock(f, unix.LOCK_SH); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking workspace: %w", err)
+		}
+		if l.current() {
+			return l, nil
+		}
+		f.Close() // removed by the last run to leave: open the new one
+	}
+	return nil, fmt.Errorf("locking workspace: %s was replaced %d times in a row; remove it if no cordon is running", base+".lock", lockAttempts)
+}
+
+// flock is unix.Flock, retried when a signal interrupts the wait.
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// current reports whether the lock's path still names the file it locked.
+// Only a run holding the lock exclusively removes the file, so once a
+// shared lock is held on the current file it stays current.
+func (l *workspaceLock) current() bool {
+	var held, named unix.Stat_t
+	if unix.Fstat(int(l.f.Fd()), &held) != nil || unix.Lstat(l.path, &named) != nil {
+		return false
+	}
+	return held.Dev == named.Dev && held.Ino == named.Ino
+}
+
+// holds reports whether l is the lock of key in stateDir, still held.
+func (l *workspaceLock) holds(stateDir, key string) bool {
+	return l != nil && l.f != nil && l.state == stateDir && l.key == key
+}
+
+// lockWorkspace holds pl's workspace lock for the run, records and creates
+// its placeholders. held is the lock taken before pl was built
+// (buildLocked), or nil: then it is taken now, and the placeholders of a
+// killed run that pl mounts stay (pl was built while they existed;
+// removing them now would make bwrap fail), recorded again and removed
+// when the last run ends.
+func lockWorkspace(pl *plan.Plan, held *workspaceLock) (*workspaceLock, error) {
+	if pl.StateDir == "" || pl.Workspace == "" {
+		return &workspaceLock{}, nil
+	}
+	l := held
+	if key := lockKey(pl.Workspace, pl.LockKey); !l.holds(pl.StateDir, key) {
+		var err error
+		l, err = acquireLock(pl.StateDir, key, func(p string) bool { return mentions(pl.Argv, p) })
 		if err != nil {
-			l.release()
-			return nil, fmt.Errorf("recording placeholders: %w", err)
+			return nil, err
 		}
+	}
+	if err := record(l.record, pl.PlaceholderPaths()); err != nil {
+		l.release()
+		return nil, fmt.Errorf("recording placeholders: %w", err)
 	}
 	if err := createPlaceholders(pl); err != nil {
 		l.release()
@@ -78,13 +135,45 @@ func lockWorkspace(pl *plan.Plan) (*workspaceLock, error) {
 	return l, nil
 }
 
+// record adds to the placeholder record the paths it does not hold yet:
+// while runs overlap without end (a dev server, and an agent's commands
+// beside it) no run cleans up, and the record would grow by every run's
+// placeholders. Runs that record at the same moment may both add a path.
+func record(file string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	held := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		held[sc.Text()] = true
+	}
+	var add strings.Builder
+	for _, p := range paths {
+		if !held[p] {
+			held[p] = true
+			add.WriteString(p + "\n")
+		}
+	}
+	if add.Len() == 0 {
+		return nil
+	}
+	_, err = f.WriteString(add.String())
+	return err
+}
+
 // createPlaceholders creates the plan's missing protected paths as empty
 // directories or files, as the user running cordon, before bwrap mounts
 // over them. bwrap would create them too, but inside its user namespace
 // root cannot write to a directory that another user owns (sudo cordon in
 // a user's checkout). The last component is created with mkdirat or
-// openat(O_EXCL) under an os.Root of its parent, which never follows a
-// symlink there.
+// openat(O_EXCL) under an os.Root of its parent, or linked there with its
+// content (createWithContent), which never follows a symlink there.
 func createPlaceholders(pl *plan.Plan) error {
 	for _, ph := range pl.Placeholders {
 		p := ph.Path
@@ -102,6 +191,12 @@ func createPlaceholders(pl *plan.Plan) error {
 		default:
 			return fmt.Errorf("creating placeholder %s for a missing protected path: unknown kind %q", p, ph.Kind)
 		}
+		if len(content) > 0 {
+			if err := createWithContent(p, content, 0o644); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
+			}
+			continue
+		}
 		r, err := os.OpenRoot(filepath.Dir(p))
 		if err != nil {
 			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
@@ -112,12 +207,7 @@ func createPlaceholders(pl *plan.Plan) error {
 		} else {
 			var f *os.File
 			if f, err = r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-				if len(content) > 0 {
-					_, err = f.Write(content)
-				}
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
+				err = f.Close()
 			}
 		}
 		r.Close()
@@ -128,14 +218,74 @@ func createPlaceholders(pl *plan.Plan) error {
 	return nil
 }
 
-// release removes placeholders if no other sandbox uses the workspace, and
-// drops the lock.
+// createWithContent creates the file p of mode perm (less the umask)
+// holding content, unless p exists (fs.ErrExist), so that nobody ever
+// sees it without its content: the commondir placeholder, which another
+// run's repository discovery and git on the host read meanwhile (empty,
+// it is a broken repository), and a run's journal, which other runs read.
+// The file is written unnamed (O_TMPFILE) in p's directory and linked into
+// place, which never replaces nor follows what is there. Where the file
+// system has no O_TMPFILE it is created and then written.
+func createWithContent(p string, content []byte, perm uint32) error {
+	dfd, err := unix.Open(filepath.Dir(p), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
+	}
+	defer unix.Close(dfd)
+	name := filepath.Base(p)
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
+	if err != nil {
+		// No O_TMPFILE here (EOPNOTSUPP; EISDIR before Linux 3.11).
+		return createThenWrite(dfd, p, name, content, perm)
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	if _, err := f.Write(content); err != nil {
+		return err
+	}
+	err = unix.Linkat(fd, "", dfd, name, unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EPERM) {
+		// AT_EMPTY_PATH wants CAP_DAC_READ_SEARCH: through /proc.
+		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fs.ErrExist
+	}
+	if err != nil {
+		return &fs.PathError{Op: "link", Path: p, Err: err}
+	}
+	return nil
+}
+
+// createThenWrite creates name in the directory dfd (never through a
+// link) and writes content to it.
+func createThenWrite(dfd int, p, name string, content []byte, perm uint32) error {
+	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if errors.Is(err, unix.EEXIST) {
+		return fs.ErrExist
+	}
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// release removes placeholders and the lock file if no other run holds
+// the lock, and drops it. It may be called more than once.
 func (l *workspaceLock) release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	if unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+	if unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil && l.current() {
 		l.cleanup(nil)
+		// Last: a run that opened the file meanwhile waits for this
+		// lock, then finds the file gone and opens a new one.
+		_ = os.Remove(l.path)
 	}
 	l.f.Close()
 	l.f = nil

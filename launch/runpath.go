@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -105,10 +106,11 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	p := req.Policy
 	req.Options.Host = HostFacts(p)
-	pl, err := plan.Build(p, req.Command, req.Options)
+	pl, lock, err := buildLocked(p, req.Command, req.Options)
 	if err != nil {
 		return nil, err
 	}
+	defer lock.release()
 	if p.HomeWorkspace {
 		tell(Line{Warning, fmt.Sprintf("the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later", p.Workspace)})
 	}
@@ -120,7 +122,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Audit != nil {
 		req.Stdio.NetEvents = netAudit(req, tell)
 	}
-	res, err := Run(ctx, pl, req.Stdio)
+	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
 		fb, ok, ferr := plan.Fallback(p, req.Command, req.Options)
@@ -162,6 +164,35 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell(Line{Hint, hint})
 	}
 	return res, nil
+}
+
+// buildLocked builds the plan for p, under p's workspace lock when the
+// plan may be bubblewrap's: the plan reads the workspace as it is,
+// placeholders of runs going on included, and binds those it finds as
+// they are; holding the lock from before that look until the run ends
+// keeps every other run from removing them meanwhile (see workspaceLock).
+// The lock is nil otherwise; the caller releases it.
+func buildLocked(p *policy.Policy, command []string, opts plan.Options) (*plan.Plan, *workspaceLock, error) {
+	var lock *workspaceLock
+	b := p.Backend
+	if b.IsAuto() {
+		b = opts.Host.Auto
+	}
+	var lockErr error
+	if p.Mode != policy.ModeOff && b == backend.Bwrap && opts.StateDir != "" && p.Workspace != "" {
+		lock, lockErr = acquireLock(opts.StateDir, lockKey(p.Workspace, p.GitCommonDir), nil)
+	}
+	pl, err := plan.Build(p, command, opts)
+	switch {
+	case err != nil:
+		// Its error says first what is wrong (an unusable state
+		// directory, say).
+		lock.release()
+		return nil, nil, err
+	case lockErr != nil:
+		return nil, nil, &SetupError{Err: lockErr}
+	}
+	return pl, lock, nil
 }
 
 // netAudit is the recorder of the network proxy's decisions in req.Audit:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -31,6 +32,8 @@ type sandboxRun struct {
 	onStarted []func() // the child's ends, closed after start
 	onWaited  []func() // closed when the run is over, last first
 
+	held *workspaceLock // taken before the plan was built, or nil
+
 	group      *limits.Group
 	cmd        *exec.Cmd
 	term       *terminal
@@ -45,6 +48,7 @@ type sandboxRun struct {
 	waitc      chan error
 	sigs       chan os.Signal
 	guard      *guard
+	journal    string // the run's journal (see startGuard), or ""
 	started    time.Time
 	net        *netRun // the proxy and forwarded ports, or nil
 
@@ -123,9 +127,16 @@ func (r *sandboxRun) start() error {
 	// What exists now is the user's; what the run plants is checked for
 	// after it (see guard).
 	r.warnings = sweepJournals(r.pl.StateDir, r.pl.PlaceholderPaths())
+	if r.pl.PrivateTmp != "" {
+		// After sweepJournals: the killed runs' processes are gone.
+		sweepPrivateTmps(filepath.Dir(r.pl.PrivateTmp), r.pl.PrivateTmp)
+	}
 	r.guard = startGuard(r.pl)
-	r.afterWait(r.guard.done)
+	r.afterWait(r.dropJournal)
 	r.started = time.Now()
+	if needsJournal(r.pl) && r.pl.PidNamespace {
+		r.journal = writeJournal(r.pl.StateDir, journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots})
+	}
 	err = r.cmd.Start()
 	r.closeStarted()
 	if err != nil {
@@ -133,8 +144,22 @@ func (r *sandboxRun) start() error {
 	}
 	r.term.start(r.cmd.Process.Pid)
 	r.enterGroupEarly()
+	if needsJournal(r.pl) && !r.pl.PidNamespace {
+		// The helper leads the command's process group (Setpgid or
+		// Setsid, see newCommand); it has barely started.
+		r.journal = writeJournal(r.pl.StateDir, journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots, Pgid: r.cmd.Process.Pid})
+	}
 	r.readOutputs()
 	return nil
+}
+
+// dropJournal removes the run's journal: its check has run and its
+// processes are gone (or the command never started).
+func (r *sandboxRun) dropJournal() {
+	if r.journal != "" {
+		os.Remove(r.journal)
+		r.journal = ""
+	}
 }
 
 // prepareHost takes the per-workspace lock (creating placeholders), makes
@@ -170,7 +195,7 @@ func (r *sandboxRun) prepareDirs() error {
 		return err
 	}
 	if pl.LockWorkspace {
-		lock, err := lockWorkspace(pl)
+		lock, err := lockWorkspace(pl, r.held)
 		if err != nil {
 			return err
 		}
@@ -180,7 +205,7 @@ func (r *sandboxRun) prepareDirs() error {
 		if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
 			return fmt.Errorf("creating a private temporary directory: %w", err)
 		}
-		r.afterWait(func() { os.RemoveAll(pl.PrivateTmp) })
+		r.afterWait(func() { _ = removeTree(pl.PrivateTmp) })
 	}
 	return nil
 }
@@ -423,6 +448,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		// The command ran: disarm what it planted, before the lock is
 		// released (and placeholders are removed).
 		r.warnings = append(r.warnings, r.guard.finish(res)...)
+		r.dropJournal()
 	}
 	// The sandbox is gone: stop the proxy (its last tunnels with it) and
 	// gather what it refused.

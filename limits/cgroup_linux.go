@@ -568,10 +568,13 @@ func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / 10
 
 // Cleanup removes leftover cordon-* groups of crashed runs (a cordon killed
 // with SIGKILL cannot remove its own) under our own cgroups: directories
-// older than olderThan with no process in them whose creator, named by the
-// pid in the group's name, is gone. It returns how many it removed. It is
-// cheap (one directory listing per hierarchy) and never touches a group
-// that still holds processes or whose creator still runs.
+// older than olderThan whose creator, named by the pid in the group's name,
+// is gone. A group that still holds processes (the Landlock-only backend
+// has no pid namespace that would die with cordon) is killed first, and
+// removed once its processes are reaped, by this sweep (it waits up to
+// reapWait) or a later one. It returns how many it removed. It is cheap
+// (one directory listing per hierarchy) and never touches a group whose
+// creator still runs.
 func Cleanup(olderThan time.Duration) (int, error) {
 	h, err := readHost()
 	if err != nil {
@@ -608,15 +611,67 @@ func Cleanup(olderThan time.Duration) (int, error) {
 			if err != nil || fi.ModTime().After(cutoff) || ownerAlive(e.Name()) {
 				continue
 			}
-			if procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err != nil || len(bytes.TrimSpace(procs)) > 0 {
+			procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			if err != nil {
 				continue
 			}
-			if unix.Rmdir(d) == nil {
+			if len(bytes.TrimSpace(procs)) > 0 {
+				killLeft(d)
+			}
+			if removeReaped(d) {
 				n++
 			}
 		}
 	}
 	return n, nil
+}
+
+// reapWait bounds how long Cleanup waits for the processes it killed in a
+// group to be reaped (by whoever inherited them), so that it can remove
+// the group.
+const reapWait = 500 * time.Millisecond
+
+// killLeftRounds bounds killLeft's rounds without cgroup.kill: what a
+// round misses (forked meanwhile) the next kills, and what is left then a
+// later sweep.
+const killLeftRounds = 5
+
+// killLeft kills the processes in the group directory d, of a cordon that
+// is gone: by cgroup.kill where the kernel has it (cgroup v2, Linux 5.14),
+// else by pid, in a few rounds.
+func killLeft(d string) {
+	if exists(filepath.Join(d, "cgroup.kill")) && writeFile(filepath.Join(d, "cgroup.kill"), "1") == nil {
+		return
+	}
+	for range killLeftRounds {
+		procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		f := strings.Fields(string(procs))
+		if err != nil || len(f) == 0 {
+			return
+		}
+		for _, s := range f {
+			if pid, err := strconv.Atoi(s); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		time.Sleep(retrySleep)
+	}
+}
+
+// removeReaped removes the group directory d once nothing is left in it,
+// waiting up to reapWait for killed processes to be reaped.
+func removeReaped(d string) bool {
+	deadline := time.Now().Add(reapWait)
+	for {
+		err := unix.Rmdir(d)
+		if err == nil {
+			return true
+		}
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(retrySleep)
+	}
 }
 
 // ownerAlive reports whether the process that created the group named

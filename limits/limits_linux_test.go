@@ -37,6 +37,27 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(strings.Join(g.Paths(), "\n"))
 		os.Exit(0)
+	case "leakbusy":
+		// A crashed run whose sandbox lives on: a group holding a
+		// process, printed first, then the group's paths.
+		g, err := New("leakbusy", Limits{MaxProcesses: 5})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		sleep := exec.Command("sleep", "300")
+		if err := sleep.Start(); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		if err := g.Add(sleep.Process.Pid); err != nil {
+			fmt.Println("error:", err)
+			_ = sleep.Process.Kill()
+			os.Exit(1)
+		}
+		fmt.Println(sleep.Process.Pid)
+		fmt.Println(strings.Join(g.Paths(), "\n"))
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -515,6 +536,64 @@ func TestCleanupLeftover(t *testing.T) {
 	for _, p := range live.Paths() {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("Cleanup removed the live group %s", p)
+		}
+	}
+}
+
+// TestCleanupKillsLeftProcesses: the group of a cordon killed with SIGKILL
+// that still holds processes (nothing else will end them: on the
+// Landlock-only backend no pid namespace dies with cordon) is killed and
+// removed by the sweep once old enough.
+func TestCleanupKillsLeftProcesses(t *testing.T) {
+	newGroup(t, Limits{MaxProcesses: 5}) // skips without cgroups
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=leakbusy")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("leaking child: %v: %s", err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 2 {
+		t.Fatalf("leaking child printed %q", out)
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatalf("leaking child printed %q", out)
+	}
+	leaked := f[1:]
+	t.Cleanup(func() {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		for _, p := range leaked {
+			_ = unix.Rmdir(p)
+		}
+	})
+	if _, err := Cleanup(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if unix.Kill(pid, 0) != nil {
+		t.Fatal("Cleanup(1h) killed the process of a young group")
+	}
+	var n int
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m, err := Cleanup(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += m
+		// Its reaper (pid 1 here) may take its time under load: a later
+		// sweep removes what this one could not.
+		if n >= len(leaked) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z ") {
+		t.Errorf("the left process %d survived Cleanup: %s", pid, b)
+	}
+	for _, p := range leaked {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the left group %s survived Cleanup", p)
 		}
 	}
 }

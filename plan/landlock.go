@@ -23,7 +23,7 @@ import (
 // landlockDegraded is what the Landlock-only backend cannot enforce, in
 // every run. It is printed at run time and refused by strict mode.
 var landlockDegraded = []string{
-	"no pid namespace: the command can see host processes (it cannot signal them: Landlock scoping); cordon run kills what is left of its tree when it ends or times out, but processes that left its process group (setsid) survive cordon's own death (kill -9) unless a cgroup holds the sandbox",
+	"no pid namespace: the command can see host processes (it cannot signal them: Landlock scoping); cordon run kills what is left of its tree when it ends or times out; if cordon itself is killed (kill -9), its processes live on until the next run kills them, except those that left its process group (setsid) when no cgroup holds the sandbox",
 	"no read-only carve-outs inside writable roots: protected paths (.git/hooks, .git/config, .envrc, ...) there are writable; what the command plants there is disarmed after the run",
 	"no mount namespace: the host's /tmp is hidden, not replaced (TMPDIR points to a private directory)",
 	metadataGap,

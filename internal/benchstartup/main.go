@@ -8,9 +8,12 @@
 // of the cordon binary, and bwrap with cordon's mounts running /bin/true)
 // and prints the floor they add up to. The network policy's filtered mode
 // (--allow-net, with the helper's listeners and the host's proxy) and
-// loopback mode are timed against the default profile. Run it with:
+// loopback mode are timed against the default profile. With -concurrent
+// N it instead times N runs at once of cordon against N of plain bwrap
+// (runConcurrent). Run it with:
 //
 //	go run ./internal/benchstartup [-n 200]
+//	go run ./internal/benchstartup -concurrent 200 [-rounds 5]
 package main
 
 import (
@@ -32,7 +35,16 @@ func main() {
 	n := flag.Int("n", 200, "runs of each command")
 	cordon := flag.String("cordon", "", "cordon binary (default: build ./cmd/cordon)")
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
+	concurrent := flag.Int("concurrent", 0, "time this many runs at once of cordon and of plain bwrap instead (e.g. 200)")
+	rounds := flag.Int("rounds", 5, "rounds of -concurrent, alternating the two")
 	flag.Parse()
+	if *concurrent > 0 {
+		if err := runConcurrent(*concurrent, *rounds, *cordon, *bwrap); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *cordon, *bwrap); err != nil {
 		fmt.Fprintln(os.Stderr, "benchstartup:", err)
 		os.Exit(1)
