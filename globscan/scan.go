@@ -105,8 +105,12 @@ type Pattern struct {
 
 // Stats describes the work one Scan did.
 type Stats struct {
-	// Dirs is the number of directories read, the root included.
+	// Dirs is the number of directories walked, the root included:
+	// read, or taken from a Cache.
 	Dirs int
+	// Cached is the number of directories taken from a Cache (see
+	// Cache.ScanPatterns) instead of being read.
+	Cached int
 	// Entries is the number of directory entries seen.
 	Entries int
 	// Pruned is the number of directories not entered because no pattern
@@ -171,6 +175,13 @@ func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 type dirState struct {
 	rel    string // slash-separated, "" for the root
 	states []uint64
+	// With a Cache: the directory's node in the earlier tree (nil if it
+	// has none), its node in this scan's tree, the device of its parent
+	// and whether the parent's file system keeps ctimes (false for the
+	// root).
+	old, nw *node
+	pdev    uint64
+	pfs     bool
 }
 
 // scan is the state shared by the workers of one Scan.
@@ -189,6 +200,10 @@ type scan struct {
 	nameFirst [256]bool
 	lim       Limits
 	start     time.Time
+	// cr is the Cache's part of the scan, or nil; patIndex maps each
+	// pattern to the index of its first occurrence.
+	cr       *cacheRun
+	patIndex map[string]uint16
 
 	entries atomic.Int64 // for the limits and the error message
 	dirs    atomic.Int64
@@ -249,7 +264,12 @@ func Scan(root string, patterns []string, lim Limits) ([]Match, Stats, error) {
 // matches it; whether the walk enters a matched directory is that
 // pattern's Descend.
 func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
-	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now()}
+	return scanPatterns(root, patterns, lim, nil)
+}
+
+// scanPatterns is ScanPatterns, with a Cache's part when cr is not nil.
+func scanPatterns(root string, patterns []Pattern, lim Limits, cr *cacheRun) ([]Match, Stats, error) {
+	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now(), cr: cr}
 	for _, p := range patterns {
 		cp, err := compile(p.Glob)
 		if err != nil {
@@ -286,7 +306,21 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 	for i, p := range s.progs {
 		st[i] = p.start
 	}
-	s.queue = append(s.queue, dirState{rel: "", states: st})
+	top := dirState{rel: "", states: st}
+	if cr != nil {
+		if len(s.pats) > 0xffff {
+			return nil, Stats{}, fmt.Errorf("globscan: %d patterns, more than a cache can record", len(s.pats))
+		}
+		s.patIndex = map[string]uint16{}
+		for i, p := range s.pats {
+			if _, ok := s.patIndex[p.orig]; !ok {
+				s.patIndex[p.orig] = uint16(i)
+			}
+		}
+		cr.top = &node{}
+		top.old, top.nw = cr.old, cr.top
+	}
+	s.queue = append(s.queue, top)
 
 	ws := make([]*worker, workers())
 	done := make(chan struct{})
@@ -330,6 +364,7 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 func (s *scan) partialStats() Stats {
 	return Stats{
 		Dirs:    int(s.dirs.Load()),
+		Cached:  s.cached(),
 		Entries: int(s.entries.Load()),
 		Elapsed: time.Since(s.start),
 	}
@@ -413,27 +448,49 @@ func skippable(err error) bool {
 }
 
 // readDir reads one directory, records its matching entries and collects
-// the subdirectories worth entering in w.subdirs.
+// the subdirectories worth entering in w.subdirs; with a Cache, it takes
+// the directory from the earlier scan instead if it has not changed, and
+// records it for the next.
 func (w *worker) readDir(d dirState) error {
 	s := w.s
+	if d.old != nil {
+		if ok, err := w.reuse(d); ok || err != nil {
+			return err
+		}
+	}
+	mstart := len(w.matches)
 	r := &w.rd
 	if err := r.open(s.full(d.rel), d.rel == ""); err != nil {
 		if d.rel != "" && skippable(err) {
 			w.skipped = append(w.skipped, s.full(d.rel))
 			if errors.Is(err, fs.ErrPermission) {
-				return w.probe(d)
+				err = w.probe(d)
 			}
-			return nil
+			w.record(d, dirID{}, 0, false, 0, mstart)
+			return err
 		}
 		return fmt.Errorf("globscan: %w", err)
 	}
 	defer r.close()
+	var id dirID
+	var flags uint8
+	var fsOK bool
+	if d.nw != nil {
+		var err error
+		id, err = r.id()
+		fsOK = err == nil && s.cr.sameFS(d, id.dev, r.fsType)
+		if fsOK && s.cr.fresh(id) {
+			flags = nodeTrusted
+		}
+	}
 	s.dirs.Add(1)
+	var entries uint32
 	for {
 		if s.abort.Load() {
 			return nil
 		}
 		ents, err := r.next()
+		entries += uint32(len(ents))
 		if n := s.entries.Add(int64(len(ents))); n > int64(s.lim.MaxEntries) {
 			return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
 		}
@@ -446,11 +503,13 @@ func (w *worker) readDir(d dirState) error {
 			}
 		}
 		if err == io.EOF {
+			w.record(d, id, flags, fsOK, entries, mstart)
 			return nil
 		}
 		if err != nil {
 			if d.rel != "" && skippable(err) {
 				w.skipped = append(w.skipped, s.full(d.rel))
+				w.record(d, id, 0, fsOK, entries, mstart)
 				return nil
 			}
 			return fmt.Errorf("globscan: reading %s: %w", s.full(d.rel), err)

@@ -1,0 +1,713 @@
+//go:build linux
+
+package globscan
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cachePats are the patterns of the cache tests: deny globs that search
+// the whole tree and one that descends into what it matches.
+var cachePats = []Pattern{{Glob: "**/.env"}, {Glob: "**/secrets.*"}, {Glob: "**/.git", Descend: true}}
+
+// ahead is a clock running ahead of the real one by more than racyWindow:
+// a tree the test just made is then as good as an old one, and its
+// records are trusted (without it every directory would be read again).
+func ahead() time.Time { return time.Now().Add(racyWindow + time.Second) }
+
+// newTestCache returns a cache in dir whose clock is now.
+func newTestCache(dir string, now func() time.Time) *Cache {
+	c := OpenCache(dir)
+	c.now = now
+	return c
+}
+
+// scanWith scans root with a fresh cache in dir (as the next run would)
+// and saves it; it returns the matches' Rel, the stats and the cache.
+func scanWith(t *testing.T, dir, root string, now func() time.Time) ([]string, Stats, *Cache) {
+	t.Helper()
+	c := newTestCache(dir, now)
+	ms, st, err := c.ScanPatterns(root, cachePats, Limits{})
+	if err != nil {
+		t.Fatalf("cached scan: %v", err)
+	}
+	if err := c.Save(); err != nil {
+		t.Fatalf("saving the cache: %v", err)
+	}
+	return rels(ms), st, c
+}
+
+// plainScan is the scan without a cache: what a cached scan must return.
+func plainScan(t *testing.T, root string) []string {
+	t.Helper()
+	ms, _, err := ScanPatterns(root, cachePats, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rels(ms)
+}
+
+// cacheTree0 is the tree of the cache tests.
+var cacheTree0 = []string{"a/b/c/f.txt", "a/b/d/", "sub/plain.txt", "sub/deep/x.go", "top.env.txt", "repo/.git/HEAD", "repo/.git/hooks/", ".env"}
+
+// statDir returns path's identity.
+func statDir(t *testing.T, path string) dirID {
+	t.Helper()
+	id, _, err := statID(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestCacheRecordValidation forges the record of one directory in a
+// saved cache (it says sub has no .env, while sub now holds one) and
+// changes one field of its identity: any difference with the directory
+// as it is, or a record not trusted, makes the scan read sub again and
+// find the .env. The control case, where the identity is the directory's
+// own, shows the record would be used.
+func TestCacheRecordValidation(t *testing.T) {
+	cases := []struct {
+		name   string
+		forge  func(n *node)
+		hidden bool // the stale record is used: .env is not found
+	}{
+		{"control: same device, inode and ctime", func(n *node) {}, true},
+		{"ctime seconds differ", func(n *node) { n.id.sec-- }, false},
+		{"ctime nanoseconds differ", func(n *node) { n.id.nsec = (n.id.nsec + 1) % 1e9 }, false},
+		{"inode differs", func(n *node) { n.id.ino++ }, false},
+		{"device differs", func(n *node) { n.id.dev++ }, false},
+		{"racy record (not trusted)", func(n *node) { n.flags &^= nodeTrusted }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			mkTree(t, root, cacheTree0...)
+			scanWith(t, dir, root, ahead)
+			// sub gains a .env; then the record of sub is forged to be
+			// sub as it is now, minus the .env, and tc changes it.
+			mkTree(t, root, "sub/.env")
+			c := newTestCache(dir, ahead)
+			key := cacheKey(root, cachePats)
+			tr := c.tree(key, root, cachePats)
+			if tr == nil {
+				t.Fatalf("the cache was not loaded: %+v", c.Stats())
+			}
+			n := tr.top.kid("sub")
+			if n == nil || n.flags&nodeTrusted == 0 {
+				t.Fatalf("no trusted record of sub: %+v", n)
+			}
+			n.id = statDir(t, filepath.Join(root, "sub"))
+			tc.forge(n)
+			ms, _, err := c.ScanPatterns(root, cachePats, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := slices.Contains(rels(ms), "sub/.env")
+			if found == tc.hidden {
+				t.Errorf("sub/.env found = %v, want %v: %q", found, !tc.hidden, rels(ms))
+			}
+		})
+	}
+}
+
+// kid returns the node of the subdirectory name, or nil.
+func (n *node) kid(name string) *node {
+	for i := range n.kids {
+		if n.kids[i].name == name {
+			return &n.kids[i]
+		}
+	}
+	return nil
+}
+
+// TestCacheSeesChanges: every change of a directory's entries, made
+// however, is seen by the next cached scan, which otherwise reads only
+// what changed; it returns what a scan without a cache returns.
+func TestCacheSeesChanges(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(t *testing.T, root string)
+		reread int // directories read again (the others from the cache)
+	}{
+		{"nothing", func(t *testing.T, root string) {}, 0},
+		{"a .env created", func(t *testing.T, root string) { mkTree(t, root, "a/b/c/.env") }, 1},
+		{"a .env created and the mtime restored (touch -d)", func(t *testing.T, root string) {
+			d := filepath.Join(root, "sub")
+			fi, err := os.Stat(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mkTree(t, root, "sub/.env")
+			if err := os.Chtimes(d, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if fi2, _ := os.Stat(d); !fi2.ModTime().Equal(fi.ModTime()) {
+				t.Fatal("the mtime was not restored")
+			}
+		}, 1},
+		{"a file renamed to .env", func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "sub", ".env")))
+		}, 1},
+		{"a .env removed", func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, ".env"))) }, 1},
+		{"a directory holding a .env moved in", func(t *testing.T, root string) {
+			other := filepath.Join(filepath.Dir(root), filepath.Base(root)+"-other")
+			mkTree(t, other, "x/y/.env")
+			must(t, os.Rename(filepath.Join(other, "x"), filepath.Join(root, "a", "b", "d", "x")))
+		}, 3},
+		{"a directory replaced by a link", func(t *testing.T, root string) {
+			must(t, os.RemoveAll(filepath.Join(root, "a", "b", "c")))
+			must(t, os.Symlink("/", filepath.Join(root, "a", "b", "c")))
+		}, 1},
+		{"a directory replaced by another of the same name", func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "sub.old")))
+			mkTree(t, root, "sub/deep/secrets.yaml")
+		}, 5}, // the root, sub and sub/deep, new, and sub.old and its deep, unknown
+		{"a git directory made", func(t *testing.T, root string) { mkTree(t, root, "a/b/d/.git/HEAD") }, 2},
+		{"a mode changed (chmod)", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "deep"), 0o700)) }, 1},
+		{"a directory's times set (utimes)", func(t *testing.T, root string) {
+			must(t, os.Chtimes(filepath.Join(root, "a"), time.Unix(1e9, 0), time.Unix(1e9, 0)))
+		}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			mkTree(t, root, cacheTree0...)
+			first, st0, _ := scanWith(t, dir, root, ahead)
+			if st0.Cached != 0 || !slices.Equal(first, plainScan(t, root)) {
+				t.Fatalf("first scan: %d cached, %q", st0.Cached, first)
+			}
+			tc.change(t, root)
+			got, st, _ := scanWith(t, dir, root, ahead)
+			if want := plainScan(t, root); !slices.Equal(got, want) {
+				t.Errorf("cached scan after the change: %q, want %q", got, want)
+			}
+			if read := st.Dirs - st.Cached; read != tc.reread {
+				t.Errorf("%d directories read again (of %d), want %d", read, st.Dirs, tc.reread)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCacheRacy: directories whose ctime is within racyWindow of the
+// scan's start are not trusted by the next scan (a change in the same
+// clock tick as the read would not show in the ctime): a scan right after
+// the tree was made reads everything again; one made later trusts them.
+func TestCacheRacy(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	now := time.Now
+	_, st, _ := scanWith(t, dir, root, now)
+	if st.Cached != 0 {
+		t.Fatalf("first scan: %d cached", st.Cached)
+	}
+	_, st, _ = scanWith(t, dir, root, now)
+	if st.Cached != 0 {
+		t.Errorf("a scan right after the tree was made took %d of %d directories from the cache", st.Cached, st.Dirs)
+	}
+	// The same directories, recorded by a scan that starts more than
+	// racyWindow after their ctimes, are trusted.
+	_, _, _ = scanWith(t, dir, root, ahead)
+	_, st, _ = scanWith(t, dir, root, ahead)
+	if st.Cached != st.Dirs {
+		t.Errorf("%d of %d directories taken from the cache, want all", st.Cached, st.Dirs)
+	}
+	// A change at the edge: sub is changed, then read by a scan whose
+	// clock says the change is racyWindow minus a little old.
+	mkTree(t, root, "sub/.env")
+	edge := func() time.Time { return time.Now().Add(racyWindow - 100*time.Millisecond) }
+	scanWith(t, dir, root, edge)
+	c := newTestCache(dir, ahead)
+	tr := c.tree(cacheKey(root, cachePats), root, cachePats)
+	if n := tr.top.kid("sub"); n == nil || n.flags&nodeTrusted != 0 {
+		t.Errorf("sub, changed within racyWindow of the scan, is trusted: %+v", n)
+	}
+}
+
+// TestCacheFileRejected: a cache file that cannot be trusted is ignored
+// (CacheStats.Rejected says why) and the scan reads every directory: it
+// returns what a scan without a cache returns, including a .env the
+// stale file does not know, and the next Save replaces the file.
+func TestCacheFileRejected(t *testing.T) {
+	type env struct {
+		dir, file, root string
+		c               *Cache // the cache of the scan, before it runs
+	}
+	cases := []struct {
+		name  string
+		spoil func(t *testing.T, e *env)
+		why   string // in CacheStats.Why
+	}{
+		{"corrupt (a byte flipped)", func(t *testing.T, e *env) { flip(t, e.file, 0.5) }, "checksum"},
+		{"corrupt (the checksum flipped)", func(t *testing.T, e *env) { flip(t, e.file, 1) }, "checksum"},
+		{"corrupt (the magic)", func(t *testing.T, e *env) { flip(t, e.file, 0) }, "version"},
+		{"truncated", func(t *testing.T, e *env) { truncate(t, e.file, 0.6) }, "checksum"},
+		{"truncated to the header", func(t *testing.T, e *env) { truncate(t, e.file, 0) }, "version"},
+		{"empty", func(t *testing.T, e *env) { must(t, os.Truncate(e.file, 0)) }, "version"},
+		{"foreign owner", func(t *testing.T, e *env) { e.c.uid = os.Geteuid() + 1 }, "owned by another user"},
+		{"foreign owner (chown as root)", func(t *testing.T, e *env) {
+			if os.Geteuid() != 0 {
+				// Only root can give a file away: expect another user.
+				e.c.uid = os.Geteuid() + 1
+				return
+			}
+			must(t, os.Chown(e.file, 65534, 65534))
+		}, "owned by another user"},
+		{"group-writable", func(t *testing.T, e *env) { must(t, os.Chmod(e.file, 0o620)) }, "writable by others"},
+		{"world-writable", func(t *testing.T, e *env) { must(t, os.Chmod(e.file, 0o602)) }, "writable by others"},
+		{"a symbolic link to a good copy", func(t *testing.T, e *env) {
+			good := filepath.Join(filepath.Dir(e.dir), "good.walk")
+			b, err := os.ReadFile(e.file)
+			must(t, err)
+			must(t, os.WriteFile(good, b, 0o600))
+			must(t, os.Remove(e.file))
+			must(t, os.Symlink(good, e.file))
+		}, "symbolic link"},
+		{"a FIFO", func(t *testing.T, e *env) {
+			must(t, os.Remove(e.file))
+			must(t, syscall.Mkfifo(e.file, 0o600))
+		}, "not a regular file"},
+		{"over the size bound", func(t *testing.T, e *env) { must(t, os.Truncate(e.file, MaxCacheFileBytes+1)) }, "more than"},
+		{"made for another root", func(t *testing.T, e *env) {
+			other := t.TempDir()
+			mkTree(t, other, "x/")
+			c := newTestCache(t.TempDir(), ahead)
+			if _, _, err := c.ScanPatterns(other, cachePats, Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			must(t, c.Save())
+			b, err := os.ReadFile(c.path(cacheKey(other, cachePats)))
+			must(t, err)
+			must(t, os.WriteFile(e.file, b, 0o600))
+		}, "another root"},
+		{"written by a clock later than now", func(t *testing.T, e *env) { e.c.now = func() time.Time { return time.Now().Add(-time.Hour) } }, "later than now"},
+		{"the directory group-writable", func(t *testing.T, e *env) { must(t, os.Chmod(e.dir, 0o770)) }, "writable by others"},
+		{"the directory a symbolic link", func(t *testing.T, e *env) {
+			must(t, os.Rename(e.dir, e.dir+".real"))
+			must(t, os.Symlink(e.dir+".real", e.dir))
+		}, "not a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			e := &env{dir: filepath.Join(base, "walk"), root: filepath.Join(base, "ws")}
+			mkTree(t, e.root, cacheTree0...)
+			scanWith(t, e.dir, e.root, ahead)
+			e.file = newTestCache(e.dir, ahead).path(cacheKey(e.root, cachePats))
+			// The tree changes after the cache was written: a stale file
+			// used anyway would hide sub/.env.
+			mkTree(t, e.root, "sub/.env")
+			e.c = newTestCache(e.dir, ahead)
+			tc.spoil(t, e)
+			done := make(chan struct{})
+			var ms []Match
+			var st Stats
+			var err error
+			go func() {
+				defer close(done)
+				ms, st, err = e.c.ScanPatterns(e.root, cachePats, Limits{})
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the cached scan hangs")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := rels(ms), plainScan(t, e.root); !slices.Equal(got, want) || !slices.Contains(got, "sub/.env") {
+				t.Errorf("got %q, want %q", got, want)
+			}
+			if st.Cached != 0 {
+				t.Errorf("%d directories taken from a rejected cache", st.Cached)
+			}
+			cs := e.c.Stats()
+			if cs.Loaded != 0 || cs.Rejected != 1 || !strings.Contains(cs.Why, tc.why) {
+				t.Errorf("cache stats %+v, want one rejected because %q", cs, tc.why)
+			}
+		})
+	}
+}
+
+// flip inverts the byte at fraction at of file (1: the last).
+func flip(t *testing.T, file string, at float64) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	must(t, err)
+	i := min(int(at*float64(len(b))), len(b)-1)
+	b[i] ^= 0xff
+	must(t, os.WriteFile(file, b, 0o600))
+}
+
+// truncate cuts file to fraction at of its length (0: just the magic).
+func truncate(t *testing.T, file string, at float64) {
+	t.Helper()
+	fi, err := os.Stat(file)
+	must(t, err)
+	n := int64(at * float64(fi.Size()))
+	if at == 0 {
+		n = int64(len(cacheMagic))
+	}
+	must(t, os.Truncate(file, n))
+}
+
+// TestCacheSaveRefusesUnsafeDir: Save writes nothing into a cache
+// directory that others could write, or that is not the user's.
+func TestCacheSaveRefusesUnsafeDir(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string, c *Cache)
+	}{
+		{"group-writable", func(t *testing.T, dir string, c *Cache) { must(t, os.Mkdir(dir, 0o700)); must(t, os.Chmod(dir, 0o770)) }},
+		{"world-writable", func(t *testing.T, dir string, c *Cache) { must(t, os.Mkdir(dir, 0o700)); must(t, os.Chmod(dir, 0o703)) }},
+		{"foreign owner", func(t *testing.T, dir string, c *Cache) { must(t, os.Mkdir(dir, 0o700)); c.uid = os.Geteuid() + 1 }},
+		{"a symbolic link", func(t *testing.T, dir string, c *Cache) {
+			must(t, os.Mkdir(dir+".real", 0o700))
+			must(t, os.Symlink(dir+".real", dir))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			root, dir := filepath.Join(base, "ws"), filepath.Join(base, "walk")
+			mkTree(t, root, cacheTree0...)
+			c := newTestCache(dir, ahead)
+			tc.setup(t, dir, c)
+			if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Save(); err == nil {
+				t.Error("Save wrote into an unsafe directory")
+			}
+			ents, _ := os.ReadDir(dir)
+			if len(ents) != 0 {
+				t.Errorf("files written: %v", ents)
+			}
+		})
+	}
+	// A missing directory is created, private.
+	base := t.TempDir()
+	root, dir := filepath.Join(base, "ws"), filepath.Join(base, "state", "walk")
+	mkTree(t, root, cacheTree0...)
+	scanWith(t, dir, root, ahead)
+	fi, err := os.Stat(dir)
+	must(t, err)
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("cache directory mode %v, want 0700", fi.Mode().Perm())
+	}
+	f, err := os.Stat(newTestCache(dir, ahead).path(cacheKey(root, cachePats)))
+	must(t, err)
+	if f.Mode().Perm() != 0o600 {
+		t.Errorf("cache file mode %v, want 0600", f.Mode().Perm())
+	}
+}
+
+// TestCacheBounds: a tree over the bound on directories or bytes is not
+// written (the next scan reads everything, and is right), and the
+// directory keeps at most MaxCacheFiles files and MaxCacheBytes bytes,
+// the least recently used removed first.
+func TestCacheBounds(t *testing.T) {
+	saved := cacheBounds
+	t.Cleanup(func() { cacheBounds = saved })
+	cases := []struct {
+		name   string
+		bounds func()
+	}{
+		{"directories", func() { cacheBounds.dirs = 5 }},
+		{"bytes", func() { cacheBounds.fileBytes = 200 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cacheBounds = saved
+			tc.bounds()
+			root, dir := t.TempDir(), t.TempDir()
+			mkTree(t, root, cacheTree0...)
+			c := newTestCache(dir, ahead)
+			if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Save(); err == nil || !strings.Contains(err.Error(), "more than") {
+				t.Errorf("Save of a tree over the bound: %v", err)
+			}
+			if _, err := os.Stat(c.path(cacheKey(root, cachePats))); err == nil {
+				t.Error("a tree over the bound was written")
+			}
+			mkTree(t, root, "a/b/d/.env")
+			c = newTestCache(dir, ahead)
+			ms, st, err := c.ScanPatterns(root, cachePats, Limits{})
+			if err != nil || st.Cached != 0 || !slices.Equal(rels(ms), plainScan(t, root)) {
+				t.Errorf("next scan: %d cached, %q, %v", st.Cached, rels(ms), err)
+			}
+		})
+	}
+	t.Run("files and total size", func(t *testing.T) {
+		cacheBounds = saved
+		cacheBounds.files = 3
+		dir := t.TempDir()
+		var files []string
+		for i := range 5 {
+			root := t.TempDir()
+			mkTree(t, root, cacheTree0...)
+			scanWith(t, dir, root, ahead)
+			// Older files were used longer ago.
+			p := newTestCache(dir, ahead).path(cacheKey(root, cachePats))
+			ts := time.Now().Add(time.Duration(i-10) * time.Minute)
+			must(t, os.Chtimes(p, ts, ts))
+			files = append(files, p)
+		}
+		for i, p := range files {
+			_, err := os.Stat(p)
+			if kept, want := err == nil, i >= 2; kept != want {
+				t.Errorf("file %d of 5: kept %v, want %v", i, kept, want)
+			}
+		}
+		// Room for two files: the newest two are kept.
+		fi, err := os.Stat(files[4])
+		must(t, err)
+		cacheBounds.files = saved.files
+		cacheBounds.bytes = int(2*fi.Size() + fi.Size()/2)
+		root := t.TempDir()
+		mkTree(t, root, cacheTree0...)
+		scanWith(t, dir, root, ahead)
+		ents, err := os.ReadDir(dir)
+		must(t, err)
+		_, err4 := os.Stat(files[4])
+		if len(ents) != 2 || err4 != nil {
+			t.Errorf("%d files kept under a bound of two, the newest before kept: %v", len(ents), err4 == nil)
+		}
+	})
+}
+
+// TestCheckOwned: what makes a cache file or directory untrusted.
+func TestCheckOwned(t *testing.T) {
+	me := os.Geteuid()
+	cases := []struct {
+		name string
+		mode os.FileMode
+		uid  int
+		dir  bool
+		want string // "" or in the reason
+	}{
+		{"private file", 0o600, me, false, ""},
+		{"readable file", 0o644, me, false, ""},
+		{"private directory", os.ModeDir | 0o700, me, true, ""},
+		{"foreign file", 0o600, me + 1, false, "owned by another user"},
+		{"root's file for a user", 0o600, 0, false, "owned by another user"},
+		{"foreign directory", os.ModeDir | 0o700, me + 1, true, "owned by another user"},
+		{"group-writable file", 0o620, me, false, "writable by others"},
+		{"world-writable file", 0o606, me, false, "writable by others"},
+		{"world-writable directory", os.ModeDir | 0o777, me, true, "writable by others"},
+		{"a link", os.ModeSymlink | 0o777, me, false, "not a regular file"},
+		{"a link for the directory", os.ModeSymlink | 0o777, me, true, "not a directory"},
+		{"a FIFO", os.ModeNamedPipe | 0o600, me, false, "not a regular file"},
+		{"a directory for the file", os.ModeDir | 0o700, me, false, "not a regular file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "root's file for a user" && me == 0 {
+				tc.uid = 1
+			}
+			fi := fakeInfo{mode: tc.mode, st: &syscall.Stat_t{Uid: uint32(tc.uid)}}
+			got := checkOwned(fi, me, tc.dir)
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Errorf("checkOwned = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// fakeInfo is a FileInfo with a mode and an owner.
+type fakeInfo struct {
+	mode os.FileMode
+	st   *syscall.Stat_t
+}
+
+func (f fakeInfo) Name() string       { return "f" }
+func (f fakeInfo) Size() int64        { return 0 }
+func (f fakeInfo) Mode() os.FileMode  { return f.mode }
+func (f fakeInfo) ModTime() time.Time { return time.Time{} }
+func (f fakeInfo) IsDir() bool        { return f.mode.IsDir() }
+func (f fakeInfo) Sys() any           { return f.st }
+
+// TestCacheConcurrentSaves: concurrent scans and saves of the same tree
+// never leave a file that a loader rejects or that gives a wrong result,
+// nor a temporary file.
+func TestCacheConcurrentSaves(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	scanWith(t, dir, root, ahead)
+	want := plainScan(t, root)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []string
+	saves := 0
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				c := newTestCache(dir, ahead)
+				if g%2 == 0 {
+					// Change a directory, so that the save writes.
+					p := filepath.Join(root, "a", "b", "c", fmt.Sprintf("tmp%d-%d", g, i))
+					if err := os.WriteFile(p, nil, 0o600); err == nil {
+						os.Remove(p)
+					}
+				}
+				ms, _, err := c.ScanPatterns(root, cachePats, Limits{})
+				cs := c.Stats()
+				if err == nil {
+					err = c.Save()
+				}
+				mu.Lock()
+				saves += cs.Dirty
+				switch {
+				case err != nil:
+					errs = append(errs, err.Error())
+				case cs.Rejected != 0:
+					errs = append(errs, "rejected: "+cs.Why)
+				case !slices.Equal(rels(ms), want):
+					errs = append(errs, strings.Join(rels(ms), ","))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Errorf("%d failures, the first: %s", len(errs), errs[0])
+	}
+	if saves < 20 {
+		t.Errorf("only %d of the 80 scans wrote the cache", saves)
+	}
+	ents, err := os.ReadDir(dir)
+	must(t, err)
+	if len(ents) != 1 {
+		t.Errorf("files left: %v", ents)
+	}
+}
+
+// TestCacheRandomChanges: over random trees, random patterns and random
+// changes (entries created, removed, renamed, replaced by links or
+// directories), a cached scan returns what a scan without a cache
+// returns, with records as trusted as they can be (the clock ahead).
+func TestCacheRandomChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 3))
+	trees, rounds := 20, 6
+	if testing.Short() {
+		trees = 5
+	}
+	reused := 0
+	for ti := range trees {
+		root, dir := t.TempDir(), t.TempDir()
+		randTree(t, r, root, 40+r.IntN(120))
+		var pats []Pattern
+		for len(pats) < 1+r.IntN(3) {
+			if p := randPattern(r); Validate(p) == nil {
+				pats = append(pats, Pattern{Glob: p, Descend: r.IntN(3) == 0})
+			}
+		}
+		pats = append(pats, Pattern{Glob: "**/.env"})
+		for round := range rounds {
+			c := newTestCache(dir, ahead)
+			ms, st, err := c.ScanPatterns(root, pats, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, err := ScanPatterns(root, pats, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ms, want) {
+				t.Fatalf("tree %d round %d, patterns %v: cached scan\n got  %q\n want %q", ti, round, pats, rels(ms), rels(want))
+			}
+			must(t, c.Save())
+			reused += st.Cached
+			randChanges(t, r, root, 1+r.IntN(4))
+		}
+	}
+	if reused == 0 {
+		t.Error("no directory was ever taken from the cache")
+	}
+}
+
+// randChanges makes n random changes under root.
+func randChanges(t *testing.T, r *rand.Rand, root string, n int) {
+	t.Helper()
+	var all []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != root {
+			all = append(all, p)
+		}
+		return nil
+	})
+	var dirs []string
+	for _, p := range all {
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	dirs = append(dirs, root)
+	for range n {
+		d := dirs[r.IntN(len(dirs))]
+		name := filepath.Join(d, propNames[r.IntN(len(propNames))])
+		switch k := r.IntN(6); {
+		case k == 0:
+			os.WriteFile(name, nil, 0o644)
+		case k == 1:
+			os.Mkdir(name, 0o755)
+		case k == 2 && len(all) > 0:
+			os.RemoveAll(all[r.IntN(len(all))])
+		case k == 3 && len(all) > 0:
+			os.Rename(all[r.IntN(len(all))], name)
+		case k == 4:
+			os.RemoveAll(name)
+			os.Symlink(root, name)
+		default:
+			// A file or directory replaced by a directory holding a .env.
+			os.RemoveAll(name)
+			os.MkdirAll(name, 0o755)
+			os.WriteFile(filepath.Join(name, ".env"), nil, 0o644)
+		}
+	}
+}
+
+// TestKeepsCtime: the file systems whose ctimes the cache trusts.
+func TestKeepsCtime(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  int64
+		want bool
+	}{
+		{"ext4", 0xef53, true},
+		{"xfs", 0x58465342, true},
+		{"btrfs", 0x9123683e, true},
+		{"tmpfs", 0x01021994, true},
+		{"overlayfs", 0x794c7630, true},
+		{"nfs", 0x6969, false},
+		{"fuse", 0x65735546, false},
+		{"vfat", 0x4d44, false},
+		{"smb2", 0xfe534d42, false},
+		{"9p", 0x01021997, false},
+	}
+	for _, tc := range cases {
+		if got := keepsCtime(tc.typ); got != tc.want {
+			t.Errorf("%s: keepsCtime = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
