@@ -93,6 +93,7 @@ func BenchmarkScanCached(b *testing.B) {
 	}
 	var st Stats
 	var load time.Duration
+	b.ResetTimer()
 	for b.Loop() {
 		c := OpenCache(dir)
 		c.now = func() time.Time { return time.Now().Add(3 * time.Second) }

@@ -86,3 +86,35 @@ func (d *dirReader) fsType() (int64, error) {
 	}
 	return int64(st.Type), nil
 }
+
+// statIDAt returns the identity of the entry name of the directory dirfd,
+// not following a symbolic link.
+func statIDAt(dirfd int, name string) (dirID, bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return dirID{}, false, err
+	}
+	return idOf(&st), st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+}
+
+// openPathAt opens a directory for lookups only (O_PATH), by name in the
+// directory dirfd, or by path when dirfd is negative, not following a
+// symbolic link.
+func openPathAt(dirfd int, name, path string) (int, error) {
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if dirfd < 0 {
+		return unix.Open(path, flags, 0)
+	}
+	return unix.Openat(dirfd, name, flags, 0)
+}
+
+// fdID returns the identity of an open directory.
+func fdID(fd int) (dirID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return dirID{}, err
+	}
+	return idOf(&st), nil
+}
+
+func closeFd(fd int) { unix.Close(fd) }

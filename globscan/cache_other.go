@@ -26,3 +26,11 @@ func (d *dirReader) fsType() (int64, error) { return 0, errNoCache }
 const openCacheFlags = 0
 
 func ownerOf(fs.FileInfo) (int64, bool) { return 0, false }
+
+func statIDAt(int, string) (dirID, bool, error) { return dirID{}, false, errNoCache }
+
+func openPathAt(int, string, string) (int, error) { return -1, errNoCache }
+
+func fdID(int) (dirID, error) { return dirID{}, errNoCache }
+
+func closeFd(int) {}

@@ -58,7 +58,9 @@ func plainScan(t *testing.T, root string) []string {
 }
 
 // cacheTree0 is the tree of the cache tests.
-var cacheTree0 = []string{"a/b/c/f.txt", "a/b/d/", "sub/plain.txt", "sub/deep/x.go", "top.env.txt", "repo/.git/HEAD", "repo/.git/hooks/", ".env"}
+// deep/p has enough subdirectories to be walked through a descriptor.
+var cacheTree0 = []string{"a/b/c/f.txt", "a/b/d/", "sub/plain.txt", "sub/deep/x.go", "top.env.txt", "repo/.git/HEAD", "repo/.git/hooks/", ".env",
+	"deep/p/q1/", "deep/p/q2/f", "deep/p/q3/", "deep/p/q4/", "deep/p/q5/r/"}
 
 // statDir returns path's identity.
 func statDir(t *testing.T, path string) dirID {
@@ -173,6 +175,15 @@ func TestCacheSeesChanges(t *testing.T) {
 			must(t, os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "sub.old")))
 			mkTree(t, root, "sub/deep/secrets.yaml")
 		}, 5}, // the root, sub and sub/deep, new, and sub.old and its deep, unknown
+		{"a .env made where directories are looked up by descriptor", func(t *testing.T, root string) { mkTree(t, root, "deep/p/q5/r/.env") }, 1},
+		{"a directory looked up by descriptor replaced by a link", func(t *testing.T, root string) {
+			must(t, os.RemoveAll(filepath.Join(root, "deep", "p", "q3")))
+			must(t, os.Symlink(root, filepath.Join(root, "deep", "p", "q3")))
+		}, 1},
+		{"a directory looked up by descriptor replaced by a directory holding a .env", func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "deep", "p", "q1"), filepath.Join(root, "q1.old")))
+			mkTree(t, root, "deep/p/q1/.env")
+		}, 4}, // the root, deep/p, q1 (new) and q1.old (unknown)
 		{"a git directory made", func(t *testing.T, root string) { mkTree(t, root, "a/b/d/.git/HEAD") }, 2},
 		{"a mode changed (chmod)", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "deep"), 0o700)) }, 1},
 		{"a directory's times set (utimes)", func(t *testing.T, root string) {

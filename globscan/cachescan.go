@@ -5,6 +5,8 @@ package globscan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -43,9 +45,14 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	if o.flags&nodeTrusted == 0 {
 		return false, nil
 	}
-	path := s.full(d.rel)
-	id, isDir, err := statID(path, d.rel == "")
-	if err != nil || !isDir || id != o.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(path) }) {
+	var id dirID
+	var isDir bool
+	if d.at > 0 {
+		id, isDir, err = statIDAt(d.at-1, o.name)
+	} else {
+		id, isDir, err = statID(s.full(d.rel), d.rel == "")
+	}
+	if err != nil || !isDir || id != o.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(s.full(d.rel)) }) {
 		return false, nil
 	}
 	if n := s.entries.Add(int64(o.entries)); n > int64(s.lim.MaxEntries) {
@@ -68,8 +75,17 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	}
 	nw := d.nw
 	*nw = node{name: o.name, id: o.id, entries: o.entries, flags: o.flags, matches: o.matches}
-	if len(o.kids) > 0 {
-		nw.kids = make([]node, len(o.kids))
+	if len(o.kids) == 0 {
+		return true, nil
+	}
+	nw.kids = make([]node, len(o.kids))
+	depth := 0
+	if d.rel != "" {
+		depth = 1 + strings.Count(d.rel, "/")
+	}
+	if depth < localDepth {
+		// Near the root, the subdirectories are shared among the
+		// workers.
 		for i := range o.kids {
 			k := &o.kids[i]
 			nw.kids[i].name = k.name
@@ -78,9 +94,45 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 				old: k, nw: &nw.kids[i], pdev: id.dev, pfs: true,
 			})
 		}
+		return true, nil
+	}
+	// Below, this worker walks them itself, looking each up by name in
+	// a descriptor of this directory, which costs less than a path.
+	at := 0
+	if len(o.kids) >= fdKids && depth < maxFdDepth {
+		if fd, err := openPathAt(d.at-1, o.name, s.full(d.rel)); err == nil {
+			defer closeFd(fd)
+			if fid, err := fdID(fd); err == nil && fid == id {
+				at = fd + 1
+			}
+		}
+	}
+	for i := range o.kids {
+		if s.abort.Load() {
+			return true, nil
+		}
+		k := &o.kids[i]
+		nw.kids[i].name = k.name
+		kd := dirState{
+			rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
+			old: k, nw: &nw.kids[i], pdev: id.dev, pfs: true, at: at,
+		}
+		if err := w.readDir(kd); err != nil {
+			return true, err
+		}
 	}
 	return true, nil
 }
+
+// Below localDepth, a worker walks the subdirectories of a directory taken
+// from the cache itself (not through the queue), and looks them up in a
+// descriptor of their parent when there are at least fdKids of them, down
+// to maxFdDepth (a descriptor per level is open meanwhile).
+const (
+	localDepth = 2
+	fdKids     = 4
+	maxFdDepth = 64
+)
 
 // childStates are the automaton states of the subdirectory name of a
 // directory in states (as entry computes them).
@@ -103,11 +155,11 @@ const kidsByName = 16
 
 // record records the directory d, just read (or not: id zero), in this
 // scan's tree: its identity, flags, entries, the matches found in it
-// (w.matches from mstart) and the subdirectories queued (w.subdirs), each
-// linked to its earlier node; fsOK says that its file system keeps
-// ctimes. A record that differs from the earlier one marks the tree
+// (w.matches from mstart) and the subdirectories queued (w.subdirs from
+// sstart), each linked to its earlier node; fsOK says that its file system
+// keeps ctimes. A record that differs from the earlier one marks the tree
 // changed.
-func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries uint32, mstart int) {
+func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries uint32, mstart, sstart int) {
 	s := w.s
 	nw := d.nw
 	if nw == nil {
@@ -137,6 +189,11 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 		}
 		nw.matches = append(nw.matches, cm)
 	}
+	// In name order, not the listing's, which may change when entries
+	// come and go (placeholders): the same entries make the same record.
+	slices.SortFunc(nw.matches, func(a, b cachedMatch) int { return strings.Compare(a.name, b.name) })
+	subdirs := w.subdirs[sstart:]
+	slices.SortFunc(subdirs, func(a, b dirState) int { return strings.Compare(a.rel, b.rel) })
 	var byName map[string]*node
 	if d.old != nil && len(d.old.kids) >= kidsByName {
 		byName = make(map[string]*node, len(d.old.kids))
@@ -145,11 +202,11 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 		}
 	}
 	nw.kids = nil
-	if len(w.subdirs) > 0 {
-		nw.kids = make([]node, len(w.subdirs))
+	if len(subdirs) > 0 {
+		nw.kids = make([]node, len(subdirs))
 	}
-	for i := range w.subdirs {
-		sd := &w.subdirs[i]
+	for i := range subdirs {
+		sd := &subdirs[i]
 		k := &nw.kids[i]
 		k.name = sd.rel[len(d.rel):]
 		if d.rel != "" {

@@ -182,6 +182,9 @@ type dirState struct {
 	old, nw *node
 	pdev    uint64
 	pfs     bool
+	// at is a descriptor of the parent directory plus one (0: none):
+	// the directory is then looked up by name in it.
+	at int
 }
 
 // scan is the state shared by the workers of one Scan.
@@ -458,7 +461,7 @@ func (w *worker) readDir(d dirState) error {
 			return err
 		}
 	}
-	mstart := len(w.matches)
+	mstart, sstart := len(w.matches), len(w.subdirs)
 	r := &w.rd
 	if err := r.open(s.full(d.rel), d.rel == ""); err != nil {
 		if d.rel != "" && skippable(err) {
@@ -466,7 +469,7 @@ func (w *worker) readDir(d dirState) error {
 			if errors.Is(err, fs.ErrPermission) {
 				err = w.probe(d)
 			}
-			w.record(d, dirID{}, 0, false, 0, mstart)
+			w.record(d, dirID{}, 0, false, 0, mstart, sstart)
 			return err
 		}
 		return fmt.Errorf("globscan: %w", err)
@@ -503,13 +506,13 @@ func (w *worker) readDir(d dirState) error {
 			}
 		}
 		if err == io.EOF {
-			w.record(d, id, flags, fsOK, entries, mstart)
+			w.record(d, id, flags, fsOK, entries, mstart, sstart)
 			return nil
 		}
 		if err != nil {
 			if d.rel != "" && skippable(err) {
 				w.skipped = append(w.skipped, s.full(d.rel))
-				w.record(d, id, 0, fsOK, entries, mstart)
+				w.record(d, id, 0, fsOK, entries, mstart, sstart)
 				return nil
 			}
 			return fmt.Errorf("globscan: reading %s: %w", s.full(d.rel), err)
