@@ -3,7 +3,9 @@
 package globscan
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -721,4 +723,92 @@ func TestKeepsCtime(t *testing.T) {
 			t.Errorf("%s: keepsCtime = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestDecodeTreeCorrupt: a cache file with bytes changed and its checksum
+// fixed after (as a bug or a disk might leave it) decodes to an error or to
+// a consistent tree, never to a panic or a link out of range.
+func TestDecodeTreeCorrupt(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	scanWith(t, dir, root, ahead)
+	good, err := os.ReadFile(newTestCache(dir, ahead).path(cacheKey(root, cachePats)))
+	must(t, err)
+	r := rand.New(rand.NewPCG(7, 14))
+	later := time.Now().Add(time.Hour)
+	decoded, refused := 0, 0
+	for range 3000 {
+		b := slices.Clone(good[:len(good)-4])
+		if r.IntN(4) == 0 {
+			b = b[:len(cacheMagic)+r.IntN(len(b)-len(cacheMagic))]
+		} else {
+			for range 1 + r.IntN(3) {
+				b[len(cacheMagic)+r.IntN(len(b)-len(cacheMagic))] = byte(r.IntN(256))
+			}
+		}
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+		tr, err := decodeTree(b, root, cachePats, later)
+		if err != nil {
+			refused++
+			continue
+		}
+		decoded++
+		checkTree(t, tr)
+	}
+	if decoded == 0 || refused == 0 {
+		t.Errorf("%d decoded, %d refused: the mutations do not cover both", decoded, refused)
+	}
+}
+
+// checkTree fails unless every node of tr is reached once from its top,
+// with valid names and pattern indexes.
+func checkTree(t *testing.T, tr *cacheTree) {
+	t.Helper()
+	seen := 0
+	queue := []*node{tr.top}
+	for len(queue) > 0 && seen <= tr.dirs {
+		n := queue[0]
+		queue = queue[1:]
+		seen++
+		if seen > 1 && !validName(n.name) {
+			t.Fatalf("a node named %q", n.name)
+		}
+		for _, m := range n.matches {
+			if !validName(m.name) || int(m.pat) >= len(tr.patterns) {
+				t.Fatalf("a match %+v", m)
+			}
+		}
+		for i := range n.kids {
+			queue = append(queue, &n.kids[i])
+		}
+	}
+	if seen != tr.dirs {
+		t.Fatalf("%d nodes reached, %d decoded", seen, tr.dirs)
+	}
+}
+
+// FuzzDecodeTree: decodeTree never panics, and what it accepts is a
+// consistent tree.
+func FuzzDecodeTree(f *testing.F) {
+	root, dir := f.TempDir(), f.TempDir()
+	mkTree(f, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
+		f.Fatal(err)
+	}
+	if err := c.Save(); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(c.path(cacheKey(root, cachePats)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good[:len(good)-4])
+	f.Fuzz(func(t *testing.T, body []byte) {
+		b := append(slices.Clone(body), 0, 0, 0, 0)
+		binary.LittleEndian.PutUint32(b[len(body):], crc32.Checksum(body, crcTable))
+		if tr, err := decodeTree(b, root, cachePats, time.Now().Add(time.Hour)); err == nil {
+			checkTree(t, tr)
+		}
+	})
 }
