@@ -75,14 +75,23 @@ type Cache struct {
 const (
 	// MaxCacheDirs is the most directories one cache file records; a
 	// scan of more is not saved (the next scan reads everything).
-	MaxCacheDirs = 1_000_000
+	MaxCacheDirs = 500_000
 	// MaxCacheFileBytes is the largest cache file written or read.
-	MaxCacheFileBytes = 64 << 20
+	MaxCacheFileBytes = 32 << 20
 	// MaxCacheFiles is the most cache files kept in the directory.
 	MaxCacheFiles = 32
 	// MaxCacheBytes bounds the size of all the cache files together.
 	MaxCacheBytes = 256 << 20
 )
+
+// saveRatio: a scan's tree replaces the earlier one, and is written by
+// Save, only if more than one directory in saveRatio is recorded
+// otherwise. Those that are not cost a directory read in the next scans
+// (a few microseconds each), where writing the tree costs a file of 50
+// bytes a directory: a workspace whose top changes at every run (the
+// placeholders of the protected paths come and go) is not rewritten at
+// every run.
+const saveRatio = 64
 
 // cacheBounds are the bounds in force: the constants above (smaller in
 // the tests).
@@ -126,7 +135,7 @@ func (c *Cache) Stats() CacheStats {
 // ScanPatterns is the package's ScanPatterns, taking from the cache every
 // directory unchanged since an earlier scan of root with the same
 // patterns (see Cache) and recording this scan for the next one (Save
-// writes it). Its result is the one ScanPatterns would return; Stats.Dirs
+// writes it, if more than one directory in 64 changed). Its result is the one ScanPatterns would return; Stats.Dirs
 // counts the directories taken from the cache too, and Stats.Cached those.
 func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
 	if c == nil || !cacheSupported || len(patterns) == 0 {
@@ -139,7 +148,9 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 		cr.old = old.top
 	}
 	matches, st, err := scanPatterns(root, patterns, lim, cr)
-	if err != nil || !cr.changed.Load() && old != nil {
+	if err != nil || old != nil && cr.differ.Load() <= int64(st.Dirs/saveRatio) {
+		// Nothing or little changed: the earlier tree stays (each
+		// directory in it is checked anyway), and is not written again.
 		return matches, st, err
 	}
 	c.mu.Lock()
@@ -246,8 +257,9 @@ type cacheRun struct {
 	start time.Time
 	old   *node // the root's node in the earlier tree, or nil
 	top   *node // the root's node in this scan's tree
-	// changed is set when this scan's tree differs from the earlier one.
-	changed atomic.Bool
+	// differ counts the directories this scan recorded otherwise than
+	// the earlier one.
+	differ atomic.Int64
 	// cached counts the directories taken from the earlier tree.
 	cached atomic.Int64
 

@@ -812,3 +812,54 @@ func FuzzDecodeTree(f *testing.F) {
 		}
 	})
 }
+
+// TestCacheSaveThreshold: a scan in which few directories changed (one in
+// 64 or fewer) keeps the earlier file, whose records of those directories
+// no longer match, so that the next scans read them again and see the
+// change; more changes rewrite it.
+func TestCacheSaveThreshold(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	var entries []string
+	for i := range 200 {
+		entries = append(entries, fmt.Sprintf("d%03d/f", i))
+	}
+	mkTree(t, root, entries...)
+	scanWith(t, dir, root, ahead)
+	file := newTestCache(dir, ahead).path(cacheKey(root, cachePats))
+	ino := func() uint64 {
+		fi, err := os.Stat(file)
+		must(t, err)
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	first := ino()
+	// scan scans with a new cache, as the next run would: it returns
+	// whether the tree is to be written, and saves it.
+	scan := func() ([]string, Stats, bool) {
+		c := newTestCache(dir, ahead)
+		ms, st, err := c.ScanPatterns(root, cachePats, Limits{})
+		must(t, err)
+		dirty := c.Stats().Dirty > 0
+		must(t, c.Save())
+		return rels(ms), st, dirty
+	}
+	mkTree(t, root, "d007/.env")
+	for range 2 {
+		got, st, dirty := scan()
+		if !slices.Contains(got, "d007/.env") || st.Dirs-st.Cached != 1 || dirty {
+			t.Errorf("after one change: %q, %d of %d read again, to be written %v", got, st.Dirs-st.Cached, st.Dirs, dirty)
+		}
+	}
+	if ino() != first {
+		t.Error("the cache file was rewritten for one changed directory in 201")
+	}
+	for i := range 5 {
+		mkTree(t, root, fmt.Sprintf("d%03d/.env", 100+i))
+	}
+	if _, _, dirty := scan(); !dirty || ino() == first {
+		t.Errorf("the cache file was not rewritten for six changed directories in 201 (to be written: %v)", dirty)
+	}
+	got, st, _ := scanWith(t, dir, root, ahead)
+	if st.Cached != st.Dirs || !slices.Equal(got, plainScan(t, root)) {
+		t.Errorf("after the rewrite: %d of %d cached, %q", st.Cached, st.Dirs, got)
+	}
+}

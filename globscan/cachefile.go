@@ -324,8 +324,8 @@ func (c *Cache) load(key, root string, patterns []Pattern) (*cacheTree, string) 
 
 // Save writes the trees the scans of this cache recorded that differ from
 // those they started from, each to a temporary file renamed over the
-// cache file, then removes the least recently used cache files over the
-// bounds. A tree over the bounds is not written (the next scan reads
+// cache file, then, if it made a new file or a file grew by more than
+// 1 MiB, removes the least recently used cache files over the bounds. A tree over the bounds is not written (the next scan reads
 // every directory). It creates the cache directory (mode 0700) if it is
 // missing, and writes nothing into one that is a link, owned by another
 // user or writable by others.
@@ -355,25 +355,39 @@ func (c *Cache) Save() error {
 	}
 	slices.Sort(keys)
 	var errs []error
+	grew := false
 	for _, k := range keys {
-		if err := c.write(k, trees[k]); err != nil {
+		var was int64 = -1
+		if fi, err := os.Lstat(c.path(k)); err == nil {
+			was = fi.Size()
+		}
+		n, err := c.write(k, trees[k])
+		if err != nil {
 			errs = append(errs, err)
 		}
+		grew = grew || was < 0 || n > was+evictGrowth
 	}
-	c.evict()
+	if grew {
+		// A file more, or a larger one: the bounds may be exceeded.
+		c.evict()
+	}
 	return errors.Join(errs...)
 }
 
-// write writes one tree to its cache file.
-func (c *Cache) write(key string, t *cacheTree) error {
+// evictGrowth is how much a cache file may grow before Save checks the
+// bounds again.
+const evictGrowth = 1 << 20
+
+// write writes one tree to its cache file and returns its size.
+func (c *Cache) write(key string, t *cacheTree) (int64, error) {
 	b, err := encodeTree(t)
 	if err != nil {
 		// The file left is older, and still checked directory by directory.
-		return fmt.Errorf("globscan: the walk of %s is not cached: %w", t.root, err)
+		return 0, fmt.Errorf("globscan: the walk of %s is not cached: %w", t.root, err)
 	}
 	f, err := os.CreateTemp(c.dir, key+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("globscan: writing the walk cache: %w", err)
+		return 0, fmt.Errorf("globscan: writing the walk cache: %w", err)
 	}
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
@@ -384,9 +398,9 @@ func (c *Cache) write(key string, t *cacheTree) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("globscan: writing the walk cache: %w", err)
+		return 0, fmt.Errorf("globscan: writing the walk cache: %w", err)
 	}
-	return nil
+	return int64(len(b)), nil
 }
 
 // maxCacheListing bounds the entries of the cache directory evict looks at.

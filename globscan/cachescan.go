@@ -157,8 +157,7 @@ const kidsByName = 16
 // scan's tree: its identity, flags, entries, the matches found in it
 // (w.matches from mstart) and the subdirectories queued (w.subdirs from
 // sstart), each linked to its earlier node; fsOK says that its file system
-// keeps ctimes. A record that differs from the earlier one marks the tree
-// changed.
+// keeps ctimes. A record that differs from the earlier one is counted.
 func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries uint32, mstart, sstart int) {
 	s := w.s
 	nw := d.nw
@@ -227,6 +226,6 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 		}
 	}
 	if d.old == nil || !sameNode(d.old, nw) {
-		s.cr.changed.Store(true)
+		s.cr.differ.Add(1)
 	}
 }

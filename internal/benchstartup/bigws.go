@@ -17,14 +17,15 @@ type caseSetup struct {
 	before func() error
 }
 
-// bigCases makes a workspace of files files under tmp and returns the two
+// bigCases makes a workspace of files files, perDir in each directory,
+// under tmp and returns the two
 // cases run there: "cordon 100k", whose runs share the walk cache of the
 // runs before (the second and later runs of a workspace), and "cordon 100k
 // 1st", whose walk cache (in a state directory of its own) is removed
 // before each run (the first run).
-func bigCases(tmp, home string, env []string, files int) ([]caseSetup, error) {
+func bigCases(tmp, home string, env []string, files, perDir int) ([]caseSetup, error) {
 	big := filepath.Join(tmp, "ws-big")
-	dirs, err := makeWorkspace(big, files)
+	dirs, err := makeWorkspace(big, files, perDir)
 	if err != nil {
 		return nil, fmt.Errorf("making the large workspace: %w", err)
 	}
@@ -46,16 +47,14 @@ func bigCases(tmp, home string, env []string, files int) ([]caseSetup, error) {
 	}, nil
 }
 
-// filesPerDir is how many files each leaf directory of the large workspace
-// holds: with 20 x 20 directories above the leaves, 100,000 files make
-// 10,421 directories, about the files per directory of a source tree.
-const filesPerDir = 10
-
-// makeWorkspace fills dir with files empty files in a three-level tree
-// (pkgNN/modNN/dirNN/fileN.go) and returns the number of directories,
-// dir included.
-func makeWorkspace(dir string, files int) (int, error) {
-	leaves := (files + filesPerDir - 1) / filesPerDir
+// makeWorkspace fills dir with files empty files, perDir in each leaf
+// directory of a three-level tree (pkgNN/modNN/dirNN/fileN.go, 20 x 20
+// directories above the leaves), and returns the number of directories,
+// dir included: with 10 per directory, about a source tree's, 100,000
+// files make 10,421 directories.
+func makeWorkspace(dir string, files, perDir int) (int, error) {
+	perDir = max(1, perDir)
+	leaves := (files + perDir - 1) / perDir
 	per := (leaves + 399) / 400
 	dirs, made := 1, 0
 	for i := 0; i < 20 && made < files; i++ {
@@ -68,7 +67,7 @@ func makeWorkspace(dir string, files int) (int, error) {
 					return 0, err
 				}
 				dirs++
-				for f := 0; f < filesPerDir && made < files; f++ {
+				for f := 0; f < perDir && made < files; f++ {
 					if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("file%d.go", f)), nil, 0o644); err != nil {
 						return 0, err
 					}

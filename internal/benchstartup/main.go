@@ -14,7 +14,7 @@
 // and without (the first run: its walk cache is removed before each). Run
 // it with:
 //
-//	go run ./internal/benchstartup [-n 200] [-files 100000]
+//	go run ./internal/benchstartup [-n 200] [-files 100000] [-perdir 10]
 package main
 
 import (
@@ -37,14 +37,15 @@ func main() {
 	cordon := flag.String("cordon", "", "cordon binary (default: build ./cmd/cordon)")
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
 	files := flag.Int("files", 100_000, "files in the large workspace (0: none)")
+	perDir := flag.Int("perdir", 10, "files in each directory of the large workspace")
 	flag.Parse()
-	if err := run(*n, *cordon, *bwrap, *files); err != nil {
+	if err := run(*n, *cordon, *bwrap, *files, *perDir); err != nil {
 		fmt.Fprintln(os.Stderr, "benchstartup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, cordon, bwrap string, files int) error {
+func run(n int, cordon, bwrap string, files, perDir int) error {
 	tmp, err := os.MkdirTemp("", "cordon-bench-")
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func run(n int, cordon, bwrap string, files int) error {
 	where := map[string]caseSetup{}
 	bigAt := len(cases)
 	if files > 0 {
-		big, err := bigCases(tmp, home, env, files)
+		big, err := bigCases(tmp, home, env, files, perDir)
 		if err != nil {
 			return err
 		}
