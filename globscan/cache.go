@@ -85,17 +85,22 @@ const (
 )
 
 // saveRatio: a scan's tree replaces the earlier one, and is written by
-// Save, only if more than one directory in saveRatio is recorded
-// otherwise. Those that are not cost a directory read in the next scans
-// (a few microseconds each), where writing the tree costs a file of 50
-// bytes a directory: a workspace whose top changes at every run (the
-// placeholders of the protected paths come and go) is not rewritten at
-// every run.
+// Save, only if more than one directory in saveRatio (and more than one)
+// is recorded otherwise. Those that are not cost a directory read in the
+// next scans (a few microseconds each), where writing the tree costs a
+// file of 50 bytes a directory: a workspace whose top changes at every
+// run (the placeholders of the protected paths come and go) is not
+// rewritten at every run.
 const saveRatio = 64
+
+// MinCacheDirs is the fewest directories a scan must walk for its tree to
+// be written to a new cache file: a smaller tree is read faster than a
+// file is written and read.
+const MinCacheDirs = 64
 
 // cacheBounds are the bounds in force: the constants above (smaller in
 // the tests).
-var cacheBounds = struct{ dirs, fileBytes, files, bytes int }{MaxCacheDirs, MaxCacheFileBytes, MaxCacheFiles, MaxCacheBytes}
+var cacheBounds = struct{ dirs, fileBytes, files, bytes, minDirs int }{MaxCacheDirs, MaxCacheFileBytes, MaxCacheFiles, MaxCacheBytes, MinCacheDirs}
 
 // racyWindow is how much older than the start of the scan that reads it a
 // directory's ctime must be for the record to be trusted later: more than
@@ -134,9 +139,11 @@ func (c *Cache) Stats() CacheStats {
 
 // ScanPatterns is the package's ScanPatterns, taking from the cache every
 // directory unchanged since an earlier scan of root with the same
-// patterns (see Cache) and recording this scan for the next one (Save
-// writes it, if more than one directory in 64 changed). Its result is the one ScanPatterns would return; Stats.Dirs
-// counts the directories taken from the cache too, and Stats.Cached those.
+// patterns (see Cache) and recording this scan for the next one: Save
+// writes it if more than one directory in 64 changed, or if it is the
+// first of at least MinCacheDirs directories. Its result is the one
+// ScanPatterns would return; Stats.Dirs counts the directories taken from
+// the cache too, and Stats.Cached those.
 func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
 	if c == nil || !cacheSupported || len(patterns) == 0 {
 		return ScanPatterns(root, patterns, lim)
@@ -148,10 +155,16 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 		cr.old = old.top
 	}
 	matches, st, err := scanPatterns(root, patterns, lim, cr)
-	if err != nil || old != nil && cr.differ.Load() <= int64(st.Dirs/saveRatio) {
-		// Nothing or little changed: the earlier tree stays (each
-		// directory in it is checked anyway), and is not written again.
-		return matches, st, err
+	switch {
+	case err != nil:
+		return nil, st, err
+	case old == nil && st.Dirs < cacheBounds.minDirs:
+		// Too small a tree to be worth a file.
+		return matches, st, nil
+	case old != nil && cr.differ.Load() <= int64(max(1, st.Dirs/saveRatio)):
+		// Little changed: the earlier tree stays (each directory in it
+		// is checked anyway), and is not written again.
+		return matches, st, nil
 	}
 	c.mu.Lock()
 	c.trees[key] = &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}

@@ -18,6 +18,12 @@ import (
 	"time"
 )
 
+func init() {
+	// The trees of these tests are small: cache them all the same
+	// (TestCacheMinDirs checks the bound).
+	cacheBounds.minDirs = 1
+}
+
 // cachePats are the patterns of the cache tests: deny globs that search
 // the whole tree and one that descends into what it matches.
 var cachePats = []Pattern{{Glob: "**/.env"}, {Glob: "**/secrets.*"}, {Glob: "**/.git", Descend: true}}
@@ -576,10 +582,12 @@ func TestCacheConcurrentSaves(t *testing.T) {
 			for i := range 10 {
 				c := newTestCache(dir, ahead)
 				if g%2 == 0 {
-					// Change a directory, so that the save writes.
-					p := filepath.Join(root, "a", "b", "c", fmt.Sprintf("tmp%d-%d", g, i))
-					if err := os.WriteFile(p, nil, 0o600); err == nil {
-						os.Remove(p)
+					// Change two directories, so that the save writes.
+					for _, d := range []string{"a/b/c", "sub"} {
+						p := filepath.Join(root, d, fmt.Sprintf("tmp%d-%d", g, i))
+						if err := os.WriteFile(p, nil, 0o600); err == nil {
+							os.Remove(p)
+						}
 					}
 				}
 				ms, _, err := c.ScanPatterns(root, cachePats, Limits{})
@@ -861,5 +869,26 @@ func TestCacheSaveThreshold(t *testing.T) {
 	got, st, _ := scanWith(t, dir, root, ahead)
 	if st.Cached != st.Dirs || !slices.Equal(got, plainScan(t, root)) {
 		t.Errorf("after the rewrite: %d of %d cached, %q", st.Cached, st.Dirs, got)
+	}
+}
+
+// TestCacheMinDirs: a first scan of fewer than MinCacheDirs directories
+// writes no file; one of as many does.
+func TestCacheMinDirs(t *testing.T) {
+	saved := cacheBounds
+	t.Cleanup(func() { cacheBounds = saved })
+	cacheBounds.minDirs = MinCacheDirs
+	for _, n := range []int{MinCacheDirs - 2, MinCacheDirs - 1} {
+		root, dir := t.TempDir(), t.TempDir()
+		var entries []string
+		for i := range n {
+			entries = append(entries, fmt.Sprintf("d%03d/", i))
+		}
+		mkTree(t, root, entries...) // n directories below the root
+		_, st, c := scanWith(t, dir, root, ahead)
+		_, err := os.Stat(c.path(cacheKey(root, cachePats)))
+		if written, want := err == nil, st.Dirs >= MinCacheDirs; written != want {
+			t.Errorf("a scan of %d directories: file written %v, want %v", st.Dirs, written, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,12 @@ func TestBuildWithWalkCache(t *testing.T) {
 		p, opts := testPolicy(t)
 		p.Backend = b
 		opts.Host.LandlockABI = 6
+		// Enough directories to be cached (globscan.MinCacheDirs).
+		for i := range globscan.MinCacheDirs {
+			if err := os.MkdirAll(filepath.Join(p.Workspace, "pkg", fmt.Sprint(i)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		setups = append(setups, setup{b, p, opts})
 	}
 	// The walk cache trusts only directories whose ctime is older than

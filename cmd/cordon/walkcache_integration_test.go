@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,10 @@ func TestWalkCacheRestoredMtime(t *testing.T) {
 			sub := filepath.Join(e.ws, "sub")
 			writeFile(t, filepath.Join(sub, "plain.txt"), "PLAIN-PUBLIC-6d1")
 			writeFile(t, filepath.Join(e.ws, "deep", "a", "b", "c.txt"), "DEEP-PUBLIC-6d2")
+			// Enough directories for the walk to be cached (64).
+			for i := range 80 {
+				mkdir(t, filepath.Join(e.ws, "pkg", fmt.Sprint(i/10), fmt.Sprint(i)))
+			}
 			// The cache trusts a directory only if its ctime is older than
 			// the walk by more than the clock's granularity (2 s).
 			time.Sleep(2100 * time.Millisecond)
