@@ -12,11 +12,12 @@
 // read roots walked for deny globs and protected paths (and the files of
 // Options.WalkCache, what earlier walks found), the git directories found
 // there, the deny rules' paths, the host's tool settings (package
-// toolenv) and environment through Options.Getenv, the host's Go caches (whether they are directories), whether the sandbox
-// cache and cordon's state directory could be created (stat and
-// access(2) on them and their nearest existing ancestor), whether this
-// user can read each denied path (access(2)), and, in mode off, the
-// process environment and the command's path in $PATH. What has to exist
+// toolenv) and environment through Options.Getenv, the host's Go caches
+// (whether they are directories), whether the sandbox cache and cordon's
+// state directory could be created (stat and access(2) on them and their
+// nearest existing ancestor), whether this user can read each denied path
+// (access(2)), and, in mode off, the process environment and the
+// command's path in $PATH. What has to exist
 // or change on the host before the run (cordon's state directory and its
 // masks, the sandbox cache, the Go modules seeded into it) is listed in
 // Plan.Prepare, which the launcher performs.
