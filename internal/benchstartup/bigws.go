@@ -9,12 +9,14 @@ import (
 )
 
 // caseSetup is where a case runs other than the empty workspace: its
-// directory and environment, and what to do (untimed) before each run.
+// directory and environment, and what to do (untimed) before each run;
+// baseline runs the -baseline binary.
 type caseSetup struct {
-	name   string
-	dir    string
-	env    []string
-	before func() error
+	name     string
+	dir      string
+	env      []string
+	before   func() error
+	baseline bool
 }
 
 // bigCases makes a workspace of files files, perDir in each directory,
@@ -22,8 +24,9 @@ type caseSetup struct {
 // cases run there: "cordon 100k", whose runs share the walk cache of the
 // runs before (the second and later runs of a workspace), and "cordon 100k
 // 1st", whose walk cache (in a state directory of its own) is removed
-// before each run (the first run).
-func bigCases(tmp, home string, env []string, files, perDir int) ([]caseSetup, error) {
+// before each run (the first run); with a baseline binary, also that
+// binary in the empty workspace ws and in the large one.
+func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline string) ([]caseSetup, error) {
 	big := filepath.Join(tmp, "ws-big")
 	dirs, err := makeWorkspace(big, files, perDir)
 	if err != nil {
@@ -41,10 +44,15 @@ func bigCases(tmp, home string, env []string, files, perDir int) ([]caseSetup, e
 	// The walk cache trusts a directory only once its ctime is older than
 	// the walk by more than the clock's granularity (2 s).
 	time.Sleep(2100 * time.Millisecond)
-	return []caseSetup{
-		{"cordon 100k", big, env, func() error { return nil }},
-		{"cordon 100k 1st", big, cold, func() error { return os.RemoveAll(filepath.Join(coldState, "cordon", "walk")) }},
-	}, nil
+	none := func() error { return nil }
+	cases := []caseSetup{
+		{"cordon 100k", big, env, none, false},
+		{"cordon 100k 1st", big, cold, func() error { return os.RemoveAll(filepath.Join(coldState, "cordon", "walk")) }, false},
+	}
+	if baseline != "" {
+		cases = append(cases, caseSetup{"baseline empty", ws, env, none, true}, caseSetup{"baseline 100k", big, env, none, true})
+	}
+	return cases, nil
 }
 
 // makeWorkspace fills dir with files empty files, perDir in each leaf

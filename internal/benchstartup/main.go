@@ -14,7 +14,7 @@
 // and without (the first run: its walk cache is removed before each). Run
 // it with:
 //
-//	go run ./internal/benchstartup [-n 200] [-files 100000] [-perdir 10]
+//	go run ./internal/benchstartup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON]
 package main
 
 import (
@@ -38,14 +38,15 @@ func main() {
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
 	files := flag.Int("files", 100_000, "files in the large workspace (0: none)")
 	perDir := flag.Int("perdir", 10, "files in each directory of the large workspace")
+	baseline := flag.String("baseline", "", "another cordon binary also timed in the empty and the large workspace")
 	flag.Parse()
-	if err := run(*n, *cordon, *bwrap, *files, *perDir); err != nil {
+	if err := run(*n, *cordon, *bwrap, *files, *perDir, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "benchstartup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, cordon, bwrap string, files, perDir int) error {
+func run(n int, cordon, bwrap string, files, perDir int, baseline string) error {
 	tmp, err := os.MkdirTemp("", "cordon-bench-")
 	if err != nil {
 		return err
@@ -90,15 +91,19 @@ func run(n int, cordon, bwrap string, files, perDir int) error {
 	where := map[string]caseSetup{}
 	bigAt := len(cases)
 	if files > 0 {
-		big, err := bigCases(tmp, home, env, files, perDir)
+		big, err := bigCases(tmp, home, ws, env, files, perDir, baseline)
 		if err != nil {
 			return err
 		}
 		for _, c := range big {
+			bin := cordon
+			if c.baseline {
+				bin = baseline
+			}
 			cases = append(cases, struct {
 				name string
 				argv []string
-			}{c.name, []string{cordon, "run", "--", "/bin/true"}})
+			}{c.name, []string{bin, "run", "--", "/bin/true"}})
 			where[c.name] = c
 		}
 	}
@@ -147,6 +152,10 @@ func run(n int, cordon, bwrap string, files, perDir int) error {
 		warm, first := med[bigAt], med[bigAt+1]
 		fmt.Printf("workspace of %d files: second and later runs +%.2f ms over the empty workspace (%.2fx; target <= +3 ms); first run +%.2f ms (%.2fx)\n",
 			files, ms(warm-med[2]), float64(warm)/float64(med[2]), ms(first-med[2]), float64(first)/float64(med[2]))
+		if baseline != "" {
+			be, bb := med[bigAt+2], med[bigAt+3]
+			fmt.Printf("baseline %s: workspace of %d files +%.2f ms over its empty workspace (%.2fx)\n", baseline, files, ms(bb-be), float64(bb)/float64(be))
+		}
 	}
 	return nil
 }
