@@ -62,6 +62,8 @@ type Cache struct {
 	// for the tests).
 	uid int
 
+	scanMu sync.Mutex // held by a scan
+
 	mu    sync.Mutex
 	trees map[string]*cacheTree // by key: the latest tree (loaded or scanned)
 	dirty map[string]bool       // keys whose tree Save must write
@@ -148,6 +150,9 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	if c == nil || !cacheSupported || len(patterns) == 0 {
 		return ScanPatterns(root, patterns, lim)
 	}
+	// The scan updates the tree in place: one scan of a Cache at a time.
+	c.scanMu.Lock()
+	defer c.scanMu.Unlock()
 	key := cacheKey(root, patterns)
 	old := c.tree(key, root, patterns)
 	cr := &cacheRun{start: c.now()}
@@ -155,21 +160,25 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 		cr.old = old.top
 	}
 	matches, st, err := scanPatterns(root, patterns, lim, cr)
-	switch {
-	case err != nil:
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		// Half updated, and maybe still being updated by workers that
+		// did not stop yet: the next scan reads the file again.
+		delete(c.trees, key)
 		return nil, st, err
+	}
+	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
+	c.trees[key] = t
+	switch {
 	case old == nil && st.Dirs < cacheBounds.minDirs:
 		// Too small a tree to be worth a file.
-		return matches, st, nil
 	case old != nil && cr.differ.Load() <= int64(max(1, st.Dirs/saveRatio)):
-		// Little changed: the earlier tree stays (each directory in it
-		// is checked anyway), and is not written again.
-		return matches, st, nil
+		// Little changed: the file stays (each directory in it is
+		// checked anyway), and is not written again.
+	default:
+		c.dirty[key] = true
 	}
-	c.mu.Lock()
-	c.trees[key] = &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
-	c.dirty[key] = true
-	c.mu.Unlock()
 	return matches, st, nil
 }
 
@@ -269,7 +278,7 @@ const (
 type cacheRun struct {
 	start time.Time
 	old   *node // the root's node in the earlier tree, or nil
-	top   *node // the root's node in this scan's tree
+	top   *node // the root's node in this scan's tree: old, updated
 	// differ counts the directories this scan recorded otherwise than
 	// the earlier one.
 	differ atomic.Int64

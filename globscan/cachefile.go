@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // The cache file: cacheMagic, a header, the nodes in breadth-first order
@@ -108,7 +109,8 @@ func boolByte(v bool) byte {
 
 // decoder reads a cache file; the first error sticks.
 type decoder struct {
-	s   string // the file; names are substrings of it
+	b   []byte
+	s   string // b; names are substrings of it
 	off int
 	err error
 }
@@ -129,32 +131,42 @@ func (d *decoder) take(n int, what string) string {
 	return v
 }
 
-func (d *decoder) u8(what string) uint8 {
-	if v := d.take(1, what); v != "" {
-		return v[0]
+// ok reports whether n more bytes are there, and moves past them.
+func (d *decoder) ok(n int, what string) bool {
+	if d.err != nil || n > len(d.b)-d.off {
+		d.fail(what)
+		return false
 	}
-	return 0
+	d.off += n
+	return true
+}
+
+func (d *decoder) u8(what string) uint8 {
+	if !d.ok(1, what) {
+		return 0
+	}
+	return d.b[d.off-1]
 }
 
 func (d *decoder) u16(what string) uint16 {
-	return uint16(d.uint(2, what))
+	if !d.ok(2, what) {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(d.b[d.off-2:])
 }
 
 func (d *decoder) u32(what string) uint32 {
-	return uint32(d.uint(4, what))
+	if !d.ok(4, what) {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(d.b[d.off-4:])
 }
 
 func (d *decoder) u64(what string) uint64 {
-	return d.uint(8, what)
-}
-
-func (d *decoder) uint(n int, what string) uint64 {
-	v := d.take(n, what)
-	var x uint64
-	for i := len(v) - 1; i >= 0; i-- {
-		x = x<<8 | uint64(v[i])
+	if !d.ok(8, what) {
+		return 0
 	}
-	return x
+	return binary.LittleEndian.Uint64(d.b[d.off-8:])
 }
 
 func (d *decoder) str(what string) string {
@@ -173,7 +185,9 @@ func decodeTree(b []byte, root string, patterns []Pattern, now time.Time) (*cach
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, errors.New("bad checksum (truncated or corrupt)")
 	}
-	d := &decoder{s: string(body), off: len(cacheMagic)}
+	// The names are substrings of the file, which nothing changes once
+	// it is read: no copy of it, nor of each name.
+	d := &decoder{b: body, s: unsafe.String(unsafe.SliceData(body), len(body)), off: len(cacheMagic)}
 	t := &cacheTree{start: int64(d.u64("start"))}
 	dirs := int(d.u32("count"))
 	t.root = d.str("root")
@@ -241,7 +255,15 @@ func decodeTree(b []byte, root string, patterns []Pattern, now time.Time) (*cach
 
 // validName reports whether s can be one entry's name.
 func validName(s string) bool {
-	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' || s[i] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // path is the file of key.

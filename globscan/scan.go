@@ -175,13 +175,14 @@ func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 type dirState struct {
 	rel    string // slash-separated, "" for the root
 	states []uint64
-	// With a Cache: the directory's node in the earlier tree (nil if it
-	// has none), its node in this scan's tree, the device of its parent
-	// and whether the parent's file system keeps ctimes (false for the
-	// root).
-	old, nw *node
-	pdev    uint64
-	pfs     bool
+	// With a Cache: the directory's node in the tree, which holds the
+	// earlier scan's record if known and which this scan updates in
+	// place; the device of its parent and whether the parent's file
+	// system keeps ctimes (false for the root).
+	n     *node
+	known bool
+	pdev  uint64
+	pfs   bool
 	// at is a descriptor of the parent directory plus one (0: none):
 	// the directory is then looked up by name in it.
 	at int
@@ -320,8 +321,11 @@ func scanPatterns(root string, patterns []Pattern, lim Limits, cr *cacheRun) ([]
 				s.patIndex[p.orig] = uint16(i)
 			}
 		}
-		cr.top = &node{}
-		top.old, top.nw = cr.old, cr.top
+		cr.top = cr.old
+		if cr.top == nil {
+			cr.top = &node{}
+		}
+		top.n, top.known = cr.top, cr.old != nil
 	}
 	s.queue = append(s.queue, top)
 
@@ -456,7 +460,7 @@ func skippable(err error) bool {
 // records it for the next.
 func (w *worker) readDir(d dirState) error {
 	s := w.s
-	if d.old != nil {
+	if d.known {
 		if ok, err := w.reuse(d); ok || err != nil {
 			return err
 		}
@@ -478,7 +482,7 @@ func (w *worker) readDir(d dirState) error {
 	var id dirID
 	var flags uint8
 	var fsOK bool
-	if d.nw != nil {
+	if d.n != nil {
 		var err error
 		id, err = r.id()
 		fsOK = err == nil && s.cr.sameFS(d, id.dev, r.fsType)
