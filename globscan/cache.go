@@ -43,16 +43,19 @@ import (
 // a regular file, a symbolic link, owned by another user, writable by the
 // group or others, made for another root or other patterns, or written by
 // a clock later than now is ignored: the scan reads every directory, as
-// without a cache. The cache is bounded: MaxCacheDirs directories per
-// file, MaxCacheFileBytes per file, MaxCacheFiles files and MaxCacheBytes
-// in all (the least recently used files are removed first).
+// without a cache. A scan in which few directories changed keeps the file
+// (see saveRatio), and a first scan of fewer than MinCacheDirs makes none.
+// The cache is bounded: MaxCacheDirs directories per file,
+// MaxCacheFileBytes per file, MaxCacheFiles files and MaxCacheBytes in all
+// (the least recently used files are removed first).
 //
 // The directory must be out of reach of whatever could change the
 // scanned trees without changing their ctimes, which is nothing short of
 // the owner of the cache itself: cordon keeps it in its state directory,
 // which no sandbox can read or write.
 //
-// A Cache is safe for concurrent use. A nil *Cache caches nothing.
+// A Cache is safe for concurrent use (its scans take turns). A nil *Cache
+// caches nothing.
 type Cache struct {
 	dir string
 	// now is the clock (a variable for the tests).
@@ -230,7 +233,7 @@ type cacheTree struct {
 	root     string
 	patterns []Pattern
 	start    int64 // when the scan started, in Unix nanoseconds
-	dirs     int   // the number of nodes
+	dirs     int   // directories walked (for a decoded tree, its nodes)
 	top      *node
 }
 
