@@ -37,44 +37,8 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// Default bounds, used for zero (or negative) fields of Limits.
-const (
-	// DefaultMaxEntries is the default bound on directory entries read:
-	// 2,000,000, about 1-2 s of walking on a local SSD.
-	DefaultMaxEntries = 2_000_000
-	// DefaultMaxMatches is the default bound on matches: 10,000.
-	DefaultMaxMatches = 10_000
-	// DefaultDeadline is the default bound on wall-clock time: 5 s.
-	DefaultDeadline = 5 * time.Second
-)
-
 // maxSkippedPaths bounds Stats.SkippedPaths.
 const maxSkippedPaths = 100
-
-// Limits bounds one Scan. Zero or negative fields mean the package defaults
-// (DefaultMaxEntries, DefaultMaxMatches, DefaultDeadline).
-type Limits struct {
-	// MaxEntries is the most directory entries (files, directories,
-	// symlinks, ...) Scan may read.
-	MaxEntries int
-	// MaxMatches is the most matches Scan may report.
-	MaxMatches int
-	// Deadline is the most wall-clock time Scan may take.
-	Deadline time.Duration
-}
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
-	}
-	if l.MaxMatches <= 0 {
-		l.MaxMatches = DefaultMaxMatches
-	}
-	if l.Deadline <= 0 {
-		l.Deadline = DefaultDeadline
-	}
-	return l
-}
 
 // Match is one existing path that matched a pattern.
 type Match struct {
@@ -105,8 +69,12 @@ type Pattern struct {
 
 // Stats describes the work one Scan did.
 type Stats struct {
-	// Dirs is the number of directories read, the root included.
+	// Dirs is the number of directories walked, the root included:
+	// read, or taken from a Cache.
 	Dirs int
+	// Cached is the number of directories taken from a Cache (see
+	// Cache.ScanPatterns) instead of being read.
+	Cached int
 	// Entries is the number of directory entries seen.
 	Entries int
 	// Pruned is the number of directories not entered because no pattern
@@ -121,56 +89,22 @@ type Stats struct {
 	Elapsed time.Duration
 }
 
-// ErrLimit is matched (with errors.Is) by every *LimitError.
-var ErrLimit = errors.New("globscan: scan limit exceeded")
-
-// LimitError reports that a Scan went over one of its Limits. The scan was
-// abandoned, so its matches are incomplete and must not be used.
-type LimitError struct {
-	Root    string // the scanned root
-	Bound   string // "MaxEntries", "MaxMatches" or "Deadline"
-	Limit   string // the bound's value, e.g. "2000000" or "5s"
-	Entries int    // entries seen when the scan stopped
-	Dirs    int    // directories read when the scan stopped
-	Matches int    // matches found when the scan stopped
-	Elapsed time.Duration
-	// Unanchored are the patterns that can match at any depth and so make
-	// Scan read the whole tree.
-	Unanchored []string
-}
-
-// Error describes the bound, the progress made and how to fix it.
-func (e *LimitError) Error() string {
-	var what string
-	switch e.Bound {
-	case "MaxMatches":
-		what = fmt.Sprintf("more than %s paths match", e.Limit)
-	case "Deadline":
-		what = fmt.Sprintf("took longer than %s", e.Limit)
-	default:
-		what = fmt.Sprintf("more than %s directory entries to examine", e.Limit)
-	}
-	msg := fmt.Sprintf("globscan: matching deny patterns under %s: %s (bound %s hit after %d entries in %d directories, %d matches, %s); ",
-		e.Root, what, e.Bound, e.Entries, e.Dirs, e.Matches, e.Elapsed.Round(time.Millisecond))
-	if e.Bound == "MaxMatches" {
-		msg += "make the patterns more specific or scan a smaller workspace, or deny the containing directory instead"
-	} else {
-		msg += "scan a smaller workspace or fewer writable roots and read paths, or anchor the patterns (\"build/**/token.json\" reads only build/)"
-		if len(e.Unanchored) > 0 {
-			msg += fmt.Sprintf("; these patterns search the whole tree: %s", strings.Join(e.Unanchored, ", "))
-		}
-	}
-	return msg + "; or raise the limit"
-}
-
-// Is makes errors.Is(err, ErrLimit) true.
-func (e *LimitError) Is(target error) bool { return target == ErrLimit }
-
 // dirState is a directory waiting to be read, with the automaton states of
 // every prog after its path.
 type dirState struct {
 	rel    string // slash-separated, "" for the root
 	states []uint64
+	// With a Cache: the directory's node in the tree, which holds the
+	// earlier scan's record if known and which this scan updates in
+	// place; the device of its parent and whether the parent's file
+	// system keeps ctimes (false for the root).
+	n     *node
+	known bool
+	pdev  uint64
+	pfs   bool
+	// at is a descriptor of the parent directory plus one (0: none):
+	// the directory is then looked up by name in it.
+	at int
 }
 
 // scan is the state shared by the workers of one Scan.
@@ -189,6 +123,10 @@ type scan struct {
 	nameFirst [256]bool
 	lim       Limits
 	start     time.Time
+	// cr is the Cache's part of the scan, or nil; patIndex maps each
+	// pattern to the index of its first occurrence.
+	cr       *cacheRun
+	patIndex map[string]uint16
 
 	entries atomic.Int64 // for the limits and the error message
 	dirs    atomic.Int64
@@ -249,7 +187,12 @@ func Scan(root string, patterns []string, lim Limits) ([]Match, Stats, error) {
 // matches it; whether the walk enters a matched directory is that
 // pattern's Descend.
 func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
-	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now()}
+	return scanPatterns(root, patterns, lim, nil)
+}
+
+// scanPatterns is ScanPatterns, with a Cache's part when cr is not nil.
+func scanPatterns(root string, patterns []Pattern, lim Limits, cr *cacheRun) ([]Match, Stats, error) {
+	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now(), cr: cr}
 	for _, p := range patterns {
 		cp, err := compile(p.Glob)
 		if err != nil {
@@ -286,7 +229,24 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 	for i, p := range s.progs {
 		st[i] = p.start
 	}
-	s.queue = append(s.queue, dirState{rel: "", states: st})
+	top := dirState{rel: "", states: st}
+	if cr != nil {
+		if len(s.pats) > 0xffff {
+			return nil, Stats{}, fmt.Errorf("globscan: %d patterns, more than a cache can record", len(s.pats))
+		}
+		s.patIndex = map[string]uint16{}
+		for i, p := range s.pats {
+			if _, ok := s.patIndex[p.orig]; !ok {
+				s.patIndex[p.orig] = uint16(i)
+			}
+		}
+		cr.top = cr.old
+		if cr.top == nil {
+			cr.top = &node{}
+		}
+		top.n, top.known = cr.top, cr.old != nil
+	}
+	s.queue = append(s.queue, top)
 
 	ws := make([]*worker, workers())
 	done := make(chan struct{})
@@ -330,6 +290,7 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 func (s *scan) partialStats() Stats {
 	return Stats{
 		Dirs:    int(s.dirs.Load()),
+		Cached:  s.cached(),
 		Entries: int(s.entries.Load()),
 		Elapsed: time.Since(s.start),
 	}
@@ -413,27 +374,49 @@ func skippable(err error) bool {
 }
 
 // readDir reads one directory, records its matching entries and collects
-// the subdirectories worth entering in w.subdirs.
+// the subdirectories worth entering in w.subdirs; with a Cache, it takes
+// the directory from the earlier scan instead if it has not changed, and
+// records it for the next.
 func (w *worker) readDir(d dirState) error {
 	s := w.s
+	if d.known {
+		if ok, err := w.reuse(d); ok || err != nil {
+			return err
+		}
+	}
+	mstart, sstart := len(w.matches), len(w.subdirs)
 	r := &w.rd
 	if err := r.open(s.full(d.rel), d.rel == ""); err != nil {
 		if d.rel != "" && skippable(err) {
 			w.skipped = append(w.skipped, s.full(d.rel))
 			if errors.Is(err, fs.ErrPermission) {
-				return w.probe(d)
+				err = w.probe(d)
 			}
-			return nil
+			w.record(d, dirID{}, 0, false, 0, mstart, sstart)
+			return err
 		}
 		return fmt.Errorf("globscan: %w", err)
 	}
 	defer r.close()
+	var id dirID
+	var flags uint8
+	var fsOK bool
+	if d.n != nil {
+		var err error
+		id, err = r.id()
+		fsOK = err == nil && s.cr.sameFS(d, id.dev, r.fsType)
+		if fsOK && s.cr.fresh(id) {
+			flags = nodeTrusted
+		}
+	}
 	s.dirs.Add(1)
+	var entries uint32
 	for {
 		if s.abort.Load() {
 			return nil
 		}
 		ents, err := r.next()
+		entries += uint32(len(ents))
 		if n := s.entries.Add(int64(len(ents))); n > int64(s.lim.MaxEntries) {
 			return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
 		}
@@ -446,11 +429,13 @@ func (w *worker) readDir(d dirState) error {
 			}
 		}
 		if err == io.EOF {
+			w.record(d, id, flags, fsOK, entries, mstart, sstart)
 			return nil
 		}
 		if err != nil {
 			if d.rel != "" && skippable(err) {
 				w.skipped = append(w.skipped, s.full(d.rel))
+				w.record(d, id, 0, fsOK, entries, mstart, sstart)
 				return nil
 			}
 			return fmt.Errorf("globscan: reading %s: %w", s.full(d.rel), err)

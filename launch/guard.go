@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/planted"
 	"github.com/cordon-sandbox/cordon/result"
@@ -28,6 +29,9 @@ type guard struct {
 	// workspace: findings below it are named relative to it, others
 	// (another write path, the sandbox cache) by their whole path.
 	workspace string
+	// cache holds what the checks after earlier runs found (see
+	// WalkCache); finish saves it.
+	cache *globscan.Cache
 }
 
 // startGuard takes the snapshot of pl.Guard just before the command
@@ -44,8 +48,19 @@ func startGuard(pl *plan.Plan) *guard {
 	}
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
-	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly}
-	return &guard{before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	cache := WalkCache(pl.StateDir)
+	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly, Cache: cache}
+	return &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+}
+
+// WalkCache is the cache of the walks for deny globs, protected paths and
+// planted files (see globscan.Cache) in cordon's state directory
+// stateDir, which no sandbox can read or write; nil without one.
+func WalkCache(stateDir string) *globscan.Cache {
+	if stateDir == "" {
+		return nil
+	}
+	return globscan.OpenCache(filepath.Join(stateDir, "walk"))
 }
 
 // journal is what a run in progress records of itself.
@@ -175,6 +190,9 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		return nil
 	}
 	rep, err := g.before.Check(g.roots, g.opts)
+	// A cache that cannot be written only makes the next check read
+	// every directory.
+	_ = g.cache.Save()
 	incomplete := rep.Incomplete
 	if err != nil {
 		incomplete = fmt.Sprintf("the check for planted files failed: %v", err)

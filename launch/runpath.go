@@ -93,8 +93,10 @@ type Line struct {
 }
 
 // RunCommand builds the plan for req (plan.Build decides strict mode and
-// the backend), says the warnings, notes and degraded rules, runs it and,
-// when bwrap could not create a user namespace and the policy's backend is
+// the backend; its walks use the walk cache in Options.StateDir, WalkCache,
+// unless Options.WalkCache names another, and RunCommand saves it after
+// the run), says the warnings, notes and degraded rules, runs it and, when
+// bwrap could not create a user namespace and the policy's backend is
 // auto, falls back to the Landlock-only backend and runs again. After the
 // run it records what the command planted and says the timeout, the limits
 // reached and the hint. Errors: plan.Build's, or a *SetupError or
@@ -106,11 +108,18 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	p := req.Policy
 	req.Options.Host = HostFacts(p)
+	if req.Options.WalkCache == nil {
+		req.Options.WalkCache = WalkCache(req.Options.StateDir)
+	}
 	pl, lock, err := buildLocked(p, req.Command, req.Options)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.release()
+	// The walks of the plan are saved for the next run once this one is
+	// over; a cache that cannot be written only makes the next walk read
+	// every directory.
+	defer func() { _ = req.Options.WalkCache.Save() }()
 	if p.HomeWorkspace {
 		tell(Line{Warning, fmt.Sprintf("the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later", p.Workspace)})
 	}

@@ -230,7 +230,7 @@ func (b *bwrapBuilder) collect() error {
 	}
 	writable := b.writableRoots()
 	scan := b.scanRoots()
-	trees, err := walkRoots(p, scan, policy.DenyGlobSkipped(b.opts.Home), func(r string) bool { return slices.Contains(writable, r) }, b.opts.WalkLimits)
+	trees, err := walkRoots(p, scan, policy.DenyGlobSkipped(b.opts.Home), func(r string) bool { return slices.Contains(writable, r) }, b.opts.WalkLimits, b.opts.WalkCache)
 	if err != nil {
 		return err
 	}

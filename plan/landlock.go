@@ -130,7 +130,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if len(loose) > 0 {
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("deny_write paths inside writable roots stay writable without bubblewrap: %s", strings.Join(limitList(loose, 5), ", ")))
 	}
-	denied, guard := expandDenied(pl, p, opts.Home, opts.WalkLimits)
+	denied, guard := expandDeniedCached(pl, p, opts.Home, opts.WalkLimits, opts.WalkCache)
 	guard.KeepArmed = opts.KeepPlanted
 	pl.Guard = guard
 	// A denied file inside a writable root cannot be carved out without
@@ -255,6 +255,12 @@ func refuseGuardedWrites(p *policy.Policy, writes []string, stateDir string) err
 // anything inside a writable root read-only, so that check is what keeps a
 // planted hook or config key from running on the host.
 func expandDenied(pl *Plan, p *policy.Policy, home string, lim globscan.Limits) ([]string, Guard) {
+	return expandDeniedCached(pl, p, home, lim, nil)
+}
+
+// expandDeniedCached is expandDenied taking from cache what has not
+// changed since an earlier walk (Options.WalkCache).
+func expandDeniedCached(pl *Plan, p *policy.Policy, home string, lim globscan.Limits, cache *globscan.Cache) ([]string, Guard) {
 	var out []string
 	for _, d := range p.Deny {
 		switch {
@@ -298,7 +304,7 @@ func expandDenied(pl *Plan, p *policy.Policy, home string, lim globscan.Limits) 
 			continue
 		}
 		w := slices.Contains(writable, r)
-		t, err := walkRoot(p, r, skipped, globs, pr, w, lim)
+		t, err := walkRoot(p, r, skipped, globs, pr, w, lim, cache)
 		if err == nil && t == nil {
 			continue // missing, or a file no glob names
 		}

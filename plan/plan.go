@@ -9,14 +9,15 @@
 // backend auto picks, the kernel's Landlock ABI and cordon's own binary.
 // What it reads are the policy's inputs: the allowed paths (lstat, and
 // symlinks resolved, to bind them), the workspace and the writable and
-// read roots walked for deny globs and protected paths, the git
-// directories found there, the deny rules' paths, the host's tool
-// settings (package toolenv) and environment through Options.Getenv, the
-// host's Go caches (whether they are directories), whether the sandbox
-// cache and cordon's state directory could be created (stat and
-// access(2) on them and their nearest existing ancestor), whether this
-// user can read each denied path (access(2)), and, in mode off, the
-// process environment and the command's path in $PATH. What has to exist
+// read roots walked for deny globs and protected paths (and the files of
+// Options.WalkCache, what earlier walks found), the git directories found
+// there, the deny rules' paths, the host's tool settings (package
+// toolenv) and environment through Options.Getenv, the host's Go caches
+// (whether they are directories), whether the sandbox cache and cordon's
+// state directory could be created (stat and access(2) on them and their
+// nearest existing ancestor), whether this user can read each denied path
+// (access(2)), and, in mode off, the process environment and the
+// command's path in $PATH. What has to exist
 // or change on the host before the run (cordon's state directory and its
 // masks, the sandbox cache, the Go modules seeded into it) is listed in
 // Plan.Prepare, which the launcher performs.
@@ -212,6 +213,12 @@ type Options struct {
 	// for deny globs and protected paths; zero fields take globscan's
 	// defaults. Going over a bound refuses the run.
 	WalkLimits globscan.Limits
+	// WalkCache, when not nil, holds what earlier walks found: the walk
+	// reads again only the directories changed since (see
+	// globscan.Cache), and records itself in it. Build only reads its
+	// files; the caller saves it (Cache.Save) once the plan is used
+	// (launch.RunCommand does, after the run).
+	WalkCache *globscan.Cache
 	// Host are the facts about the host the plan depends on.
 	Host Host
 }

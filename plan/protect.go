@@ -425,7 +425,7 @@ func guardFrom(p *policy.Policy, roots []string, trees map[string]*tree, keep bo
 
 // walkRoots walks each root once (see walkRoot, and there skipped);
 // writable reports whether a root is protected.
-func walkRoots(p *policy.Policy, roots, skipped []string, writable func(string) bool, lim globscan.Limits) (map[string]*tree, error) {
+func walkRoots(p *policy.Policy, roots, skipped []string, writable func(string) bool, lim globscan.Limits, cache *globscan.Cache) (map[string]*tree, error) {
 	var globs []string
 	for _, d := range p.Deny {
 		if !filepath.IsAbs(d) {
@@ -438,7 +438,7 @@ func walkRoots(p *policy.Policy, roots, skipped []string, writable func(string) 
 		if _, done := out[r]; done {
 			continue
 		}
-		t, err := walkRoot(p, r, skipped, globs, pr, writable(r), lim)
+		t, err := walkRoot(p, r, skipped, globs, pr, writable(r), lim, cache)
 		if err != nil {
 			return nil, fmt.Errorf("matching deny and protected paths in %s: %w", r, err)
 		}

@@ -79,7 +79,9 @@ type nameMatch struct {
 // is writable, for what must be protected in it: git directories at any
 // depth, gitlinks and the protected names. Going over the walk's bound is
 // an error: a partial list of secrets or repositories is not safe to act on.
-func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim globscan.Limits) (*tree, error) {
+// The walk takes what has not changed since an earlier one from cache (see
+// globscan.Cache; nil walks everything).
+func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim globscan.Limits, cache *globscan.Cache) (*tree, error) {
 	var pats []globscan.Pattern
 	for _, g := range denyGlobs {
 		pats = append(pats, globscan.Pattern{Glob: g})
@@ -99,7 +101,7 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 	if len(pats) == 0 {
 		return t, nil
 	}
-	matches, _, err := globscan.ScanPatterns(root, pats, lim)
+	matches, _, err := cache.ScanPatterns(root, pats, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -141,13 +143,13 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 // that is a file), denies root itself if policy.Policy.DenyGlobForFile
 // says so.
 // It returns nil for a root that is missing or not walked.
-func walkRoot(p *policy.Policy, root string, skipped, denyGlobs []string, pr protRules, writable bool, lim globscan.Limits) (*tree, error) {
+func walkRoot(p *policy.Policy, root string, skipped, denyGlobs []string, pr protRules, writable bool, lim globscan.Limits, cache *globscan.Cache) (*tree, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, nil
 	}
 	if fi.IsDir() {
-		t, err := walkTree(root, denyGlobs, pr, writable, lim)
+		t, err := walkTree(root, denyGlobs, pr, writable, lim, cache)
 		if err != nil {
 			return nil, err
 		}

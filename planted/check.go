@@ -77,6 +77,10 @@ type Options struct {
 	// editor rewriting .idea, the user's own git config), not from the
 	// run, and is not reported.
 	TrustKnown bool
+	// Cache, when not nil, holds what earlier walks found: the walk
+	// reads again only the directories changed since (see
+	// globscan.Cache), and records itself in it for the caller to save.
+	Cache *globscan.Cache
 }
 
 // Report is what Check found.
@@ -211,7 +215,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	for _, p := range opts.Ignore {
 		c.ignore[filepath.Clean(p)] = true
 	}
-	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed)
+	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
 	defer w.close()
 	c.notes = w.notes
 	dirs, nameHits := w.dirs, w.names
@@ -348,9 +352,10 @@ func (w *walkResult) close() {
 }
 
 // find walks roots for git directories and protected names, bounded by
-// lim. Where a walk stops at its bound, the git directories b knows are
-// still returned.
-func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool, keep bool) *walkResult {
+// lim, taking from cache what has not changed since an earlier walk.
+// Where a walk stops at its bound, the git directories b knows are still
+// returned.
+func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool, keep bool, cache *globscan.Cache) *walkResult {
 	w := &walkResult{dirs: map[string]gitDirRef{}}
 	names := nameRules()
 	pats := []globscan.Pattern{{Glob: "**/HEAD", Descend: true}, {Glob: "**/.git", Descend: true}}
@@ -372,7 +377,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 		if left <= 0 {
 			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
 		} else {
-			matches, st, err := globscan.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
+			matches, st, err := cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
 			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths, ignored, keep)...)
 			var le *globscan.LimitError
 			switch {
@@ -454,7 +459,7 @@ func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored f
 // use it in its place); incomplete says what a walk that stopped at its
 // bound left out.
 func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
-	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil, true)
+	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil, true, nil)
 	defer w.close()
 	for d := range w.dirs {
 		gitDirs = append(gitDirs, d)

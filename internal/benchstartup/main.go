@@ -8,11 +8,14 @@
 // of the cordon binary, and bwrap with cordon's mounts running /bin/true)
 // and prints the floor they add up to. The network policy's filtered mode
 // (--allow-net, with the helper's listeners and the host's proxy) and
-// loopback mode are timed against the default profile. With -concurrent
-// N it instead times N runs at once of cordon against N of plain bwrap
-// (runConcurrent). Run it with:
+// loopback mode are timed against the default profile. And `cordon run --
+// /bin/true` in a workspace of 100,000 files (-files) against the empty
+// one: with the walk cache of the runs before (the second and later runs)
+// and without (the first run: its walk cache is removed before each). With
+// -concurrent N it instead times N runs at once of cordon against N of
+// plain bwrap (runConcurrent). Run it with:
 //
-//	go run ./internal/benchstartup [-n 200]
+//	go run ./internal/benchstartup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON]
 //	go run ./internal/benchstartup -concurrent 200 [-rounds 5]
 package main
 
@@ -37,6 +40,9 @@ func main() {
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
 	concurrent := flag.Int("concurrent", 0, "time this many runs at once of cordon and of plain bwrap instead (e.g. 200)")
 	rounds := flag.Int("rounds", 5, "rounds of -concurrent, alternating the two")
+	files := flag.Int("files", 100_000, "files in the large workspace (0: none)")
+	perDir := flag.Int("perdir", 10, "files in each directory of the large workspace")
+	baseline := flag.String("baseline", "", "another cordon binary also timed in the empty and the large workspace")
 	flag.Parse()
 	if *concurrent > 0 {
 		if err := runConcurrent(*concurrent, *rounds, *cordon, *bwrap); err != nil {
@@ -45,13 +51,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(*n, *cordon, *bwrap); err != nil {
+	if err := run(*n, *cordon, *bwrap, *files, *perDir, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "benchstartup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, cordon, bwrap string) error {
+func run(n int, cordon, bwrap string, files, perDir int, baseline string) error {
 	tmp, err := os.MkdirTemp("", "cordon-bench-")
 	if err != nil {
 		return err
@@ -92,12 +98,38 @@ func run(n int, cordon, bwrap string) error {
 		{"cordon filtered", []string{cordon, "run", "--allow-net", "127.0.0.1:1", "--", "/bin/true"}},
 		{"cordon loopback", []string{cordon, "run", "--net", "loopback", "--", "/bin/true"}},
 	}
+	// Cases run elsewhere than in ws with env.
+	where := map[string]caseSetup{}
+	bigAt := len(cases)
+	if files > 0 {
+		big, err := bigCases(tmp, home, ws, env, files, perDir, baseline)
+		if err != nil {
+			return err
+		}
+		for _, c := range big {
+			bin := cordon
+			if c.baseline {
+				bin = baseline
+			}
+			cases = append(cases, struct {
+				name string
+				argv []string
+			}{c.name, []string{bin, "run", "--", "/bin/true"}})
+			where[c.name] = c
+		}
+	}
 	times := make([][]time.Duration, len(cases))
 	for i := 0; i < n+5; i++ {
 		for c, cs := range cases {
 			cmd := exec.Command(cs.argv[0], cs.argv[1:]...)
 			cmd.Dir = ws
 			cmd.Env = env
+			if w, ok := where[cs.name]; ok {
+				cmd.Dir, cmd.Env = w.dir, w.env
+				if err := w.before(); err != nil {
+					return fmt.Errorf("%s: %w", cs.name, err)
+				}
+			}
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			d := time.Since(start)
@@ -127,6 +159,15 @@ func run(n int, cordon, bwrap string) error {
 	fmt.Printf("floor of the bwrap backend with the helper: cordon's Go start-up %.2f ms + bwrap with cordon's mounts running /bin/true %.2f ms + the helper's Go start-up (the same binary) %.2f ms = %.2f ms = %.2fx plain bwrap\n",
 		ms(med[4]), ms(med[5]), ms(med[4]), ms(floor), float64(floor)/float64(med[1]))
 	fmt.Printf("floor of the Landlock-only backend (cordon and its helper, two Go start-ups): about +%.2f ms over bare /bin/true\n", ms(2*med[4]))
+	if files > 0 {
+		warm, first := med[bigAt], med[bigAt+1]
+		fmt.Printf("workspace of %d files: second and later runs +%.2f ms over the empty workspace (%.2fx; target <= +3 ms); first run +%.2f ms (%.2fx)\n",
+			files, ms(warm-med[2]), float64(warm)/float64(med[2]), ms(first-med[2]), float64(first)/float64(med[2]))
+		if baseline != "" {
+			be, bb := med[bigAt+2], med[bigAt+3]
+			fmt.Printf("baseline %s: workspace of %d files +%.2f ms over its empty workspace (%.2fx)\n", baseline, files, ms(bb-be), float64(bb)/float64(be))
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,94 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWalkCacheRestoredMtime: the walk for deny globs is cached between
+// runs in cordon's state directory, and a run cannot make the next one
+// trust a stale walk: it creates sub/.env and sets sub's modification
+// time back to what it was (touch -d, to the nanosecond), but sub's
+// ctime still changed, so the next run walks sub again and denies the
+// .env (bwrap masks it; the Landlock-only backend, which cannot deny a
+// file inside a writable root, names it among the denied paths it leaves
+// exposed). The cache's files are private to the user.
+func TestWalkCacheRestoredMtime(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			sub := filepath.Join(e.ws, "sub")
+			writeFile(t, filepath.Join(sub, "plain.txt"), "PLAIN-PUBLIC-6d1")
+			writeFile(t, filepath.Join(e.ws, "deep", "a", "b", "c.txt"), "DEEP-PUBLIC-6d2")
+			// Enough directories for the walk to be cached (64).
+			for i := range 80 {
+				mkdir(t, filepath.Join(e.ws, "pkg", fmt.Sprint(i/10), fmt.Sprint(i)))
+			}
+			// The cache trusts a directory only if its ctime is older than
+			// the walk by more than the clock's granularity (2 s).
+			time.Sleep(2100 * time.Millisecond)
+			bf := []string{"--backend", backend}
+			if r := e.sh("cat sub/plain.txt", bf...); r.code != 0 || !strings.Contains(r.stdout, "PLAIN-PUBLIC-6d1") {
+				t.Fatalf("first run: %s", r)
+			}
+			walk := filepath.Join(e.home, ".local", "state", "cordon", "walk")
+			checkPrivate(t, walk, true)
+			ents, err := os.ReadDir(walk)
+			if err != nil || len(ents) == 0 {
+				t.Fatalf("no walk cache after a run: %v %v", ents, err)
+			}
+			for _, f := range ents {
+				checkPrivate(t, filepath.Join(walk, f.Name()), false)
+			}
+			before, err := os.Stat(sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := e.sh(`m=$(stat -c %y sub) && echo WALKCACHE-SECRET-6d3 > sub/.env && touch -d "$m" sub`, bf...)
+			if r.code != 0 {
+				t.Fatalf("the attack did not run: %s", r)
+			}
+			after, err := os.Stat(sub)
+			if err != nil || !after.ModTime().Equal(before.ModTime()) || !exists(filepath.Join(sub, ".env")) {
+				t.Fatalf("the attack did not restore sub's mtime (%v, was %v) or make sub/.env: %v", after.ModTime(), before.ModTime(), err)
+			}
+			r = e.sh("cat sub/.env; cat deep/a/b/c.txt", bf...)
+			if !strings.Contains(r.stdout, "DEEP-PUBLIC-6d2") {
+				t.Errorf("the run after the attack did not run: %s", r)
+			}
+			env := filepath.Join(sub, ".env")
+			switch backend {
+			case "bwrap":
+				if strings.Contains(r.all(), "WALKCACHE-SECRET-6d3") || !strings.Contains(userStderr(r.stderr), "Permission denied") {
+					t.Errorf("sub/.env, made by a run that set sub's mtime back, was readable in the next: %s", r)
+				}
+			default:
+				if !strings.Contains(r.stderr, "cordon: degraded: denied paths inside writable roots stay readable and writable without bubblewrap") || !strings.Contains(r.stderr, env) {
+					t.Errorf("the next run's walk did not find %s: %s", env, r)
+				}
+			}
+		})
+	}
+}
+
+// checkPrivate fails unless path is a directory (or a regular file, dir
+// false) of this user that no one else can write.
+func checkPrivate(t *testing.T, path string, dir bool) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()) || fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("%s: mode %v, want a private %s", path, fi.Mode(), map[bool]string{true: "directory", false: "file"}[dir])
+	}
+}

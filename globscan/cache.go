@@ -1,0 +1,331 @@
+package globscan
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A Cache keeps what earlier scans found, so that a scan of the same root
+// with the same patterns reads again only the directories that changed
+// since: every other directory costs one lstat instead of an open, its
+// listing and a close.
+//
+// A directory is taken from the cache only when its device, inode number
+// and change time (ctime) are those recorded when it was read. The kernel
+// sets a directory's ctime to the current time whenever an entry is
+// added, removed or renamed in it, and on every chmod, chown or utimes of
+// it, and no unprivileged process can set a ctime back (utimes sets only
+// the access and modification times, and then changes the ctime too): a
+// command that creates sub/.env and restores sub's mtime with touch -d
+// still changes sub's ctime. Recorded directories that the scan must
+// trust are only those
+//
+//   - on a local file system that keeps these rules (ext2/3/4, XFS, Btrfs,
+//     tmpfs, overlayfs, F2FS, bcachefs, ZFS; elsewhere, such as NFS, FUSE
+//     or FAT, where times come from a server or can be set, every
+//     directory is read);
+//   - whose ctime is older than the start of the scan that read them by
+//     more than the file system's time granularity and the kernel's clock
+//     tick (racyWindow, 2 s): a change made in the same tick as the read
+//     could leave the ctime as it was (git's "racily clean" rule);
+//   - read whole (a directory that could not be listed is read again).
+//
+// The cache's files live in a directory of their own (OpenCache), one per
+// root and pattern list, and are written by Save, to a temporary file
+// renamed over the old one: concurrent scans never see half a file. A
+// file that is missing, truncated, corrupt (its checksum), too large, not
+// a regular file, a symbolic link, owned by another user, writable by the
+// group or others, made for another root or other patterns, or written by
+// a clock later than now is ignored: the scan reads every directory, as
+// without a cache. A scan in which few directories changed keeps the file
+// (see saveRatio), and a first scan of fewer than MinCacheDirs makes none.
+// The cache is bounded: MaxCacheDirs directories per file,
+// MaxCacheFileBytes per file, MaxCacheFiles files and MaxCacheBytes in all
+// (the least recently used files are removed first).
+//
+// The directory must be out of reach of whatever could change the
+// scanned trees without changing their ctimes, which is nothing short of
+// the owner of the cache itself: cordon keeps it in its state directory,
+// which no sandbox can read or write.
+//
+// A Cache is safe for concurrent use (its scans take turns). A nil *Cache
+// caches nothing.
+type Cache struct {
+	dir string
+	// now is the clock (a variable for the tests).
+	now func() time.Time
+
+	// uid is the owner a cache file must have (os.Geteuid; a variable
+	// for the tests).
+	uid int
+
+	scanMu sync.Mutex // held by a scan
+
+	mu    sync.Mutex
+	trees map[string]*cacheTree // by key: the latest tree (loaded or scanned)
+	dirty map[string]bool       // keys whose tree Save must write
+	// What was loaded and rejected (see CacheStats).
+	loads    int
+	rejected int
+	why      string
+}
+
+// Bounds of a Cache.
+const (
+	// MaxCacheDirs is the most directories one cache file records; a
+	// scan of more is not saved (the next scan reads everything).
+	MaxCacheDirs = 500_000
+	// MaxCacheFileBytes is the largest cache file written or read.
+	MaxCacheFileBytes = 32 << 20
+	// MaxCacheFiles is the most cache files kept in the directory.
+	MaxCacheFiles = 32
+	// MaxCacheBytes bounds the size of all the cache files together.
+	MaxCacheBytes = 256 << 20
+)
+
+// saveRatio: a scan's tree replaces the earlier one, and is written by
+// Save, only if more than one directory in saveRatio (and more than one)
+// is recorded otherwise. Those that are not cost a directory read in the
+// next scans (a few microseconds each), where writing the tree costs a
+// file of 50 bytes a directory: a workspace whose top changes at every
+// run (the placeholders of the protected paths come and go) is not
+// rewritten at every run.
+const saveRatio = 64
+
+// MinCacheDirs is the fewest directories a scan must walk for its tree to
+// be written to a new cache file: a smaller tree is read faster than a
+// file is written and read.
+const MinCacheDirs = 64
+
+// cacheBounds are the bounds in force: the constants above (smaller in
+// the tests).
+var cacheBounds = struct{ dirs, fileBytes, files, bytes, minDirs int }{MaxCacheDirs, MaxCacheFileBytes, MaxCacheFiles, MaxCacheBytes, MinCacheDirs}
+
+// racyWindow is how much older than the start of the scan that reads it a
+// directory's ctime must be for the record to be trusted later: more than
+// the coarsest time granularity of the trusted file systems (1 s, on
+// ext4 with 128-byte inodes) plus the kernel's clock tick, by which file
+// times lag the wall clock.
+const racyWindow = 2 * time.Second
+
+// OpenCache returns the cache kept in dir. Nothing is read until a scan
+// needs it, and nothing is written until Save.
+func OpenCache(dir string) *Cache {
+	return &Cache{dir: dir, now: time.Now, uid: os.Geteuid(), trees: map[string]*cacheTree{}, dirty: map[string]bool{}}
+}
+
+// CacheStats says what a Cache did, for the tests and benchmarks.
+type CacheStats struct {
+	// Loaded is the number of cache files read and used.
+	Loaded int
+	// Rejected is the number of cache files found but not used.
+	Rejected int
+	// Why says why the last rejected one was not used.
+	Why string
+	// Dirty is the number of trees Save would write.
+	Dirty int
+}
+
+// Stats reports what the cache loaded and rejected so far.
+func (c *Cache) Stats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty)}
+}
+
+// ScanPatterns is the package's ScanPatterns, taking from the cache every
+// directory unchanged since an earlier scan of root with the same
+// patterns (see Cache) and recording this scan for the next one: Save
+// writes it if more than one directory in 64 changed, or if it is the
+// first of at least MinCacheDirs directories. Its result is the one
+// ScanPatterns would return; Stats.Dirs counts the directories taken from
+// the cache too, and Stats.Cached those.
+func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
+	if c == nil || !cacheSupported || len(patterns) == 0 {
+		return ScanPatterns(root, patterns, lim)
+	}
+	// The scan updates the tree in place: one scan of a Cache at a time.
+	c.scanMu.Lock()
+	defer c.scanMu.Unlock()
+	key := cacheKey(root, patterns)
+	old := c.tree(key, root, patterns)
+	cr := &cacheRun{start: c.now()}
+	if old != nil {
+		cr.old = old.top
+	}
+	matches, st, err := scanPatterns(root, patterns, lim, cr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		// Half updated, and maybe still being updated by workers that
+		// did not stop yet: the next scan reads the file again.
+		delete(c.trees, key)
+		return nil, st, err
+	}
+	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
+	c.trees[key] = t
+	switch {
+	case old == nil && st.Dirs < cacheBounds.minDirs:
+		// Too small a tree to be worth a file.
+	case old != nil && cr.differ.Load() <= int64(max(1, st.Dirs/saveRatio)):
+		// Little changed: the file stays (each directory in it is
+		// checked anyway), and is not written again.
+	default:
+		c.dirty[key] = true
+	}
+	return matches, st, nil
+}
+
+// tree returns the latest tree of key: the one a scan of this Cache
+// recorded, else the one in its file, else nil.
+func (c *Cache) tree(key, root string, patterns []Pattern) *cacheTree {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.trees[key]; ok {
+		return t
+	}
+	t, why := c.load(key, root, patterns)
+	switch {
+	case t != nil:
+		c.loads++
+	case why != "":
+		c.rejected++
+		c.why = why
+	}
+	c.trees[key] = t
+	return t
+}
+
+// cacheKey names the cache file of a root and pattern list.
+func cacheKey(root string, patterns []Pattern) string {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(cacheMagic)
+	put(root)
+	for _, p := range patterns {
+		put(p.Glob)
+		if p.Descend {
+			put("descend")
+		} else {
+			put("")
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// cacheTree is what one scan found: the root's node and, below it, every
+// directory the scan entered.
+type cacheTree struct {
+	root     string
+	patterns []Pattern
+	start    int64 // when the scan started, in Unix nanoseconds
+	dirs     int   // directories walked (for a decoded tree, its nodes)
+	top      *node
+}
+
+// node is one directory of a cacheTree.
+type node struct {
+	name    string // the last component; "" for the root
+	id      dirID  // when it was read
+	entries uint32 // entries seen (counted against Limits)
+	flags   uint8
+	matches []cachedMatch
+	// kids are the subdirectories the scan entered, in no set order.
+	kids []node
+}
+
+// dirID identifies a version of a directory: its device, inode number
+// and change time.
+type dirID struct {
+	dev, ino  uint64
+	sec, nsec int64
+}
+
+// Node flags.
+const (
+	// nodeTrusted: the directory was read whole, on a file system that
+	// keeps ctimes, and its ctime was older than the read by more than
+	// racyWindow. Without it the directory is read again.
+	nodeTrusted = 1 << iota
+)
+
+// cachedMatch is a match in a directory: its entry's name, the index of
+// the pattern that matched, and its kind.
+type cachedMatch struct {
+	name  string
+	pat   uint16
+	flags uint8 // matchDir, matchSymlink
+}
+
+// Kinds of cachedMatch.
+const (
+	matchDir = 1 << iota
+	matchSymlink
+)
+
+// cacheRun is the cache's part of one scan.
+type cacheRun struct {
+	start time.Time
+	old   *node // the root's node in the earlier tree, or nil
+	top   *node // the root's node in this scan's tree: old, updated
+	// differ counts the directories this scan recorded otherwise than
+	// the earlier one.
+	differ atomic.Int64
+	// cached counts the directories taken from the earlier tree.
+	cached atomic.Int64
+
+	fsMu sync.Mutex
+	fsOK map[uint64]bool // by device: a file system that keeps ctimes
+}
+
+// sameNode reports whether a directory read again is recorded as before
+// (its kids compared by name only: they are compared themselves).
+func sameNode(a, b *node) bool {
+	if a.id != b.id || a.entries != b.entries || a.flags != b.flags || !slices.Equal(a.matches, b.matches) || len(a.kids) != len(b.kids) {
+		return false
+	}
+	for i := range a.kids {
+		if a.kids[i].name != b.kids[i].name {
+			return false
+		}
+	}
+	return true
+}
+
+// trustedFS reports whether the file system of device dev keeps ctimes
+// (keepsCtime); fsType finds its type the first time dev is seen.
+func (cr *cacheRun) trustedFS(dev uint64, fsType func() (int64, error)) bool {
+	cr.fsMu.Lock()
+	defer cr.fsMu.Unlock()
+	ok, seen := cr.fsOK[dev]
+	if !seen {
+		t, err := fsType()
+		ok = err == nil && keepsCtime(t)
+		if cr.fsOK == nil {
+			cr.fsOK = map[uint64]bool{}
+		}
+		cr.fsOK[dev] = ok
+	}
+	return ok
+}
+
+// fresh reports whether a directory with id, read by this scan, may be
+// trusted by a later one: its ctime is older than the scan's start by
+// more than racyWindow.
+func (cr *cacheRun) fresh(id dirID) bool {
+	return time.Unix(id.sec, id.nsec).Before(cr.start.Add(-racyWindow))
+}

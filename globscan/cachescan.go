@@ -1,0 +1,211 @@
+package globscan
+
+// The part of a scan that takes directories from a Cache and records
+// them (see Cache).
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// cached is the number of directories taken from the cache so far.
+func (s *scan) cached() int {
+	if s.cr == nil {
+		return 0
+	}
+	return int(s.cr.cached.Load())
+}
+
+// sameFS reports whether the directory d, on device dev, is on a file
+// system that keeps ctimes: known from its parent when on the same
+// device, else asked with fsType (once per device and scan).
+func (cr *cacheRun) sameFS(d dirState, dev uint64, fsType func() (int64, error)) bool {
+	if dev == d.pdev {
+		return d.pfs
+	}
+	return cr.trustedFS(dev, fsType)
+}
+
+// join is the slash-separated path of name in the directory rel.
+func join(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// reuse takes the directory d from the earlier scan if its record is
+// trusted and it is still the same directory with the same ctime: its
+// matches are reported, its entries counted, and the subdirectories the
+// earlier scan entered are walked. ok is false when d must be read.
+func (w *worker) reuse(d dirState) (ok bool, err error) {
+	s, n := w.s, d.n
+	if n.flags&nodeTrusted == 0 {
+		return false, nil
+	}
+	var id dirID
+	var isDir bool
+	if d.at > 0 {
+		id, isDir, err = statIDAt(d.at-1, n.name)
+	} else {
+		id, isDir, err = statID(s.full(d.rel), d.rel == "")
+	}
+	if err != nil || !isDir || id != n.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(s.full(d.rel)) }) {
+		return false, nil
+	}
+	if c := s.entries.Add(int64(n.entries)); c > int64(s.lim.MaxEntries) {
+		return true, s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
+	}
+	if time.Since(s.start) > s.lim.Deadline {
+		return true, s.limitError("Deadline", s.lim.Deadline.String())
+	}
+	s.dirs.Add(1)
+	s.cr.cached.Add(1)
+	for _, m := range n.matches {
+		if s.nmatch.Add(1) > int64(s.lim.MaxMatches) {
+			return true, s.limitError("MaxMatches", fmt.Sprint(s.lim.MaxMatches))
+		}
+		rel := join(d.rel, m.name)
+		w.matches = append(w.matches, Match{
+			Path: s.full(rel), Rel: rel, Pattern: s.pats[m.pat].orig,
+			IsDir: m.flags&matchDir != 0, IsSymlink: m.flags&matchSymlink != 0,
+		})
+	}
+	if len(n.kids) == 0 {
+		return true, nil
+	}
+	depth := 0
+	if d.rel != "" {
+		depth = 1 + strings.Count(d.rel, "/")
+	}
+	if depth < localDepth {
+		// Near the root, the subdirectories are shared among the
+		// workers.
+		for i := range n.kids {
+			k := &n.kids[i]
+			w.subdirs = append(w.subdirs, dirState{
+				rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
+				n: k, known: true, pdev: id.dev, pfs: true,
+			})
+		}
+		return true, nil
+	}
+	// Below, this worker walks them itself, looking each up by name in
+	// a descriptor of this directory, which costs less than a path.
+	at := 0
+	if len(n.kids) >= fdKids && depth < maxFdDepth {
+		if fd, err := openPathAt(d.at-1, n.name, s.full(d.rel)); err == nil {
+			defer closeFd(fd)
+			if fid, err := fdID(fd); err == nil && fid == id {
+				at = fd + 1
+			}
+		}
+	}
+	for i := range n.kids {
+		if s.abort.Load() {
+			return true, nil
+		}
+		k := &n.kids[i]
+		kd := dirState{
+			rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
+			n: k, known: true, pdev: id.dev, pfs: true, at: at,
+		}
+		if err := w.readDir(kd); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// Below localDepth, a worker walks the subdirectories of a directory taken
+// from the cache itself (not through the queue), and looks them up in a
+// descriptor of their parent when there are at least fdKids of them, down
+// to maxFdDepth (a descriptor per level is open meanwhile).
+const (
+	localDepth = 2
+	fdKids     = 8
+	maxFdDepth = 64
+)
+
+// childStates are the automaton states of the subdirectory name of a
+// directory in states (as entry computes them).
+func (s *scan) childStates(states []uint64, name string) []uint64 {
+	if len(s.progs) == 0 {
+		return nil
+	}
+	child := make([]uint64, len(s.progs))
+	for i, p := range s.progs {
+		if m := states[i]; m&p.live != 0 {
+			child[i] = p.step(m, name)
+		}
+	}
+	return child
+}
+
+// record records the directory d, just read (or not: id zero), in its
+// node, in place of the earlier record: its identity, flags, entries, the
+// matches found in it (w.matches from mstart) and the subdirectories
+// queued (w.subdirs from sstart), each given its earlier node (found by
+// name) or a new one; fsOK says that its file system keeps ctimes. A
+// record that differs from the earlier one is counted.
+func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries uint32, mstart, sstart int) {
+	s, n := w.s, d.n
+	if n == nil {
+		return
+	}
+	prev := *n
+	// An untrusted record only links the subdirectories to theirs: the
+	// directory is read again next time whatever its identity (so that a
+	// workspace changed at every run, by the placeholders of the
+	// protected paths, does not change the tree).
+	n.id, n.flags, n.entries, n.matches = dirID{}, flags, 0, nil
+	if flags&nodeTrusted != 0 {
+		n.id, n.entries = id, entries
+		for _, m := range w.matches[mstart:] {
+			cm := cachedMatch{name: m.Rel[len(d.rel):], pat: s.patIndex[m.Pattern]}
+			if d.rel != "" {
+				cm.name = cm.name[1:]
+			}
+			if m.IsDir {
+				cm.flags |= matchDir
+			}
+			if m.IsSymlink {
+				cm.flags |= matchSymlink
+			}
+			n.matches = append(n.matches, cm)
+		}
+	}
+	// In name order, not the listing's, which may change when entries
+	// come and go (placeholders): the same entries make the same record,
+	// and the earlier subdirectories are found by merging.
+	slices.SortFunc(n.matches, func(a, b cachedMatch) int { return strings.Compare(a.name, b.name) })
+	subdirs := w.subdirs[sstart:]
+	slices.SortFunc(subdirs, func(a, b dirState) int { return strings.Compare(a.rel, b.rel) })
+	n.kids = nil
+	if len(subdirs) > 0 {
+		n.kids = make([]node, len(subdirs))
+	}
+	j := 0
+	for i := range subdirs {
+		sd := &subdirs[i]
+		name := sd.rel[len(d.rel):]
+		if d.rel != "" {
+			name = name[1:]
+		}
+		for d.known && j < len(prev.kids) && prev.kids[j].name < name {
+			j++
+		}
+		k := &n.kids[i]
+		if d.known && j < len(prev.kids) && prev.kids[j].name == name {
+			*k, sd.known = prev.kids[j], true
+		} else {
+			*k = node{name: name}
+		}
+		sd.n, sd.pdev, sd.pfs = k, id.dev, fsOK
+	}
+	if !d.known || !sameNode(&prev, n) {
+		s.cr.differ.Add(1)
+	}
+}
