@@ -297,6 +297,9 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	// helper start with plan.LauncherEnv (see newCommand).
 	spec.Env = r.pl.Env
 	spec.Rlimits = withoutGroupLimits(spec.Rlimits, r.group)
+	if r.pl.HelperIsChild && (r.group == nil || r.group.Kind() == limits.KindNone) {
+		spec.Rlimits = nprocOnTop(spec.Rlimits, os.Getuid())
+	}
 	exe, err = os.Open(helperspec.HelperSelf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening cordon's own binary: %w", err)

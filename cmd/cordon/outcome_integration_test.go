@@ -318,3 +318,41 @@ func TestWorkspaceProfileTightens(t *testing.T) {
 	}
 	checkOneCordonLine(t, r)
 }
+
+// TestMaxProcsOnTopOfTheUsers: on the Landlock-only backend without a
+// cgroup, the kernel counts every task of the user against RLIMIT_NPROC;
+// --max-procs is then that many tasks more than the user had at the start,
+// so a user with many processes (a desktop session) can still run a
+// command that forks. Root is exempt from RLIMIT_NPROC: there only the
+// first half holds.
+func TestMaxProcsOnTopOfTheUsers(t *testing.T) {
+	requireLandlock(t)
+	e := newEnv(t)
+	// 60 processes of this user, for the duration of the test.
+	var held []*exec.Cmd
+	t.Cleanup(func() {
+		for _, c := range held {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	})
+	for range 60 {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	r := e.sh(`sleep 0.1 & sleep 0.1 & wait; echo forked`, "--json", "--backend", "landlock", "--max-procs", "20")
+	res := lastJSON(t, r)
+	if r.code != 0 || !strings.Contains(r.stdout, "forked") {
+		t.Fatalf("two forks under --max-procs 20 with 60 processes of the user running: %s", r)
+	}
+	if os.Geteuid() == 0 || res.Usage.Cgroup != "" {
+		return // root is exempt; a cgroup counts the sandbox only
+	}
+	r = e.sh(`i=0; while [ $i -lt 30 ]; do sleep 2 & i=$((i+1)); done; wait; echo all`, "--backend", "landlock", "--max-procs", "10")
+	if strings.Contains(r.stdout, "all") && r.code == 0 && !strings.Contains(r.stderr, "fork") {
+		t.Errorf("30 forks under --max-procs 10 all succeeded: %s", r)
+	}
+}
