@@ -87,3 +87,41 @@ func TestCacheSaveDuringScans(t *testing.T) {
 	}
 }
 
+// TestScanDirGoneDuringScan: a directory removed between the listing of
+// its parent and its own opening (another command at work in the tree)
+// is skipped, not an error that fails the whole scan, with a cache or
+// without.
+func TestScanDirGoneDuringScan(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; i < 100_000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, d := range []string{"a/b", "sub", "deep/p", ""} {
+				p := filepath.Join(root, d, "gone")
+				if i%2 == 0 {
+					_ = os.Mkdir(p, 0o755)
+				} else {
+					_ = os.Remove(p)
+				}
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(stop)
+	c := newTestCache(filepath.Join(t.TempDir(), "walk"), ahead)
+	for i := range 200 {
+		if _, _, err := ScanPatterns(root, cachePats, Limits{}); err != nil {
+			t.Fatalf("scan %d: %v", i, err)
+		}
+		if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
+			t.Fatalf("cached scan %d: %v", i, err)
+		}
+	}
+}
