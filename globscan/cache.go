@@ -167,8 +167,11 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	defer c.mu.Unlock()
 	if err != nil {
 		// Half updated, and maybe still being updated by workers that
-		// did not stop yet: the next scan reads the file again.
+		// did not stop yet: the next scan reads the file again, and
+		// Save does not write it (an earlier scan may have left it
+		// dirty).
 		delete(c.trees, key)
+		delete(c.dirty, key)
 		return nil, st, err
 	}
 	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}

@@ -350,11 +350,16 @@ func (c *Cache) load(key, root string, patterns []Pattern) (*cacheTree, string) 
 // 1 MiB, removes the least recently used cache files over the bounds. A tree over the bounds is not written (the next scan reads
 // every directory). It creates the cache directory (mode 0700) if it is
 // missing, and writes nothing into one that is a link, owned by another
-// user or writable by others.
+// user or writable by others. It waits for a scan of this cache going on
+// (scans update their trees in place).
 func (c *Cache) Save() error {
 	if c == nil || c.dir == "" {
 		return nil
 	}
+	// Scans update their trees in place: none runs while they are
+	// encoded.
+	c.scanMu.Lock()
+	defer c.scanMu.Unlock()
 	c.mu.Lock()
 	var keys []string
 	for k := range c.dirty {

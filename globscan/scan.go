@@ -389,11 +389,15 @@ func (w *worker) readDir(d dirState) error {
 	if err := r.open(s.full(d.rel), d.rel == ""); err != nil {
 		if d.rel != "" && skippable(err) {
 			w.skipped = append(w.skipped, s.full(d.rel))
+			// Gone or replaced since its parent was listed: skipped.
+			// Unreadable: what can be opened in it without a listing
+			// is looked up.
+			var perr error
 			if errors.Is(err, fs.ErrPermission) {
-				err = w.probe(d)
+				perr = w.probe(d)
 			}
 			w.record(d, dirID{}, 0, false, 0, mstart, sstart)
-			return err
+			return perr
 		}
 		return fmt.Errorf("globscan: %w", err)
 	}

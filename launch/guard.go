@@ -72,6 +72,12 @@ type journal struct {
 	// (no pid namespace): what is left of it when cordon is killed lives
 	// on, and the next run kills it (see killLeftGroup).
 	Pgid int `json:"pgid,omitempty"`
+	// LeaderStart and Sid are the start time (clock ticks since boot)
+	// and session of the process that leads Pgid, the helper, read as it
+	// starts: they tell the group from another that took its number
+	// since (0: not known).
+	LeaderStart uint64 `json:"leader_start_ticks,omitempty"`
+	Sid         int    `json:"sid,omitempty"`
 }
 
 // journalDir holds the journals of runs in progress.
@@ -162,7 +168,7 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		seen++
 		start := time.Unix(0, j.Start)
 		if j.Pgid > 0 {
-			killLeftGroup(j.Pgid, start)
+			killLeftGroup(j, start)
 		}
 		if len(j.Roots) == 0 {
 			continue

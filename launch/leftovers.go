@@ -29,27 +29,39 @@ const (
 // the wall clock the run's start was read from may have been set since.
 const startSlack = time.Second
 
-// killLeftGroup kills what is left of the process group pgid, the command's
-// of a run that started at start and whose cordon was killed: without a
-// pid namespace only the command itself died with cordon (Pdeathsig); what
-// it started lives on in its group. Only this user's processes that
-// started since the run began are killed, each through a pidfd checked to
-// still name the same process; a pgid taken again since (the group was
-// empty, and the pid numbers went round) by processes of this user is the
-// one case it cannot tell apart. Processes that left the group (setsid)
-// are not found: a cgroup holding the sandbox is what ends those
+// killLeftGroup kills what is left of the process group of the run of
+// journal j (j.Pgid, the command's, of a run that started at start and
+// whose cordon was killed): without a pid namespace only the command
+// itself died with cordon (Pdeathsig); what it started lives on in its
+// group. Only this user's processes that started since the run began, in
+// the command's session (j.Sid), are killed, each through a pidfd checked
+// to still name the same process. The group's number may have been taken
+// again since (the group was empty, and the pid numbers went round): while
+// a group has members the kernel gives no process its number, so a live
+// process numbered j.Pgid that did not start when the command did
+// (j.LeaderStart) leads another group, and nothing is killed. A group
+// taken again whose leader has ended, in the same session, is the one
+// case it cannot tell apart. Processes that left the group (setsid) are
+// not found: a cgroup holding the sandbox is what ends those
 // (limits.Cleanup).
-func killLeftGroup(pgid int, start time.Time) {
+func killLeftGroup(j journal, start time.Time) {
+	pgid := j.Pgid
 	boot, ok := bootTime()
 	if !ok || pgid <= 1 {
 		return
 	}
+	if j.LeaderStart != 0 {
+		if ps, err := readProcStat(pgid, boot); err == nil && ps.ticks != j.LeaderStart {
+			return // another group's leader: the number was taken again
+		}
+	}
+	g := runGroup{pgid: pgid, sid: j.Sid, boot: boot, start: start}
 	deadline := time.Now().Add(leftGroupBudget)
 	for range leftGroupRounds {
 		found := false
-		for _, pid := range groupMembers(pgid, boot, start) {
+		for _, pid := range g.members() {
 			found = true
-			killExact(pid, pgid, boot, start)
+			g.killExact(pid)
 		}
 		if !found || time.Now().After(deadline) {
 			return
@@ -58,9 +70,16 @@ func killLeftGroup(pgid int, start time.Time) {
 	}
 }
 
-// groupMembers lists this user's processes in process group pgid that
-// started at or after start (less startSlack).
-func groupMembers(pgid int, boot, start time.Time) []int {
+// runGroup is the process group of a killed run: its number, the
+// session of its command (0: not known), and when the run started.
+type runGroup struct {
+	pgid, sid   int
+	boot, start time.Time
+}
+
+// members lists this user's processes in the group that started at or
+// after the run (less startSlack), in its session.
+func (g runGroup) members() []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -71,65 +90,80 @@ func groupMembers(pgid int, boot, start time.Time) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if sameRunProcess(pid, pgid, boot, start) {
+		if g.has(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// sameRunProcess reports whether pid is this user's, in process group
-// pgid, and started at or after start (less startSlack).
-func sameRunProcess(pid, pgid int, boot, start time.Time) bool {
+// has reports whether pid is this user's, in the group and its session,
+// started at or after the run (less startSlack), and has not ended.
+func (g runGroup) has(pid int) bool {
 	var st unix.Stat_t
 	if unix.Stat("/proc/"+strconv.Itoa(pid), &st) != nil || int(st.Uid) != os.Geteuid() {
 		return false
 	}
-	pg, began, zombie, err := procGroupStart(pid, boot)
-	return err == nil && !zombie && pg == pgid && !began.Before(start.Add(-startSlack))
+	ps, err := readProcStat(pid, g.boot)
+	return err == nil && !ps.zombie && ps.pgid == g.pgid && (g.sid == 0 || ps.sid == g.sid) && !ps.started.Before(g.start.Add(-startSlack))
 }
 
 // killExact sends SIGKILL to pid through a pidfd, after checking through
-// it that pid is still the process sameRunProcess found.
-func killExact(pid, pgid int, boot, start time.Time) {
+// it that pid is still a process of the group.
+func (g runGroup) killExact(pid int) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return // gone (or no pidfds: Linux 5.3)
 	}
 	defer unix.Close(fd)
-	if sameRunProcess(pid, pgid, boot, start) {
+	if g.has(pid) {
 		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	}
 }
 
-// procGroupStart reads the process group and start time of pid from
-// /proc/PID/stat, and whether it has ended (a zombie, which its reaper
-// has yet to wait for).
-func procGroupStart(pid int, boot time.Time) (pgid int, started time.Time, zombie bool, err error) {
+// procStat is what /proc/PID/stat says of a process.
+type procStat struct {
+	pgid, sid int
+	// ticks is its start time in clock ticks since boot, started the
+	// same on the wall clock.
+	ticks   uint64
+	started time.Time
+	// zombie: it has ended (its reaper has yet to wait for it).
+	zombie bool
+}
+
+// readProcStat reads the process group, session and start time of pid
+// from /proc/PID/stat, and whether it has ended.
+func readProcStat(pid int, boot time.Time) (procStat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, time.Time{}, false, err
+		return procStat{}, err
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, time.Time{}, false, errors.New("malformed stat")
+		return procStat{}, errors.New("malformed stat")
 	}
-	// Fields from the state (3rd) on: pgrp is the 5th, starttime the
-	// 22nd.
+	// Fields from the state (3rd) on: pgrp is the 5th, session the 6th,
+	// starttime the 22nd.
 	f := strings.Fields(s[i+1:])
 	if len(f) < 20 {
-		return 0, time.Time{}, false, errors.New("malformed stat")
+		return procStat{}, errors.New("malformed stat")
 	}
-	if pgid, err = strconv.Atoi(f[2]); err != nil {
-		return 0, time.Time{}, false, err
+	var ps procStat
+	if ps.pgid, err = strconv.Atoi(f[2]); err != nil {
+		return procStat{}, err
 	}
-	ticks, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return 0, time.Time{}, false, err
+	if ps.sid, err = strconv.Atoi(f[3]); err != nil {
+		return procStat{}, err
+	}
+	if ps.ticks, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return procStat{}, err
 	}
 	// USER_HZ is 100 on every Linux architecture Go supports.
-	return pgid, boot.Add(time.Duration(ticks) * (time.Second / 100)), f[0] == "Z" || f[0] == "X", nil
+	ps.started = boot.Add(time.Duration(ps.ticks) * (time.Second / 100))
+	ps.zombie = f[0] == "Z" || f[0] == "X"
+	return ps, nil
 }
 
 // bootTime is when the machine booted, on the wall clock.

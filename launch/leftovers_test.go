@@ -92,7 +92,7 @@ func TestSweepJournalsKillsLeftGroup(t *testing.T) {
 	if !ok {
 		t.Fatal("no CLOCK_BOOTTIME")
 	}
-	members := groupMembers(pgid, boot, start)
+	members := runGroup{pgid: pgid, boot: boot, start: start}.members()
 	if len(members) != 3 {
 		t.Fatalf("the command's group: %v, want the shell and two sleeps", members)
 	}
@@ -240,5 +240,62 @@ func TestRemoveTree(t *testing.T) {
 	}
 	if err := removeTree(dir); err != nil && !os.IsNotExist(err) {
 		t.Errorf("removing what is gone: %v", err)
+	}
+}
+
+// TestSweepJournalsGroupTakenAgain: the process group number in a killed
+// run's journal may lead another group by the time the next run sweeps
+// (the killed run's group emptied, and the pid numbers went round): a
+// process of that other group started after the killed run, and is this
+// user's, yet it is not the run's. The journal's leader start time and
+// session tell them apart; the run's own group is still killed.
+func TestSweepJournalsGroupTakenAgain(t *testing.T) {
+	boot, ok := bootTime()
+	if !ok {
+		t.Fatal("no CLOCK_BOOTTIME")
+	}
+	cases := []struct {
+		name string
+		// journal fields from the group leader's own
+		leaderStart func(procStat) uint64
+		sid         func(procStat) int
+		killed      bool
+	}{
+		{"another leader", func(ps procStat) uint64 { return ps.ticks + 1 }, func(ps procStat) int { return ps.sid }, false},
+		{"another session", func(ps procStat) uint64 { return ps.ticks }, func(ps procStat) int { return ps.sid + 1 }, false},
+		{"the run's group", func(ps procStat) uint64 { return ps.ticks }, func(ps procStat) int { return ps.sid }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			state := t.TempDir()
+			start := time.Now()
+			g := exec.Command("sleep", "304")
+			g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := g.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = g.Process.Kill(); _ = g.Wait() })
+			ps, err := readProcStat(g.Process.Pid, boot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := deadPid(t)
+			// By name, so that the test builds without the fields.
+			j, _ := json.Marshal(map[string]any{
+				"pid": dead, "start_unix_nano": start.Add(-time.Minute).UnixNano(), "pgid": g.Process.Pid,
+				"leader_start_ticks": c.leaderStart(ps), "sid": c.sid(ps),
+			})
+			if err := os.MkdirAll(journalDir(state), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(journalDir(state), fmt.Sprintf("%d-0a1b2c3d4e5f.json", dead)), j, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			sweepJournals(state, nil)
+			left := waitEnded([]int{g.Process.Pid}, time.Second)
+			if killed := len(left) == 0; killed != c.killed {
+				t.Errorf("the process of group %d killed: %v, want %v", g.Process.Pid, killed, c.killed)
+			}
+		})
 	}
 }

@@ -147,7 +147,11 @@ func (r *sandboxRun) start() error {
 	if needsJournal(r.pl) && !r.pl.PidNamespace {
 		// The helper leads the command's process group (Setpgid or
 		// Setsid, see newCommand); it has barely started.
-		r.journal = writeJournal(r.pl.StateDir, journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots, Pgid: r.cmd.Process.Pid})
+		j := journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots, Pgid: r.cmd.Process.Pid}
+		if ps, err := readProcStat(j.Pgid, time.Time{}); err == nil {
+			j.LeaderStart, j.Sid = ps.ticks, ps.sid
+		}
+		r.journal = writeJournal(r.pl.StateDir, j)
 	}
 	r.readOutputs()
 	return nil

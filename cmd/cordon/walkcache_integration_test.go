@@ -92,3 +92,59 @@ func checkPrivate(t *testing.T, path string, dir bool) {
 		t.Errorf("%s: mode %v, want a private %s", path, fi.Mode(), map[bool]string{true: "directory", false: "file"}[dir])
 	}
 }
+
+// TestWalkCacheMovedSubtree: a run that moves directories around cannot
+// make the next one trust a stale walk. Secrets the user made (.env files)
+// sit deep in subtrees whose own directories keep their ctimes when an
+// ancestor is moved: run 2 moves a/b (holding b/c/d/.env) under another
+// cached directory x, and swaps p/q and r/q (only p/q/s/.env existed)
+// through a temporary name. Run 3 must deny both .env files at their new
+// paths: a moved directory is looked up by path, and trusted only if the
+// directory at that path is the one recorded there.
+func TestWalkCacheMovedSubtree(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			writeFile(t, filepath.Join(e.ws, "a", "b", "c", "d", ".env"), "MOVED-SECRET-7a1")
+			writeFile(t, filepath.Join(e.ws, "a", "b", "c", "d", "plain.txt"), "MOVED-PUBLIC-7a2")
+			writeFile(t, filepath.Join(e.ws, "p", "q", "s", ".env"), "SWAPPED-SECRET-7a3")
+			mkdir(t, filepath.Join(e.ws, "r", "q", "s"))
+			mkdir(t, filepath.Join(e.ws, "x", "y"))
+			for i := range 80 {
+				mkdir(t, filepath.Join(e.ws, "pkg", fmt.Sprint(i/10), fmt.Sprint(i)))
+			}
+			time.Sleep(2100 * time.Millisecond)
+			bf := []string{"--backend", backend}
+			if r := e.sh("cat a/b/c/d/plain.txt", bf...); r.code != 0 || !strings.Contains(r.stdout, "MOVED-PUBLIC-7a2") {
+				t.Fatalf("first run: %s", r)
+			}
+			// Let the cache trust the whole tree (run 1 read it > 2 s after
+			// it was made) before the moves.
+			if r := e.sh(`mv a/b x/y/b && mv p/q t && mv r/q p/q && mv t r/q`, bf...); r.code != 0 {
+				t.Fatalf("the moves did not run: %s", r)
+			}
+			if !exists(filepath.Join(e.ws, "x", "y", "b", "c", "d", ".env")) || !exists(filepath.Join(e.ws, "r", "q", "s", ".env")) {
+				t.Fatal("the moves did not move the .env files")
+			}
+			r := e.sh("cat x/y/b/c/d/.env r/q/s/.env; cat x/y/b/c/d/plain.txt", bf...)
+			if !strings.Contains(r.stdout, "MOVED-PUBLIC-7a2") {
+				t.Errorf("the run after the moves did not run: %s", r)
+			}
+			for _, env := range []string{filepath.Join(e.ws, "x", "y", "b", "c", "d", ".env"), filepath.Join(e.ws, "r", "q", "s", ".env")} {
+				switch backend {
+				case "bwrap":
+					if strings.Contains(r.all(), "SECRET-7a") {
+						t.Errorf("a moved .env was readable in the next run: %s", r)
+					}
+				default:
+					if !strings.Contains(r.stderr, env) {
+						t.Errorf("the next run's walk did not find %s: %s", env, r)
+					}
+				}
+			}
+		})
+	}
+}
