@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -24,24 +23,10 @@ func runConcurrent(n, rounds int, cordon, bwrap string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if cordon == "" {
-		cordon = filepath.Join(tmp, "cordon")
-		b := exec.Command("go", "build", "-o", cordon, "./cmd/cordon")
-		b.Stderr = os.Stderr
-		b.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if err := b.Run(); err != nil {
-			return fmt.Errorf("building cordon: %w", err)
-		}
+	cordon, _, ws, env, err := setUp(tmp, cordon)
+	if err != nil {
+		return err
 	}
-	// A fake home and workspace, so the benchmark never reads the real home.
-	home := filepath.Join(tmp, "home")
-	ws := filepath.Join(tmp, "ws")
-	for _, d := range []string{home, ws} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 	cases := []struct {
 		name string
 		argv []string

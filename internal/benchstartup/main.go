@@ -63,24 +63,10 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if cordon == "" {
-		cordon = filepath.Join(tmp, "cordon")
-		b := exec.Command("go", "build", "-o", cordon, "./cmd/cordon")
-		b.Stderr = os.Stderr
-		b.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if err := b.Run(); err != nil {
-			return fmt.Errorf("building cordon: %w", err)
-		}
+	cordon, home, ws, env, err := setUp(tmp, cordon)
+	if err != nil {
+		return err
 	}
-	// A fake home and workspace, so the benchmark never reads the real home.
-	home := filepath.Join(tmp, "home")
-	ws := filepath.Join(tmp, "ws")
-	for _, d := range []string{home, ws} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 	mounts, err := cordonMounts(tmp, home, env)
 	if err != nil {
 		return err
@@ -230,6 +216,31 @@ func cordonMounts(tmp, home string, env []string) ([]string, error) {
 		}
 	}
 	return argv, nil
+}
+
+// setUp builds cordon into tmp unless a binary is given, and makes a fake
+// home and workspace there, so the benchmark never reads the real home;
+// env is the environment every timed command runs with.
+func setUp(tmp, cordon string) (bin, home, ws string, env []string, err error) {
+	bin = cordon
+	if bin == "" {
+		bin = filepath.Join(tmp, "cordon")
+		b := exec.Command("go", "build", "-o", bin, "./cmd/cordon")
+		b.Stderr = os.Stderr
+		b.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := b.Run(); err != nil {
+			return "", "", "", nil, fmt.Errorf("building cordon: %w", err)
+		}
+	}
+	home = filepath.Join(tmp, "home")
+	ws = filepath.Join(tmp, "ws")
+	for _, d := range []string{home, ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", "", nil, err
+		}
+	}
+	env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	return bin, home, ws, env, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
