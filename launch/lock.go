@@ -333,20 +333,41 @@ func mentions(argv []string, p string) bool {
 }
 
 // removeIfEmpty removes an empty directory, an empty regular file, or a
-// commondir placeholder that still holds only ".".
+// commondir placeholder that still holds only ".". The path is resolved
+// by descriptor without following a symlink anywhere (placeholder paths
+// are resolved already): a command that replaced a directory on the way
+// (a nested repository's parent) by a symlink must not make the host
+// remove an empty .git/hooks or commondir elsewhere; such a placeholder
+// is left alone.
 func removeIfEmpty(p string) {
-	fi, err := os.Lstat(p)
+	dir, name := filepath.Split(p)
+	if name == "" {
+		return
+	}
+	dfd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
 		return
 	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
 	switch {
-	case fi.IsDir():
-		_ = os.Remove(p) // fails unless empty
-	case fi.Mode().IsRegular() && fi.Size() == 0:
-		_ = os.Remove(p)
-	case fi.Mode().IsRegular() && filepath.Base(p) == "commondir" && fi.Size() == 2:
-		if b, err := os.ReadFile(p); err == nil && string(b) == ".\n" {
-			_ = os.Remove(p)
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		_ = unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR) // fails unless empty
+	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0:
+		_ = unix.Unlinkat(dfd, name, 0)
+	case st.Mode&unix.S_IFMT == unix.S_IFREG && name == "commondir" && st.Size == 2:
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		var b [3]byte
+		n, _ := unix.Read(fd, b[:])
+		unix.Close(fd)
+		if string(b[:n]) == ".\n" {
+			_ = unix.Unlinkat(dfd, name, 0)
 		}
 	}
 }

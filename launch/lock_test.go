@@ -241,3 +241,42 @@ func TestPlaceholderRecordBounded(t *testing.T) {
 		t.Errorf("left in the lock directory after the last run: %v", left)
 	}
 }
+
+// TestRemoveIfEmptyFollowsNoSymlink: a placeholder path whose parent the
+// command replaced by a symlink (a nested repository's directory pointing
+// elsewhere) is left alone: the empty .git/hooks and commondir it would
+// name outside are not the run's to remove. Without a symlink, the empty
+// placeholders go.
+func TestRemoveIfEmptyFollowsNoSymlink(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside", ".git")
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{filepath.Join(outside, "hooks"), filepath.Join(ws, "real", ".git", "hooks")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{outside, filepath.Join(ws, "real", ".git")} {
+		if err := os.WriteFile(filepath.Join(d, "commondir"), []byte(".\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "outside"), filepath.Join(ws, "nested")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"nested/.git/hooks", "nested/.git/commondir"} {
+		removeIfEmpty(filepath.Join(ws, rel))
+	}
+	for _, p := range []string{filepath.Join(outside, "hooks"), filepath.Join(outside, "commondir")} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s, reached through a symlink, was removed: %v", p, err)
+		}
+	}
+	for _, rel := range []string{"real/.git/hooks", "real/.git/commondir"} {
+		p := filepath.Join(ws, rel)
+		removeIfEmpty(p)
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the empty placeholder %s stayed", p)
+		}
+	}
+}
