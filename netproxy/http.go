@@ -159,13 +159,8 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, fmt.Sprintf("CONNECT needs a host:port target (%q)", r.RequestURI))
 		return
 	}
-	up, d, err := s.open(r.Context(), HTTPConnect, host, port)
-	switch {
-	case d != nil:
-		denied(w, d)
-		return
-	case err != nil:
-		failed(w, err)
+	up := s.openFor(w, r, HTTPConnect, host, port)
+	if up == nil {
 		return
 	}
 	hj, ok := w.(http.Hijacker)
@@ -193,6 +188,21 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	s.tunnel(HTTPConnect, conn, buffered(brw.Reader), up)
 }
 
+// openFor opens the checked upstream of an HTTP client's request, or
+// answers it itself, refused (403) or failed (502), and returns nil.
+func (s *Server) openFor(w http.ResponseWriter, r *http.Request, proto Protocol, host string, port int) *upstream {
+	up, d, err := s.open(r.Context(), proto, host, port)
+	switch {
+	case d != nil:
+		denied(w, d)
+		return nil
+	case err != nil:
+		failed(w, err)
+		return nil
+	}
+	return up
+}
+
 // handleForward forwards an absolute-form http:// request to a checked
 // address, through httputil.ReverseProxy (which drops the hop-by-hop
 // headers, Proxy-Authorization among them).
@@ -210,13 +220,8 @@ func (s *Server) handleForward(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
-	up, d, err := s.open(r.Context(), HTTPForward, host, port)
-	switch {
-	case d != nil:
-		denied(w, d)
-		return
-	case err != nil:
-		failed(w, err)
+	up := s.openFor(w, r, HTTPForward, host, port)
+	if up == nil {
 		return
 	}
 	defer up.conn.Close()
