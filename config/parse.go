@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -54,29 +55,36 @@ func Parse(file string, data []byte) (*Layer, error) {
 	return l, nil
 }
 
+// The patterns of error messages, compiled at their first use (an error):
+// compiling them at start-up cost every cordon command about 0.3 ms.
 var (
-	yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	yamlLineRE = lazyRE(`^yaml: line (\d+): (.*)$`)
 	// quotedRE matches what yaml.v3 quotes from the input in its messages
 	// (e.g. "unknown anchor 'x' referenced"); a quoted single character
 	// is its own punctuation ("did not find expected ','").
-	quotedRE = regexp.MustCompile("'[^' ]{2,}'|\"[^\" ]{2,}\"|`[^`]*`")
+	quotedRE = lazyRE("'[^' ]{2,}'|\"[^\" ]{2,}\"|`[^`]*`")
 	// plainMsgRE is what a yaml.v3 message may keep: its own words.
-	plainMsgRE = regexp.MustCompile(`^[a-zA-Z0-9 ,;:()'\[\]{}-]{1,100}$`)
+	plainMsgRE = lazyRE(`^[a-zA-Z0-9 ,;:()'\[\]{}-]{1,100}$`)
 	// plainKeyRE is an unknown key that is safe to repeat in a message.
-	plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+	plainKeyRE = lazyRE(`^[A-Za-z0-9_.-]{1,40}$`)
 )
+
+// lazyRE returns the regular expression expr, compiled at the first call.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // syntaxError turns a yaml.v3 parse error into an *Error keeping its line
 // but nothing yaml.v3 quoted from the input.
 func syntaxError(file string, err error) *Error {
 	msg, line := err.Error(), 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg = strings.Join(strings.Fields(quotedRE.ReplaceAllString(msg, "")), " ")
-	if !plainMsgRE.MatchString(msg) {
+	msg = strings.Join(strings.Fields(quotedRE().ReplaceAllString(msg, "")), " ")
+	if !plainMsgRE().MatchString(msg) {
 		msg = "the file is not valid YAML"
 	}
 	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
@@ -192,7 +200,7 @@ func (p *parser) mapping(n *yaml.Node, prefix string, allowed []string, fn func(
 		seen[name] = k.Line
 		if !contains(allowed, name) {
 			shown := prefix
-			if plainKeyRE.MatchString(name) {
+			if plainKeyRE().MatchString(name) {
 				shown = full
 			}
 			p.fail(k.Line, shown, "%s", unknownKey(prefix, full, name, allowed))
@@ -215,7 +223,7 @@ func joinKey(prefix, name string) string {
 // prefix. It repeats the name only when it is a short plain identifier:
 // anything else in a key could be content that is not a key at all.
 func unknownKey(prefix, full, name string, allowed []string) string {
-	if !plainKeyRE.MatchString(name) {
+	if !plainKeyRE().MatchString(name) {
 		where := "at the top level; the only top-level key is \"sandbox\""
 		if prefix != "" {
 			where = "under " + prefix + "; allowed keys there are: " + strings.Join(allowed, ", ")
