@@ -16,7 +16,8 @@ import (
 )
 
 // The cache file: cacheMagic, a header, the nodes in breadth-first order
-// (so that the kids of a node are consecutive), and a CRC-32C of all that.
+// (so that the kids of a node are consecutive), and a CRC-32 (IEEE) of all
+// that.
 // Integers are little-endian.
 //
 //	header: start u64 (Unix ns), dirs u32, root str16, patterns u16
@@ -26,13 +27,17 @@ import (
 //	        pattern u16, flags u8; kids u32
 //
 // where str16 is a u16 length and the bytes.
-const cacheMagic = "cordon globscan walk cache 1\n"
+const cacheMagic = "cordon globscan walk cache 2\n"
 
 // cacheExt names the cache files in the cache directory.
 const cacheExt = ".walk"
 
-// crcTable is CRC-32C (Castagnoli), which the hardware computes.
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// crcTable is CRC-32 (IEEE), which the hardware computes on amd64 and
+// arm64 as fast as CRC-32C, but whose set-up costs about 0.02 ms where
+// CRC-32C's costs 0.15 ms on amd64, paid by every cordon command at
+// start-up. (Version 1 of the format used CRC-32C; its files have another
+// cacheMagic, hence another name, and go with the least recently used.)
+var crcTable = crc32.IEEETable
 
 // minNodeBytes is the smallest encoded node: it bounds the node count a
 // file of a given size can claim.
