@@ -171,51 +171,115 @@ func record(file string, paths []string) error {
 // directories or files, as the user running cordon, before bwrap mounts
 // over them. bwrap would create them too, but inside its user namespace
 // root cannot write to a directory that another user owns (sudo cordon in
-// a user's checkout). The last component is created with mkdirat or
-// openat(O_EXCL) under an os.Root of its parent, or linked there with its
-// content (createWithContent), which never follows a symlink there.
+// a user's checkout). Each parent directory is opened once (placeholders
+// share a few parents: the workspace, its .git); the last component is
+// created with mkdirat or openat(O_EXCL|O_NOFOLLOW) relative to that
+// descriptor, or linked there with its content (createWithContentAt),
+// which never follows a symlink there.
 func createPlaceholders(pl *plan.Plan) error {
+	dirs := newParentDirs(openDirFollowing)
+	defer dirs.close()
 	for _, ph := range pl.Placeholders {
-		p := ph.Path
-		var dir bool
-		var content []byte
-		switch ph.Kind {
-		case plan.PlaceholderDir:
-			dir = true
-		case plan.PlaceholderFile:
-		case plan.PlaceholderCommondir:
-			// A commondir placeholder names its git directory (".") on
-			// the host too: git run there meanwhile must read what it
-			// reads inside. Nothing else is copied.
-			content = []byte(".\n")
-		default:
-			return fmt.Errorf("creating placeholder %s for a missing protected path: unknown kind %q", p, ph.Kind)
-		}
-		if len(content) > 0 {
-			if err := createWithContent(p, content, 0o644); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
-			}
-			continue
-		}
-		r, err := os.OpenRoot(filepath.Dir(p))
-		if err != nil {
-			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
-		}
-		name := filepath.Base(p)
-		if dir {
-			err = r.Mkdir(name, 0o755)
-		} else {
-			var f *os.File
-			if f, err = r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-				err = f.Close()
-			}
-		}
-		r.Close()
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", p, err)
+		if err := createPlaceholder(dirs, ph); err != nil {
+			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", ph.Path, err)
 		}
 	}
 	return nil
+}
+
+// createPlaceholder creates one placeholder under its parent's descriptor
+// from dirs; one that exists already is left as it is.
+func createPlaceholder(dirs *parentDirs, ph plan.Placeholder) error {
+	var content []byte
+	switch ph.Kind {
+	case plan.PlaceholderDir, plan.PlaceholderFile:
+	case plan.PlaceholderCommondir:
+		// A commondir placeholder names its git directory (".") on the
+		// host too: git run there meanwhile must read what it reads
+		// inside. Nothing else is copied.
+		content = []byte(".\n")
+	default:
+		return fmt.Errorf("unknown kind %q", ph.Kind)
+	}
+	dir, name := filepath.Split(ph.Path)
+	if name == "" || !filepath.IsAbs(dir) {
+		return fmt.Errorf("not an absolute path naming a file")
+	}
+	dfd, err := dirs.get(dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(content) > 0:
+		err = createWithContentAt(dfd, ph.Path, content, 0o644)
+	case ph.Kind == plan.PlaceholderDir:
+		err = unix.Mkdirat(dfd, name, 0o755)
+		if err != nil {
+			err = &fs.PathError{Op: "mkdir", Path: ph.Path, Err: err}
+		}
+	default:
+		var fd int
+		fd, err = unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			err = unix.Close(fd)
+		}
+		if err != nil {
+			err = &fs.PathError{Op: "create", Path: ph.Path, Err: err}
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	return err
+}
+
+// parentDirs holds one descriptor per directory, opened by open at first
+// use and kept until close: the placeholders of a plan share a few
+// parents, and each open resolves the whole path again.
+type parentDirs struct {
+	open func(dir string) (int, error)
+	fds  map[string]int
+}
+
+func newParentDirs(open func(dir string) (int, error)) *parentDirs {
+	return &parentDirs{open: open, fds: map[string]int{}}
+}
+
+// get returns the descriptor of dir, opening it at first use. A failed
+// open is not remembered: a later placeholder may create dir.
+func (d *parentDirs) get(dir string) (int, error) {
+	dir = filepath.Clean(dir)
+	if fd, ok := d.fds[dir]; ok {
+		return fd, nil
+	}
+	fd, err := d.open(dir)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	d.fds[dir] = fd
+	return fd, nil
+}
+
+// close closes every descriptor d opened.
+func (d *parentDirs) close() {
+	for _, fd := range d.fds {
+		unix.Close(fd)
+	}
+	clear(d.fds)
+}
+
+// openDirFollowing opens the directory dir for creating in it, as
+// os.OpenRoot does: the path's symlinks are followed (what the plan
+// resolved), the names created under it never are.
+func openDirFollowing(dir string) (int, error) {
+	return unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+}
+
+// openDirNoSymlinks opens the directory dir as a path only, failing if a
+// symlink appears anywhere in it (placeholder paths are resolved
+// already).
+func openDirNoSymlinks(dir string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 }
 
 // createWithContent creates the file p of mode perm (less the umask)
@@ -223,15 +287,21 @@ func createPlaceholders(pl *plan.Plan) error {
 // sees it without its content: the commondir placeholder, which another
 // run's repository discovery and git on the host read meanwhile (empty,
 // it is a broken repository), and a run's journal, which other runs read.
-// The file is written unnamed (O_TMPFILE) in p's directory and linked into
-// place, which never replaces nor follows what is there. Where the file
-// system has no O_TMPFILE it is created and then written.
+// See createWithContentAt.
 func createWithContent(p string, content []byte, perm uint32) error {
-	dfd, err := unix.Open(filepath.Dir(p), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	dfd, err := openDirFollowing(filepath.Dir(p))
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
 	}
 	defer unix.Close(dfd)
+	return createWithContentAt(dfd, p, content, perm)
+}
+
+// createWithContentAt is createWithContent in the directory dfd, p's
+// parent. The file is written unnamed (O_TMPFILE) there and linked into
+// place, which never replaces nor follows what is there. Where the file
+// system has no O_TMPFILE it is created and then written.
+func createWithContentAt(dfd int, p string, content []byte, perm uint32) error {
 	name := filepath.Base(p)
 	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
 	if err != nil {
@@ -308,12 +378,14 @@ func (l *workspaceLock) cleanup(keep func(string) bool) {
 	f.Close()
 	// Deepest first, so nested placeholders go before their parents.
 	var kept []string
+	dirs := newParentDirs(openDirNoSymlinks)
+	defer dirs.close()
 	for i := len(paths) - 1; i >= 0; i-- {
 		if keep != nil && keep(paths[i]) {
 			kept = append([]string{paths[i]}, kept...)
 			continue
 		}
-		removeIfEmpty(paths[i])
+		removeIfEmptyAt(dirs, paths[i])
 	}
 	if len(kept) == 0 {
 		_ = os.Remove(l.record)
@@ -340,15 +412,22 @@ func mentions(argv []string, p string) bool {
 // remove an empty .git/hooks or commondir elsewhere; such a placeholder
 // is left alone.
 func removeIfEmpty(p string) {
+	dirs := newParentDirs(openDirNoSymlinks)
+	defer dirs.close()
+	removeIfEmptyAt(dirs, p)
+}
+
+// removeIfEmptyAt is removeIfEmpty with p's parent opened through dirs
+// (openDirNoSymlinks), once for all the placeholders it holds.
+func removeIfEmptyAt(dirs *parentDirs, p string) {
 	dir, name := filepath.Split(p)
 	if name == "" {
 		return
 	}
-	dfd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	dfd, err := dirs.get(dir)
 	if err != nil {
 		return
 	}
-	defer unix.Close(dfd)
 	var st unix.Stat_t
 	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return
