@@ -2,6 +2,8 @@ package launch
 
 import (
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/helperspec"
@@ -42,5 +44,60 @@ func TestNprocOnTop(t *testing.T) {
 	}
 	if os.Getuid() != 0 && userTasks(os.Getuid()) < 1 {
 		t.Errorf("userTasks of this test's own user is %d", userTasks(os.Getuid()))
+	}
+}
+
+// TestCountTasks: countTasks adds the threads of the processes that uid
+// owns among those it is given, and skips the others and those that have
+// ended.
+func TestCountTasks(t *testing.T) {
+	var kids []string
+	for range 3 {
+		c := exec.Command("sleep", "30")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		kids = append(kids, strconv.Itoa(c.Process.Pid))
+	}
+	self := strconv.Itoa(os.Getpid())
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dfd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	uid := os.Getuid()
+	for _, tc := range []struct {
+		name string
+		pids []string
+		uid  int
+		// want, or, when selfThreads, at least this plus this process's
+		// threads (its runtime may start more meanwhile).
+		want        int
+		selfThreads bool
+	}{
+		{"children", kids, uid, 3, false},
+		{"this process", []string{self}, uid, 0, true},
+		{"this process and children", append([]string{self}, kids...), uid, 3, true},
+		{"another owner", kids, uid + 1, 0, false},
+		{"ended", []string{"999999999", "0"}, uid, 0, false},
+		{"none", nil, uid, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := countTasks(dfd, tc.pids, tc.uid)
+			if !tc.selfThreads {
+				if got != tc.want {
+					t.Errorf("countTasks = %d; want %d", got, tc.want)
+				}
+				return
+			}
+			if floor := tc.want + statThreads(b); got < floor || got > floor+64 {
+				t.Errorf("countTasks = %d; want %d plus the few threads the runtime may have started", got, floor)
+			}
+		})
 	}
 }
