@@ -26,9 +26,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/subpath"
 )
@@ -264,18 +267,20 @@ func (c *carver) expand(dir string, denied []string) error {
 		return fmt.Errorf("landlock: carving out %s: %w", dir, err)
 	}
 	// Read one more than allowed, to tell "exactly at the limit" apart.
-	names, err := f.Readdirnames(c.left + 1)
+	// The entries' types come with the listing (d_type; os.File.ReadDir
+	// asks lstat where the file system gives none).
+	ents, err := f.ReadDir(c.left + 1)
 	f.Close()
-	if err != nil && len(names) == 0 && !errors.Is(err, io.EOF) {
+	if err != nil && len(ents) == 0 && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("landlock: carving out %s: %w", dir, err)
 	}
-	if len(names) > c.left {
+	if len(ents) > c.left {
 		return fmt.Errorf("%w (%d entries left) while listing %s", ErrTooManyEntries, c.left, dir)
 	}
-	c.left -= len(names)
-	sort.Strings(names)
-	for _, n := range names {
-		child := filepath.Join(dir, n)
+	c.left -= len(ents)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		child := filepath.Join(dir, e.Name())
 		var under []string
 		skip := false
 		for _, d := range denied {
@@ -294,10 +299,10 @@ func (c *carver) expand(dir string, denied []string) error {
 			}
 			continue
 		}
-		cfi, err := os.Lstat(child)
-		if err != nil || cfi.Mode()&os.ModeSymlink != 0 {
-			continue // vanished, or a link (see CarveOut)
+		if e.Type()&fs.ModeSymlink != 0 {
+			continue // a link (see CarveOut)
 		}
+		// One that vanishes from now on is skipped by Apply (Skipped).
 		c.out[child] = true
 	}
 	return nil
