@@ -107,13 +107,28 @@ func (l *workspaceLock) holds(stateDir, key string) bool {
 }
 
 // lockWorkspace holds pl's workspace lock for the run, records and creates
-// its placeholders. held is the lock taken before pl was built
-// (buildLocked), or nil: then it is taken now, and the placeholders of a
-// killed run that pl mounts stay (pl was built while they existed;
-// removing them now would make bwrap fail), recorded again and removed
-// when the last run ends.
+// its placeholders (see lockForRun and createPlaceholders).
 func lockWorkspace(pl *plan.Plan, held *workspaceLock) (*workspaceLock, error) {
-	if pl.StateDir == "" || pl.Workspace == "" {
+	l, err := lockForRun(pl, held)
+	if err != nil || !locksWorkspace(pl) {
+		return l, err
+	}
+	if err := createPlaceholders(pl); err != nil {
+		l.release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// lockForRun holds pl's workspace lock for the run and records its
+// placeholders, which the caller then creates (createPlaceholders) before
+// bwrap starts and before it releases the lock. held is the lock taken
+// before pl was built (buildLocked), or nil: then it is taken now, and the
+// placeholders of a killed run that pl mounts stay (pl was built while
+// they existed; removing them now would make bwrap fail), recorded again
+// and removed when the last run ends.
+func lockForRun(pl *plan.Plan, held *workspaceLock) (*workspaceLock, error) {
+	if !locksWorkspace(pl) {
 		return &workspaceLock{}, nil
 	}
 	l := held
@@ -128,12 +143,12 @@ func lockWorkspace(pl *plan.Plan, held *workspaceLock) (*workspaceLock, error) {
 		l.release()
 		return nil, fmt.Errorf("recording placeholders: %w", err)
 	}
-	if err := createPlaceholders(pl); err != nil {
-		l.release()
-		return nil, err
-	}
 	return l, nil
 }
+
+// locksWorkspace reports whether a run of pl locks its workspace and
+// creates its placeholders: it needs a state directory and a workspace.
+func locksWorkspace(pl *plan.Plan) bool { return pl.StateDir != "" && pl.Workspace != "" }
 
 // record adds to the placeholder record the paths it does not hold yet:
 // while runs overlap without end (a dev server, and an agent's commands
