@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,47 @@ func TestPlaceholdersByParentDescriptor(t *testing.T) {
 				if _, err := os.Lstat(filepath.Join(root, rel)); err == nil {
 					t.Errorf("%s exists", rel)
 				}
+			}
+		})
+	}
+}
+
+// TestPlaceholderFailureEndsSetup: the placeholders are created while the
+// rest of the host side is set up; one that cannot be created is a setup
+// error before anything starts, and the run leaves neither the
+// placeholders it made nor its lock behind.
+func TestPlaceholderFailureEndsSetup(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bad  plan.Placeholder // relative to the workspace
+		want string
+	}{
+		{"missing parent", plan.Placeholder{Path: "no/such/dir", Kind: plan.PlaceholderDir}, "creating placeholder"},
+		{"unknown kind", plan.Placeholder{Path: ".sock", Kind: "socket"}, "unknown kind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newLockFixture(t)
+			pl, err := plan.Build(f.pol, []string{"true"}, f.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Placeholders) == 0 || !pl.LockWorkspace {
+				t.Fatal("the default policy's plan locks no workspace or has no placeholders")
+			}
+			made := pl.PlaceholderPaths()
+			pl.Placeholders = append(pl.Placeholders, plan.Placeholder{Path: filepath.Join(f.ws, tc.bad.Path), Kind: tc.bad.Kind})
+			res, err := Run(t.Context(), pl, Stdio{})
+			var se *SetupError
+			if !errors.As(err, &se) || res != nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run = %+v, %v; want a setup error about %q", res, err, tc.want)
+			}
+			for _, p := range made {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("placeholder %s left after the failed run", p)
+				}
+			}
+			if left := lockFiles(t, f.state); len(left) > 0 {
+				t.Errorf("left in the lock directory after the failed run: %v", left)
 			}
 		})
 	}
