@@ -30,7 +30,8 @@ import (
 	"time"
 )
 
-// cordonBin is the cordon binary under test.
+// cordonBin is the cordon binary under test, with cordon-helper and
+// cordon-mcp beside it.
 var cordonBin string
 
 // cmdTimeout bounds every single run of cordon.
@@ -73,8 +74,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "chmod build dir:", err)
 		return 2
 	}
+	// Every binary, into one directory: cordon runs cordon-helper and
+	// cordon-mcp from beside itself.
 	bin := filepath.Join(dir, "cordon")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/cordon-sandbox/cordon/cmd/...")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout = os.Stderr
 	build.Stderr = os.Stderr
