@@ -6,8 +6,10 @@ package main
 // bubblewrap, each in a temporary fake HOME and workspace (never the real
 // home), and check what the confined command can and cannot do.
 //
-// The binary is built once by TestMain, or taken from $CORDON_BIN (CI runs
-// the compiled test binary as an unprivileged user with a prebuilt cordon).
+// The binaries (./cmd/...: cordon, with cordon-helper and cordon-mcp
+// beside it) are built once by TestMain, or cordon is taken from
+// $CORDON_BIN, its siblings beside it (CI runs the compiled test binary as
+// an unprivileged user with prebuilt binaries).
 // A test skips only when bwrap or user namespaces are missing, and under
 // CI=true such a skip is a failure.
 
