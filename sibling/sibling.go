@@ -55,15 +55,14 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Path + " " + e.What + ": " + e.Fix }
 
-// Path is the path of the program name beside the running executable.
+// Path is the path of the program name beside the running executable
+// (os.Executable: on Linux the kernel's /proc/self/exe, every symlink
+// already resolved, so a cordon reached through a symlink finds the
+// programs beside its real file).
 func Path(name string) (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("finding %s: cordon cannot name its own binary: %w", name, err)
-	}
-	exe, err = filepath.EvalSymlinks(exe)
-	if err != nil {
-		return "", fmt.Errorf("finding %s: resolving cordon's own binary: %w", name, err)
 	}
 	return filepath.Join(filepath.Dir(exe), name), nil
 }

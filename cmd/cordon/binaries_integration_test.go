@@ -162,8 +162,10 @@ func TestHelperSiblingChecked(t *testing.T) {
 
 // TestHelperSiblingRuns: installed together anywhere, cordon runs its
 // helper from beside itself: a command runs confined on both backends,
-// the helper is bound at /run/cordon/cordon-helper under bwrap, and
-// cordon status names the helper and the MCP server it found.
+// the helper is bound at /run/cordon/cordon-helper under bwrap, a cordon
+// started through a symbolic link elsewhere finds the helper beside its
+// real file, and cordon status names the helper and the MCP server it
+// found.
 func TestHelperSiblingRuns(t *testing.T) {
 	e := newEnv(t)
 	cordon := installBins(e, "elsewhere", helperName, mcpName)
@@ -176,6 +178,14 @@ func TestHelperSiblingRuns(t *testing.T) {
 		if r.code != 0 || r.stdout != "RAN\n" {
 			t.Errorf("landlock: %s", r)
 		}
+	}
+	link := filepath.Join(e.root, "links", "cordon")
+	mkdir(t, filepath.Dir(link))
+	if err := os.Symlink(cordon, link); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.runBin(link, nil, "run", "--", "sh", "-c", "echo RAN"); r.code != 0 || r.stdout != "RAN\n" {
+		t.Errorf("through a symlink: %s", r)
 	}
 	dir := filepath.Dir(cordon)
 	r = e.runBin(cordon, nil, "status")
