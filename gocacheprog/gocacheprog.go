@@ -21,7 +21,7 @@
 //
 // cordon runs it as the hidden subcommand Command of its own binary:
 //
-//	GOCACHEPROG='/run/cordon/cordon __gocacheprog OWN HOST'
+//	GOCACHEPROG='/run/cordon/cordon-helper __gocacheprog OWN HOST'
 package gocacheprog
 
 import (

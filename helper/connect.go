@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -15,7 +14,7 @@ import (
 	"time"
 )
 
-// Connect runs "cordon __connect HOST PORT" (helperspec.ConnectCommand),
+// Connect runs "cordon-helper __connect HOST PORT" (helperspec.ConnectCommand),
 // ssh's ProxyCommand inside a filtered sandbox: it asks the HTTP proxy
 // named by HTTPS_PROXY (https_proxy, HTTP_PROXY, http_proxy), with the
 // credentials of its URL if any, for a CONNECT tunnel to HOST:PORT, then
@@ -39,7 +38,7 @@ const connectTimeout = 60 * time.Second
 
 func connect(args []string, in io.Reader, out io.Writer) error {
 	if len(args) != 2 {
-		return errors.New("usage: cordon __connect HOST PORT (ssh's ProxyCommand inside a filtered sandbox)")
+		return errors.New("usage: cordon-helper __connect HOST PORT (ssh's ProxyCommand inside a filtered sandbox)")
 	}
 	host, portArg := args[0], args[1]
 	if port, err := strconv.Atoi(portArg); err != nil || port < 1 || port > 65535 {
@@ -65,16 +64,14 @@ func connect(args []string, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("__connect: asking the proxy for %s: %w", target, err)
 	}
 	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	code, status, body, err := readAnswer(br)
 	if err != nil {
 		return fmt.Errorf("__connect: reading the proxy's answer for %s: %w", target, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		msg := string(body)
+	if code/100 != 2 {
+		msg := body
 		if msg == "" {
-			msg = resp.Status
+			msg = status
 		}
 		return refusedError{target: target, answer: trimNL(msg)}
 	}
@@ -136,4 +133,143 @@ func trimNL(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// maxAnswer bounds the proxy's answer to a CONNECT request: its status
+// line and each header line, and the body of a refusal that is read.
+const maxAnswer = 4096
+
+// maxHeaders bounds the number of header lines of the proxy's answer.
+const maxHeaders = 100
+
+// readAnswer reads the proxy's answer to a CONNECT request from br (an
+// HTTP/1.x status line and headers, without net/http, which the helper
+// does not link): its status code, its status ("403 Forbidden") and, for
+// an answer other than 2xx, up to maxAnswer bytes of its body (by
+// Content-Length, chunked, or until the proxy closes). After a 2xx answer,
+// what br holds next is the tunnel's.
+func readAnswer(br *bufio.Reader) (code int, status, body string, err error) {
+	line, err := readLine(br)
+	if err != nil {
+		return 0, "", "", err
+	}
+	proto, status, ok := strings.Cut(line, " ")
+	if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(status) < 3 {
+		return 0, "", "", fmt.Errorf("malformed status line %q", line)
+	}
+	code, err = strconv.Atoi(status[:3])
+	if err != nil || code < 100 || code > 999 || len(status) > 3 && status[3] != ' ' {
+		return 0, "", "", fmt.Errorf("malformed status line %q", line)
+	}
+	length, chunked := -1, false
+	for i := 0; ; i++ {
+		if i > maxHeaders {
+			return 0, "", "", fmt.Errorf("more than %d header lines", maxHeaders)
+		}
+		h, err := readLine(br)
+		if err != nil {
+			return 0, "", "", err
+		}
+		if h == "" {
+			break
+		}
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return 0, "", "", fmt.Errorf("malformed header line %q", h)
+		}
+		value = strings.TrimSpace(value)
+		switch {
+		case strings.EqualFold(name, "Content-Length"):
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 0 {
+				return 0, "", "", fmt.Errorf("malformed Content-Length %q", value)
+			}
+			length = n
+		case strings.EqualFold(name, "Transfer-Encoding"):
+			chunked = strings.EqualFold(value, "chunked")
+		}
+	}
+	if code/100 == 2 {
+		return code, status, "", nil
+	}
+	switch {
+	case chunked:
+		body, err = readChunked(br)
+	case length >= 0:
+		body, err = readN(br, min(length, maxAnswer))
+	default:
+		b, rerr := io.ReadAll(io.LimitReader(br, maxAnswer))
+		body, err = string(b), rerr
+	}
+	if err != nil {
+		return 0, "", "", fmt.Errorf("reading the body of %q: %w", status, err)
+	}
+	return code, status, body, nil
+}
+
+// readLine reads one line of at most maxAnswer bytes, without its CRLF.
+func readLine(br *bufio.Reader) (string, error) {
+	var b []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		b = append(b, frag...)
+		if len(b) > maxAnswer {
+			return "", fmt.Errorf("a line longer than %d bytes", maxAnswer)
+		}
+		if err == nil {
+			return strings.TrimRight(string(b), "\r\n"), nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return "", err
+		}
+	}
+}
+
+// readN reads exactly n bytes.
+func readN(br *bufio.Reader, n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// readChunked reads a chunked body, up to maxAnswer bytes of it.
+func readChunked(br *bufio.Reader) (string, error) {
+	var body strings.Builder
+	for body.Len() < maxAnswer {
+		line, err := readLine(br)
+		if err != nil {
+			return "", err
+		}
+		size, _, _ := strings.Cut(line, ";")
+		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 32)
+		if err != nil || n < 0 {
+			return "", fmt.Errorf("malformed chunk size %q", line)
+		}
+		if n == 0 {
+			// The trailer, up to its empty line.
+			for i := 0; i < maxHeaders; i++ {
+				if t, err := readLine(br); err != nil || t == "" {
+					return body.String(), err
+				}
+			}
+			break
+		}
+		chunk, err := readN(br, int(min(n, int64(maxAnswer-body.Len()))))
+		if err != nil {
+			return "", err
+		}
+		body.WriteString(chunk)
+		if int64(len(chunk)) < n {
+			break
+		}
+		if _, err := readLine(br); err != nil {
+			return "", err
+		}
+	}
+	return body.String(), nil
 }

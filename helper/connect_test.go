@@ -136,3 +136,42 @@ func TestConnectServerCloses(t *testing.T) {
 		t.Fatal("__connect still running 10 s after the server closed the tunnel")
 	}
 }
+
+// TestReadAnswer: the proxy's answer to CONNECT is read without net/http:
+// the status, the body of a refusal however it is framed (bounded), and
+// after a 2xx answer nothing more, so what follows is the tunnel's; a
+// malformed answer is an error.
+func TestReadAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, status, body, rest, err string
+	}{
+		{name: "established", in: "HTTP/1.1 200 Connection established\r\nVia: x\r\n\r\nSSH-2.0", status: "200 Connection established", rest: "SSH-2.0"},
+		{name: "bare 200", in: "HTTP/1.0 200\r\n\r\n", status: "200"},
+		{name: "length", in: "HTTP/1.1 403 Forbidden\r\nContent-Length: 5\r\n\r\nnope\nmore", status: "403 Forbidden", body: "nope\n", rest: "more"},
+		{name: "chunked", in: "HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nno a\r\n6;x=y\r\nnswer\n\r\n0\r\n\r\n", status: "403 Forbidden", body: "no answer\n"},
+		{name: "until close", in: "HTTP/1.1 407 Proxy Authentication Required\r\n\r\nwho?", status: "407 Proxy Authentication Required", body: "who?"},
+		{name: "long body bounded", in: "HTTP/1.1 403 Forbidden\r\n\r\n" + strings.Repeat("x", 5000), status: "403 Forbidden", body: strings.Repeat("x", 4096), rest: strings.Repeat("x", 5000-4096)},
+		{name: "not http", in: "SSH-2.0-OpenSSH\r\n\r\n", err: "malformed status line"},
+		{name: "bad code", in: "HTTP/1.1 2x0 OK\r\n\r\n", err: "malformed status line"},
+		{name: "bad header", in: "HTTP/1.1 200 OK\r\nnocolon\r\n\r\n", err: "malformed header line"},
+		{name: "bad length", in: "HTTP/1.1 403 Forbidden\r\nContent-Length: -1\r\n\r\n", err: "malformed Content-Length"},
+		{name: "cut short", in: "HTTP/1.1 200 OK\r\n", err: "unexpected EOF"},
+		{name: "long line", in: "HTTP/1.1 200 " + strings.Repeat("x", 5000) + "\r\n\r\n", err: "longer than 4096"},
+		{name: "too many headers", in: "HTTP/1.1 200 OK\r\n" + strings.Repeat("A: b\r\n", 200) + "\r\n", err: "more than 100 header lines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
+			_, status, body, err := readAnswer(br)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("readAnswer: err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			rest, _ := io.ReadAll(br)
+			if err != nil || status != tc.status || body != tc.body || string(rest) != tc.rest {
+				t.Fatalf("readAnswer = %q, %q, %v, then %q; want %q, %q, then %q", status, body, err, rest, tc.status, tc.body, tc.rest)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // Package helper is the part of cordon that runs inside the sandbox. The
-// launcher starts bwrap with cordon's own binary as the command and the
-// hidden subcommand helperspec.HelperCommand; the helper reads its
+// launcher starts bwrap with the helper's binary (cmd/cordon-helper, or a
+// library host's own) as the command and the hidden subcommand
+// helperspec.HelperCommand; the helper reads its
 // helperspec.Spec from an inherited descriptor (never the environment or
 // argv), applies it, reports readiness to the host, and execs the user's
 // command.
@@ -56,6 +57,10 @@ func Main(args []string) int {
 		return fail(125, "helper: no command")
 	}
 	spec, err := readSpec()
+	var ve *helperspec.VersionError
+	if errors.As(err, &ve) {
+		return fail(125, "%v", err)
+	}
 	if err != nil {
 		return fail(125, "helper: %v", err)
 	}

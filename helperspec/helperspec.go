@@ -29,8 +29,9 @@ import (
 // File descriptors the launcher hands to bwrap, and through it to the
 // helper. They are fixed so that a printed plan is exactly what runs.
 const (
-	// FdHelperExe is an open descriptor of the cordon binary, bound into
-	// the sandbox at HelperPath.
+	// FdHelperExe is an open descriptor of the helper's binary (checked
+	// by package sibling, or the host program's own), bound into the
+	// sandbox at HelperPath, or executed as HelperExec.
 	FdHelperExe = 3
 	// FdSpec carries the helper's Spec as JSON; it is closed before exec.
 	FdSpec = 4
@@ -42,13 +43,22 @@ const (
 	FdStderr = 6
 )
 
-// HelperPath is where the cordon binary appears inside a bwrap sandbox.
-const HelperPath = "/run/cordon/cordon"
+// HelperBinary is the name of cordon's helper program, installed beside
+// cordon (cmd/cordon-helper).
+const HelperBinary = "cordon-helper"
 
-// HelperSelf is how the Landlock-only backend starts the helper: cordon's
-// own binary, directly on the host. The launcher also opens it for
-// FdHelperExe.
-const HelperSelf = "/proc/self/exe"
+// HelperPath is where the helper's binary appears inside a bwrap sandbox.
+const HelperPath = "/run/cordon/" + HelperBinary
+
+// HelperExec is how the Landlock-only backend starts the helper, directly
+// on the host: the kernel executes the descriptor the launcher opened and
+// checked, inherited at FdHelperExe, never a path looked up again.
+const HelperExec = "/proc/self/fd/3"
+
+// Version is the version of the Spec: the launcher sends it, and a helper
+// built with another refuses to run (install all binaries together). It
+// changes whenever the Spec or the status messages change meaning.
+const Version = 1
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -57,6 +67,11 @@ const HelperCommand = "__helper"
 // Spec is what the in-sandbox helper applies, in order, before it execs the
 // command. It arrives on FdSpec as JSON, never in the environment or argv.
 type Spec struct {
+	// Version is the launcher's Version. Decode checks it first.
+	Version int `json:"version"`
+	// Binary is the helper's binary on the host, for the message of a
+	// version mismatch.
+	Binary string `json:"binary,omitempty"`
 	// Rlimits are the resource limits to set.
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 	// Landlock are the Landlock rules the helper applies, or nil.
@@ -107,9 +122,27 @@ type Rlimit struct {
 // rules: the bound is a sanity check only.
 const MaxSpec = 16 << 20
 
-// Decode reads a JSON Spec from r, refusing one over MaxSpec bytes or with
-// fields this version does not know (a newer launcher's rule must never be
-// dropped silently).
+// VersionError is a spec of another Version than the helper's: the
+// helper and the launcher come from different builds of cordon.
+type VersionError struct {
+	// Binary is the helper's binary on the host, as the spec names it.
+	Binary string
+	// Got is the spec's version, what the launcher wants.
+	Got int
+}
+
+func (e *VersionError) Error() string {
+	b := e.Binary
+	if b == "" {
+		b = "binary"
+	}
+	return fmt.Sprintf("the helper %s is from another cordon build (spec version %d, cordon wants %d): install all binaries together", b, Version, e.Got)
+}
+
+// Decode reads a JSON Spec from r, refusing one over MaxSpec bytes, of
+// another Version (a *VersionError, decided before anything else of the
+// spec is read), or with fields this version does not know (a newer
+// launcher's rule must never be dropped silently).
 func Decode(r io.Reader) (Spec, error) {
 	var s Spec
 	data, err := io.ReadAll(io.LimitReader(r, MaxSpec+1))
@@ -118,6 +151,16 @@ func Decode(r io.Reader) (Spec, error) {
 	}
 	if len(data) > MaxSpec {
 		return s, fmt.Errorf("reading spec: longer than %d bytes", MaxSpec)
+	}
+	var v struct {
+		Version int    `json:"version"`
+		Binary  string `json:"binary"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return s, fmt.Errorf("decoding spec: %w", err)
+	}
+	if v.Version != Version {
+		return s, &VersionError{Binary: v.Binary, Got: v.Version}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -15,6 +15,8 @@ import (
 // the helper cannot apply in full is refused, never applied in part.
 func TestDecode(t *testing.T) {
 	full := Spec{
+		Version:  Version,
+		Binary:   "/opt/cordon/cordon-helper",
 		Rlimits:  []Rlimit{{Name: "RLIMIT_CPU", Resource: 0, Value: 3}},
 		Landlock: &landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{"/w"}, DenyNetwork: true},
 		WaitGo:   true,
@@ -31,13 +33,18 @@ func TestDecode(t *testing.T) {
 		err      string
 	}{
 		{"full", string(data), &full, ""},
-		{"empty", "{}", &Spec{}, ""},
-		{"standard seccomp", `{"seccomp":{}}`, &Spec{Seccomp: &seccomp.Options{}}, ""},
-		{"unknown field", `{"seccomp":{"strict":true},"deny_ptrace":true}`, nil, `unknown field "deny_ptrace"`},
-		{"unknown seccomp option", `{"seccomp":{"strictest":true}}`, nil, `unknown field "strictest"`},
-		{"old string mode", `{"seccomp":"strict"}`, nil, "cannot unmarshal string"},
-		{"truncated", string(data[:len(data)-1]), nil, "unexpected EOF"},
+		{"empty", `{"version":1}`, &Spec{Version: Version}, ""},
+		{"standard seccomp", `{"version":1,"seccomp":{}}`, &Spec{Version: Version, Seccomp: &seccomp.Options{}}, ""},
+		{"unknown field", `{"version":1,"seccomp":{"strict":true},"deny_ptrace":true}`, nil, `unknown field "deny_ptrace"`},
+		{"unknown seccomp option", `{"version":1,"seccomp":{"strictest":true}}`, nil, `unknown field "strictest"`},
+		{"old string mode", `{"version":1,"seccomp":"strict"}`, nil, "cannot unmarshal string"},
+		{"truncated", string(data[:len(data)-1]), nil, "unexpected end of JSON input"},
 		{"too long", `{"env":["` + strings.Repeat("x", MaxSpec) + `"]}`, nil, "longer than"},
+		// A launcher of another build: its version is checked before
+		// any field it may have added or dropped.
+		{"no version", `{"seccomp":{}}`, nil, "the helper binary is from another cordon build (spec version 1, cordon wants 0): install all binaries together"},
+		{"newer version", `{"version":2,"binary":"/opt/cordon/cordon-helper","deny_ptrace":true}`, nil,
+			"the helper /opt/cordon/cordon-helper is from another cordon build (spec version 1, cordon wants 2): install all binaries together"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Decode(strings.NewReader(tc.in))
@@ -56,11 +63,11 @@ func TestDecode(t *testing.T) {
 
 // TestSpecJSON pins the wire names of the spec's seccomp options.
 func TestSpecJSON(t *testing.T) {
-	data, err := json.Marshal(Spec{Seccomp: &seccomp.Options{Strict: true, DenyUnix: true}, WaitGo: true})
+	data, err := json.Marshal(Spec{Version: Version, Seccomp: &seccomp.Options{Strict: true, DenyUnix: true}, WaitGo: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"wait_go":true,"seccomp":{"strict":true,"deny_unix":true}}`; string(data) != want {
+	if want := `{"version":1,"wait_go":true,"seccomp":{"strict":true,"deny_unix":true}}`; string(data) != want {
 		t.Errorf("spec JSON %s, want %s", data, want)
 	}
 }

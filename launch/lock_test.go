@@ -42,7 +42,7 @@ func newLockFixture(t *testing.T) *lockFixture {
 	f.pol = p
 	// plan.Build needs no bubblewrap when the host's facts are given.
 	f.opts = plan.Options{Home: home, Cwd: f.ws, StateDir: f.state, Getenv: getenv,
-		Host: plan.Host{Bwrap: "/opt/fake/bin/bwrap", LandlockABI: 6, Self: "/opt/fake/bin/cordon"}}
+		Host: plan.Host{Bwrap: "/opt/fake/bin/bwrap", LandlockABI: 6, Helper: "/opt/fake/bin/cordon-helper", HelperSibling: true}}
 	return f
 }
 

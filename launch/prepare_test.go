@@ -57,7 +57,7 @@ func (f *goFixture) plan(b backend.Name) *plan.Plan {
 	env := map[string]string{"PATH": "/usr/bin:/bin"}
 	pl, err := plan.Build(&p, []string{"go", "build"}, plan.Options{Home: f.home, Cwd: f.ws, StateDir: f.stateDir,
 		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Host:   plan.Host{Bwrap: "/opt/fake/bin/bwrap", LandlockABI: 6, Self: "/opt/fake/bin/cordon"}})
+		Host:   plan.Host{Bwrap: "/opt/fake/bin/bwrap", LandlockABI: 6, Helper: "/opt/fake/bin/cordon-helper", HelperSibling: true}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -25,8 +25,11 @@ type Request struct {
 	// Command is the command and its arguments.
 	Command []string
 	// Options are the launch facts for plan.Build; RunCommand fills in
-	// their Host (HostFacts).
+	// their Host (HostFacts, with Helper).
 	Options plan.Options
+	// Helper is the binary that runs as the in-sandbox helper: the zero
+	// value, SelfHelper, is the running program's own (the library).
+	Helper Helper
 	// Stdio are the command's streams.
 	Stdio Stdio
 	// Env, when not nil, is the command's environment instead of the
@@ -107,7 +110,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell = func(Line) {}
 	}
 	p := req.Policy
-	req.Options.Host = HostFacts(p)
+	req.Options.Host = HostFacts(p, req.Helper)
 	if req.Options.WalkCache == nil {
 		req.Options.WalkCache = WalkCache(req.Options.StateDir)
 	}

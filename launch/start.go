@@ -238,7 +238,7 @@ func (r *sandboxRun) prepareDirs() error {
 }
 
 // helperFiles opens what the helper inherits, at helperspec.FdHelperExe,
-// FdSpec, FdStatus and FdStderr: cordon's own binary, a pipe carrying the
+// FdSpec, FdStatus and FdStderr: the helper's binary, a pipe carrying the
 // spec, the status socket and the command's real stderr. It also sets up
 // the terminal and bwrap's stderr pipe.
 func (r *sandboxRun) helperFiles() ([]*os.File, error) {
@@ -312,7 +312,7 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	return files, nil
 }
 
-// helperSpec opens cordon's own binary and a pipe carrying the helper's
+// helperSpec opens the helper's binary (helperExe) and a pipe carrying the helper's
 // spec, with the command's environment and r.waitGo, both held until the
 // run is over. status and stderr say whether the helper gets the status
 // socket at FdStatus and the command's stderr at FdStderr.
@@ -327,11 +327,10 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	if r.pl.HelperIsChild && (r.group == nil || r.group.Kind() == limits.KindNone) {
 		spec.Rlimits = nprocOnTop(spec.Rlimits, os.Getuid())
 	}
-	exe, err = os.Open(helperspec.HelperSelf)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening cordon's own binary: %w", err)
+	spec.Version, spec.Binary = helperspec.Version, r.pl.Helper
+	if exe, err = r.helperExe(); err != nil {
+		return nil, nil, err
 	}
-	r.afterWait(func() { exe.Close() })
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating spec pipe: %w", err)

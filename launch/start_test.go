@@ -26,7 +26,7 @@ func TestLauncherEnv(t *testing.T) {
 		argv    []string
 	}{
 		{"bwrap", backend.Bwrap, []string{"/usr/bin/bwrap", "--", helperspec.HelperPath, helperspec.HelperCommand, "--", "true"}},
-		{"landlock", backend.Landlock, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "true"}},
+		{"landlock", backend.Landlock, []string{helperspec.HelperExec, helperspec.HelperCommand, "--", "true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("LD_PRELOAD", "/from/cordons/own/env.so")

@@ -120,7 +120,7 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 			fmt.Fprintln(w, "cordon: "+l.Text)
 		}
 	}
-	res, runErr := launch.RunCommand(ctx, launch.Request{Policy: &p, Command: argv, Options: opts, Tell: tell,
+	res, runErr := launch.RunCommand(ctx, launch.Request{Policy: &p, Command: argv, Options: opts, Helper: s.opts.Helper, Tell: tell,
 		Stdio: launch.Stdio{Stdout: w, Stderr: w}, Audit: s.opts.Audit, SessionID: s.opts.SessionID, AuditCommand: "mcp run_command: " + strings.Join(argv, " ")})
 	w.Close()
 	select {
@@ -192,7 +192,7 @@ func (s *Server) status() Status {
 		Timeout: s.defaultTimeout().String(), Deny: s.p.Deny, Protected: s.p.Protected, AuditLog: s.opts.Audit.Path(), SessionID: s.opts.SessionID}
 	opts := s.opts.Plan
 	opts.Cwd = s.fs.Workspace()
-	opts.Host = launch.HostFacts(s.p)
+	opts.Host = launch.HostFacts(s.p, s.opts.Helper)
 	pl, err := plan.Build(s.p, []string{"true"}, opts)
 	if err != nil {
 		st.Backend = "unavailable: " + err.Error()

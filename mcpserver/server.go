@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"
@@ -68,6 +69,10 @@ type Options struct {
 	// Plan is passed to plan.Build for run_command (Home, Getenv,
 	// StateDir); Cwd is set per call and Interactive is always false.
 	Plan plan.Options
+	// Helper is the binary run_command runs as the in-sandbox helper:
+	// cordon-mcp's is cordon-helper beside it (launch.SiblingHelper); the
+	// zero value is the running program's own (sandbox.Init).
+	Helper launch.Helper
 	// DefaultTimeout replaces the package DefaultTimeout when non-zero.
 	DefaultTimeout time.Duration
 }

@@ -45,7 +45,8 @@ var cordonBuild struct {
 	err       error
 }
 
-// cordonBinary builds cordon once and returns its path.
+// cordonBinary builds cordon and its sibling binaries once and returns
+// cordon's path.
 func cordonBinary(t testing.TB) string {
 	t.Helper()
 	cordonBuild.once.Do(func() {
@@ -60,8 +61,10 @@ func cordonBinary(t testing.TB) string {
 			return
 		}
 		cordonBuild.dir = dir
+		// Every binary, into one directory: cordon mcp runs cordon-mcp,
+		// which runs cordon-helper, from beside it.
 		bin := filepath.Join(dir, "cordon")
-		build := exec.Command("go", "build", "-o", bin, "github.com/cordon-sandbox/cordon/cmd/cordon")
+		build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/cordon-sandbox/cordon/cmd/...")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			cordonBuild.err = fmt.Errorf("%v\n%s", err, out)

@@ -18,12 +18,12 @@ import (
 // none is looked for.
 const (
 	fakeBwrap  = "/opt/fake/bin/bwrap"
-	fakeCordon = "/opt/fake/bin/cordon"
+	fakeCordon = "/opt/fake/bin/cordon-helper"
 )
 
 // fakeHost is a host where bwrap works, with Landlock ABI 6.
 func fakeHost() Host {
-	return Host{Bwrap: fakeBwrap, Auto: backend.Bwrap, LandlockABI: 6, Self: fakeCordon}
+	return Host{Bwrap: fakeBwrap, Auto: backend.Bwrap, LandlockABI: 6, Helper: fakeCordon, HelperSibling: true}
 }
 
 // testPolicy is a small policy over a fake home and workspace.
@@ -241,7 +241,7 @@ func TestBuildLandlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Backend != backend.Landlock || !slices.Equal(pl.Argv, []string{helperspec.HelperSelf, helperspec.HelperCommand, "--", "make"}) {
+	if pl.Backend != backend.Landlock || !slices.Equal(pl.Argv, []string{helperspec.HelperExec, helperspec.HelperCommand, "--", "make"}) {
 		t.Fatalf("plan %s %q", pl.Backend, pl.Argv)
 	}
 	r := pl.Spec.Landlock
@@ -265,5 +265,46 @@ func TestBuildLandlock(t *testing.T) {
 	p.Mode = policy.ModeStrict
 	if _, err := Build(p, []string{"make"}, opts); err == nil || !strings.Contains(err.Error(), "strict mode refuses") {
 		t.Errorf("strict on landlock: %v", err)
+	}
+}
+
+// TestHelperErr: a confined plan needs the helper's binary: without it
+// (Host.HelperErr) Build fails with that error on bwrap and the
+// Landlock-only backend alike; mode off needs none. A checked sibling
+// helper is named in the plan for the launcher (Plan.Helper); the running
+// program as its own helper is not.
+func TestHelperErr(t *testing.T) {
+	ws := t.TempDir()
+	missing := errors.New("/opt/fake/bin/cordon-helper is missing: install all of cordon's binaries together")
+	for _, tc := range []struct {
+		name   string
+		mode   policy.Mode
+		b      backend.Name
+		host   func(*Host)
+		err    error
+		helper string
+	}{
+		{"bwrap", policy.ModeStandard, backend.Bwrap, func(h *Host) { h.Helper, h.HelperErr = "", missing }, missing, ""},
+		{"landlock", policy.ModeStandard, backend.Landlock, func(h *Host) { h.Helper, h.HelperErr = "", missing }, missing, ""},
+		{"auto", policy.ModeStandard, backend.Auto, func(h *Host) { h.Helper, h.HelperErr = "", missing }, missing, ""},
+		{"off", policy.ModeOff, backend.Auto, func(h *Host) { h.Helper, h.HelperErr = "", missing }, nil, ""},
+		{"sibling", policy.ModeStandard, backend.Bwrap, func(*Host) {}, nil, fakeCordon},
+		{"sibling landlock", policy.ModeStandard, backend.Landlock, func(*Host) {}, nil, fakeCordon},
+		{"own binary", policy.ModeStandard, backend.Bwrap, func(h *Host) { h.HelperSibling = false }, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &policy.Policy{Mode: tc.mode, Backend: tc.b, Workspace: ws, Read: []string{ws}, Write: []string{ws},
+				Network: policy.Network{Mode: policy.NetDeny}}
+			h := fakeHost()
+			tc.host(&h)
+			pl, err := Build(p, []string{"true"}, Options{Home: t.TempDir(), Cwd: ws, StateDir: t.TempDir(), Host: h,
+				Getenv: func(string) (string, bool) { return "", false }})
+			if err != tc.err {
+				t.Fatalf("Build: err %v, want %v", err, tc.err)
+			}
+			if err == nil && pl.Helper != tc.helper {
+				t.Errorf("Plan.Helper %q, want %q", pl.Helper, tc.helper)
+			}
+		})
 	}
 }

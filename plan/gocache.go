@@ -124,8 +124,8 @@ func quoteFields(fields ...string) (string, bool) {
 	return strings.Join(out, " "), true
 }
 
-// landlockGoCacheProg points GOCACHEPROG at cordon's own binary on the
-// host, exe (Host.Self), where the Landlock-only backend runs the command (there is no
+// landlockGoCacheProg points GOCACHEPROG at the helper's binary on the
+// host, exe (Host.Helper), where the Landlock-only backend runs the command (there is no
 // helperspec.HelperPath there), and returns that binary for the read
 // allowlist; "" when env has no GOCACHEPROG of cordon's. When the binary cannot be
 // named or is denied, GOCACHEPROG is emptied: the go command then uses

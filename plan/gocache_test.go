@@ -223,7 +223,7 @@ func TestGoLandlockBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := opts.Host.Self
+	exe := opts.Host.Helper
 	prog, _ := envValue(pl.Env, "GOCACHEPROG")
 	if want := exe + " __gocacheprog " + filepath.Join(cache, "go-build") + " " + hostBuild; prog != want {
 		t.Errorf("GOCACHEPROG = %q, want %q", prog, want)

@@ -186,7 +186,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	// Filtered mode: the launcher serves the proxies on the host's
 	// loopback (Net.HostListen), Landlock confines TCP connect to their
 	// ports and the forwarded ones, seccomp to stream sockets.
-	helper := opts.Host.Self
+	helper := opts.Host.Helper
 	if helper == "" || strings.ContainsAny(helper, "'\n") {
 		helper = ""
 	}
@@ -213,15 +213,15 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		// links that resolve only under bwrap
 		pl.Prepare = append(pl.Prepare, Preparation{Kind: PrepUnseedGoModules, Path: c})
 	}
-	if exe := landlockGoCacheProg(pl.Env, opts.Host.Self, func(x string) bool { return policy.DeniedBy(p.Deny, x) != "" || policy.CoveredBy(x, denied) }); exe != "" {
-		// The go command runs cordon's binary as its build cache.
+	if exe := landlockGoCacheProg(pl.Env, opts.Host.Helper, func(x string) bool { return policy.DeniedBy(p.Deny, x) != "" || policy.CoveredBy(x, denied) }); exe != "" {
+		// The go command runs the helper's binary as its build cache.
 		rules.ReadOnly = append(rules.ReadOnly, exe)
 	}
 	pl.Dir = p.Workspace
 	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
 	}
-	pl.Argv = append([]string{helperspec.HelperSelf, helperspec.HelperCommand, "--"}, command...)
+	pl.Argv = append([]string{helperspec.HelperExec, helperspec.HelperCommand, "--"}, command...)
 	return pl, nil
 }
 

@@ -193,7 +193,7 @@ func TestLandlockNet(t *testing.T) {
 			if v, _ := envValue(env, "ALL_PROXY"); v != "socks5h://cordon:tok@127.0.0.1:40001" {
 				t.Errorf("ALL_PROXY=%q", v)
 			}
-			if v, _ := envValue(env, "GIT_SSH_COMMAND"); !strings.Contains(v, opts.Host.Self+" __connect %h %p") || !slices.Contains(r.ReadOnly, opts.Host.Self) {
+			if v, _ := envValue(env, "GIT_SSH_COMMAND"); !strings.Contains(v, opts.Host.Helper+" __connect %h %p") || !slices.Contains(r.ReadOnly, opts.Host.Helper) {
 				t.Errorf("GIT_SSH_COMMAND=%q, Landlock read-only %q: want cordon's binary as ProxyCommand, executable", v, r.ReadOnly)
 			}
 		})

@@ -6,7 +6,7 @@
 // Build computes; it writes nothing and starts nothing. The facts about
 // the host it needs and cannot read as the policy's inputs come in
 // Options.Host (launch.HostFacts finds them): the bubblewrap binary, the
-// backend auto picks, the kernel's Landlock ABI and cordon's own binary.
+// backend auto picks, the kernel's Landlock ABI and the helper's binary.
 // What it reads are the policy's inputs: the allowed paths (lstat, and
 // symlinks resolved, to bind them), the workspace and the writable and
 // read roots walked for deny globs and protected paths (and the files of
@@ -77,6 +77,13 @@ type Plan struct {
 	// backend): it starts in Dir, and its wait status and resource usage
 	// are the command's.
 	HelperIsChild bool `json:"helper_is_child,omitempty"`
+	// Helper is the helper's binary on the host when it is a program of
+	// its own (cordon-helper beside cordon: Host.HelperSibling), which the
+	// launcher opens and checks by descriptor (package sibling) and hands
+	// over at helperspec.FdHelperExe; "" when the running program is its
+	// own helper (the library: sandbox.Init), which the launcher opens
+	// through /proc/self/exe.
+	Helper string `json:"helper,omitempty"`
 	// Degraded lists rules this plan cannot enforce, one sentence each.
 	Degraded []string `json:"degraded,omitempty"`
 	// Notes explain choices a reader of --explain may wonder about.
@@ -179,8 +186,8 @@ type Guard struct {
 }
 
 // LauncherEnv is the environment of every process cordon starts on the
-// host to set up a sandbox: bwrap, or cordon's own binary as the helper on
-// the Landlock-only backend. It is empty, never the command's: a variable
+// host to set up a sandbox: bwrap, or the helper's binary on the
+// Landlock-only backend. It is empty, never the command's: a variable
 // such as LD_PRELOAD or LD_LIBRARY_PATH naming a library the command
 // planted in the workspace would otherwise load that library into bwrap,
 // unconfined, and the values would show in bwrap's /proc/PID/environ.
@@ -237,10 +244,16 @@ type Host struct {
 	AutoErr error
 	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
 	LandlockABI int
-	// Self is cordon's own binary on the host (os.Executable), which the
-	// Landlock-only backend's GOCACHEPROG runs; "" when it cannot be
-	// named.
-	Self string
+	// Helper is the binary that runs as the in-sandbox helper, on the
+	// host: cordon-helper beside cordon, checked (package sibling), when
+	// HelperSibling; otherwise the running program's own binary
+	// (os.Executable, "" when it cannot be named), which the library
+	// re-executes (sandbox.Init). The Landlock-only backend's GOCACHEPROG
+	// and ssh ProxyCommand run it by this path. HelperErr says why there
+	// is none: a confined plan then fails with it.
+	Helper        string
+	HelperErr     error
+	HelperSibling bool
 }
 
 // ErrNotBuilt marks a policy feature that no backend implements yet.
@@ -303,6 +316,18 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 			return nil, errors.New("plan: the host's backend was not chosen (Options.Host: see launch.HostFacts)")
 		}
 	}
+	if (b == backend.Bwrap || b == backend.Landlock) && opts.Host.HelperErr != nil {
+		return nil, opts.Host.HelperErr
+	}
+	pl, err := buildBackend(p, b, command, opts)
+	if pl != nil && opts.Host.HelperSibling {
+		pl.Helper = opts.Host.Helper
+	}
+	return pl, err
+}
+
+// buildBackend is build for the backend b.
+func buildBackend(p *policy.Policy, b backend.Name, command []string, opts Options) (*Plan, error) {
 	switch b {
 	case backend.Bwrap:
 		return buildBwrap(p, command, opts)

@@ -284,7 +284,7 @@ func (s *Sandbox) planOptions(dir string) plan.Options {
 	} else if !filepath.IsAbs(cwd) {
 		cwd = filepath.Join(s.host.Cwd, cwd)
 	}
-	return plan.Options{Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir, Host: launch.HostFacts(s.pol)}
+	return plan.Options{Home: s.host.Home, Cwd: cwd, Getenv: s.host.Getenv, StateDir: s.stateDir, Host: launch.HostFacts(s.pol, launch.SelfHelper)}
 }
 
 // argv is the command line of cmd, with cmd.Path as the program when it

@@ -6,8 +6,10 @@ package main
 // bubblewrap, each in a temporary fake HOME and workspace (never the real
 // home), and check what the confined command can and cannot do.
 //
-// The binary is built once by TestMain, or taken from $CORDON_BIN (CI runs
-// the compiled test binary as an unprivileged user with a prebuilt cordon).
+// The binaries (./cmd/...: cordon, with cordon-helper and cordon-mcp
+// beside it) are built once by TestMain, or cordon is taken from
+// $CORDON_BIN, its siblings beside it (CI runs the compiled test binary as
+// an unprivileged user with prebuilt binaries).
 // A test skips only when bwrap or user namespaces are missing, and under
 // CI=true such a skip is a failure.
 
@@ -30,7 +32,8 @@ import (
 	"time"
 )
 
-// cordonBin is the cordon binary under test.
+// cordonBin is the cordon binary under test, with cordon-helper and
+// cordon-mcp beside it.
 var cordonBin string
 
 // cmdTimeout bounds every single run of cordon.
@@ -73,8 +76,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "chmod build dir:", err)
 		return 2
 	}
+	// Every binary, into one directory: cordon runs cordon-helper and
+	// cordon-mcp from beside itself.
 	bin := filepath.Join(dir, "cordon")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/cordon-sandbox/cordon/cmd/...")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout = os.Stderr
 	build.Stderr = os.Stderr

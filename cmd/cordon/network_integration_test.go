@@ -148,7 +148,7 @@ func (s *netServers) netAllow() []string {
 // TestNetFilteredClients: in filtered mode, on each backend, curl (HTTP
 // through the HTTP proxy, HTTPS through CONNECT, socks5h through
 // ALL_PROXY), wget, git over dumb HTTP, python's urllib and ssh's
-// ProxyCommand (cordon __connect) reach the allowed servers on the host's
+// ProxyCommand (cordon-helper __connect) reach the allowed servers on the host's
 // 127.0.0.1; a host no rule allows is refused with an answer naming it and
 // the rule, one end-of-run line, and audit records of both decisions.
 func TestNetFilteredClients(t *testing.T) {
@@ -162,9 +162,9 @@ func TestNetFilteredClients(t *testing.T) {
 			requireTool(t, "python3")
 			wget := requireTool(t, "wget")
 			s := startNetServers(t, e)
-			helper := "/run/cordon/cordon"
+			helper := "/run/cordon/cordon-helper"
 			if be == "landlock" {
-				helper = cordonBin
+				helper = filepath.Join(filepath.Dir(cordonBin), "cordon-helper")
 			}
 			hello := fmt.Sprintf("http://127.0.0.1:%d/hello", s.httpPort)
 			shello := fmt.Sprintf("https://127.0.0.1:%d/hello", s.tlsPort)

@@ -31,6 +31,7 @@ type statusText struct {
 	features []statusLine
 	remedies []statusRemedy
 	enforced []statusLine
+	binaries []string // "ROLE: PATH (ok)" or "ROLE: PATH WHAT IS WRONG"
 }
 
 // columns splits an aligned line into its columns (two spaces or more
@@ -50,6 +51,9 @@ func parseStatusText(t *testing.T, out string) statusText {
 			continue
 		case strings.HasPrefix(l, "Enforced by cordon "):
 			section = "enforced"
+			continue
+		case l == "Binaries beside cordon:":
+			section = "binaries"
 			continue
 		}
 		switch section {
@@ -78,6 +82,8 @@ func parseStatusText(t *testing.T, out string) statusText {
 				continue
 			}
 			st.enforced = append(st.enforced, statusLine{Name: c[0], Status: c[1], Detail: c[2]})
+		case "binaries":
+			st.binaries = append(st.binaries, strings.TrimSpace(l))
 		}
 	}
 	return st
@@ -109,6 +115,9 @@ type statusJSON struct {
 		Area, Status, Detail string
 		Degraded             []string
 	} `json:"enforced"`
+	Binaries []struct {
+		Name, Role, Path, Error string
+	} `json:"binaries"`
 }
 
 // TestStatusOneStory: cordon status tells one story. Every line of the
@@ -143,6 +152,17 @@ func TestStatusOneStory(t *testing.T) {
 		}
 		if !reflect.DeepEqual(text.enforced, enforced) {
 			t.Errorf("enforced differs:\ntext %+v\njson %+v", text.enforced, enforced)
+		}
+		var binaries []string
+		for _, b := range js.Binaries {
+			state := "(ok)"
+			if b.Error != "" {
+				state = b.Error
+			}
+			binaries = append(binaries, b.Role+": "+b.Path+" "+state)
+		}
+		if !reflect.DeepEqual(text.binaries, binaries) || len(binaries) != 2 {
+			t.Errorf("binaries differ:\ntext %q\njson %q", text.binaries, binaries)
 		}
 		if len(text.remedies) != len(js.Remedies) || len(js.Remedies) > 0 && !reflect.DeepEqual(text.remedies, js.Remedies) {
 			t.Errorf("remedies differ:\ntext %+v\njson %+v", text.remedies, js.Remedies)

@@ -36,7 +36,7 @@ import (
 
 func main() {
 	n := flag.Int("n", 5, "rounds (each: two new workspaces, a build and a test in each)")
-	cordon := flag.String("cordon", "", "cordon binary (default: build ./cmd/cordon)")
+	cordon := flag.String("cordon", "", "cordon binary, with cordon-helper beside it (default: build ./cmd/... into a temporary directory)")
 	dir := flag.String("dir", "", "scratch directory (default: a new one in $TMPDIR); removed afterwards")
 	flag.Parse()
 	if err := run(*n, *cordon, *dir); err != nil {
@@ -109,7 +109,7 @@ func run(n int, cordon, dir string) error {
 	}
 	if cordon == "" {
 		cordon = filepath.Join(dir, "cordon")
-		b := exec.Command("go", "build", "-o", cordon, "./cmd/cordon")
+		b := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
 		b.Stderr = os.Stderr
 		b.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if err := b.Run(); err != nil {

@@ -185,7 +185,7 @@ func readFileReport(calls int) error {
 		return err
 	}
 	cordon := filepath.Join(tmp, "cordon")
-	b := exec.Command("go", "build", "-o", cordon, "./cmd/cordon")
+	b := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "./cmd/...")
 	b.Stderr = os.Stderr
 	b.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := b.Run(); err != nil {

@@ -47,8 +47,8 @@ func run(n int, baseline string, files, repos int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	newBin := filepath.Join(tmp, "cordon-new")
-	oldBin := filepath.Join(tmp, "cordon-old")
+	newBin := filepath.Join(tmp, "new", "cordon")
+	oldBin := filepath.Join(tmp, "old", "cordon")
 	if err := build(".", newBin); err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func main() {
 		start := time.Now()
 		p, err := policy.Load(policy.Options{Host: h})
 		if err == nil {
-			_, err = plan.Build(p, []string{"true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: state, Host: launch.HostFacts(p)})
+			_, err = plan.Build(p, []string{"true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: state, Host: launch.HostFacts(p, launch.SelfHelper)})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -241,9 +241,13 @@ func buildTimer(tmp, dir, out string) error {
 	return nil
 }
 
-// build compiles cordon from the module in dir.
+// build compiles cordon and its sibling binaries (./cmd/...) from the
+// module in dir into the directory of out, cordon's path.
 func build(dir, out string) error {
-	b := exec.Command("go", "build", "-o", out, "./cmd/cordon")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	b := exec.Command("go", "build", "-o", filepath.Dir(out)+string(filepath.Separator), "./cmd/...")
 	b.Dir = dir
 	b.Stderr = os.Stderr
 	b.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")

@@ -36,7 +36,7 @@ import (
 
 func main() {
 	n := flag.Int("n", 200, "runs of each command")
-	cordon := flag.String("cordon", "", "cordon binary (default: build ./cmd/cordon)")
+	cordon := flag.String("cordon", "", "cordon binary, with cordon-helper beside it (default: build ./cmd/... into a temporary directory)")
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
 	concurrent := flag.Int("concurrent", 0, "time this many runs at once of cordon and of plain bwrap instead (e.g. 200)")
 	rounds := flag.Int("rounds", 5, "rounds of -concurrent, alternating the two")
@@ -178,7 +178,7 @@ func cordonMounts(tmp, home string, env []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := plan.Build(p, []string{"/bin/true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: filepath.Join(home, ".state", "cordon"), Host: launch.HostFacts(p)})
+	pl, err := plan.Build(p, []string{"/bin/true"}, plan.Options{Home: home, Cwd: ws, Getenv: getenv, StateDir: filepath.Join(home, ".state", "cordon"), Host: launch.HostFacts(p, launch.SelfHelper)})
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func cordonMounts(tmp, home string, env []string) ([]string, error) {
 	var argv []string
 	for i := 0; i < len(pl.Argv); i++ {
 		switch a := pl.Argv[i]; {
-		case a == "--ro-bind-fd": // cordon's own binary, for the helper
+		case a == "--ro-bind-fd": // the helper's binary
 			i += 2
 		case a == "--":
 			argv = append(argv, "--", "/bin/true")
@@ -224,8 +224,9 @@ func cordonMounts(tmp, home string, env []string) ([]string, error) {
 func setUp(tmp, cordon string) (bin, home, ws string, env []string, err error) {
 	bin = cordon
 	if bin == "" {
+		// cordon finds its helper beside it: build every binary.
 		bin = filepath.Join(tmp, "cordon")
-		b := exec.Command("go", "build", "-o", bin, "./cmd/cordon")
+		b := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "./cmd/...")
 		b.Stderr = os.Stderr
 		b.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if err := b.Run(); err != nil {

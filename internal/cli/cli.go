@@ -35,7 +35,11 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 // Main runs the command line and returns the process exit status.
 func Main(args []string) int {
-	root := newRoot()
+	return execute(newRoot(), args)
+}
+
+// execute runs root with args and returns the process exit status.
+func execute(root *cobra.Command, args []string) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -64,10 +68,8 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s; see 'cordon %s --help'", err, c.Name())
-	})
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCP(), newCache())
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache())
 	for _, nb := range []struct{ name, short, what string }{
 		{"test", "run CMD confined and report what was denied", "needs the violation monitor"},
 		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
@@ -84,6 +86,11 @@ func newRoot() *cobra.Command {
 		})
 	}
 	return root
+}
+
+// flagError words a flag error of command c.
+func flagError(c *cobra.Command, err error) error {
+	return fmt.Errorf("%s; see 'cordon %s --help'", err, c.Name())
 }
 
 func newRun() *cobra.Command {
@@ -109,7 +116,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			}
 			opts := planOptions(h)
 			opts.KeepPlanted = noDisarm
-			req := launch.Request{Policy: p, Command: args, Options: opts, Tell: tellStderr,
+			req := launch.Request{Policy: p, Command: args, Options: opts, Helper: launch.SiblingHelper, Tell: tellStderr,
 				Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}}
 			if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
 				lg := &lazyLog{path: p.Audit.LogFile}
@@ -199,7 +206,7 @@ func newPolicy() *cobra.Command {
 				args = []string{"CMD"}
 			}
 			opts := planOptions(h)
-			opts.Host = launch.HostFacts(p)
+			opts.Host = launch.HostFacts(p, launch.SiblingHelper)
 			pl, err := plan.Build(p, args, opts)
 			if err != nil {
 				return err
@@ -361,12 +368,15 @@ func newStatus() *cobra.Command {
 			if jsonOut {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(statusJSON{r, r.Features(), enforced(r)})
+				return enc.Encode(statusJSON{r, r.Features(), enforced(r), binaries()})
 			}
 			if err := r.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
 			}
-			return writeEnforced(cmd.OutOrStdout(), r)
+			if err := writeEnforced(cmd.OutOrStdout(), r); err != nil {
+				return err
+			}
+			return writeBinaries(cmd.OutOrStdout(), binaries())
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
@@ -384,6 +394,9 @@ type statusJSON struct {
 	Features []probe.Feature `json:"features"`
 	// Enforced are the text's lines about what cordon enforces here.
 	Enforced []enforcement `json:"enforced"`
+	// Binaries are the helper and the MCP server beside cordon, each
+	// usable or what is wrong with it.
+	Binaries []binaryStatus `json:"binaries"`
 }
 
 // enforcement is one line of what this build of cordon enforces.

@@ -1,102 +1,108 @@
 package cli
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"github.com/cordon-sandbox/cordon/backend"
-	"io"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"syscall"
 
-	"github.com/cordon-sandbox/cordon/audit"
-	"github.com/cordon-sandbox/cordon/launch"
-	"github.com/cordon-sandbox/cordon/mcpserver"
-	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
+	"github.com/cordon-sandbox/cordon/sibling"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
 
-// newMCP is "cordon mcp": the MCP server on stdio.
-func newMCP() *cobra.Command {
+// MCPBinary is the name of the MCP server's program (cmd/cordon-mcp),
+// installed beside cordon.
+const MCPBinary = "cordon-mcp"
+
+const (
+	mcpUse   = "mcp [flags]"
+	mcpShort = "MCP server on stdio exposing confined tools"
+)
+
+// MCPServer serves the Model Context Protocol on stdin and stdout under
+// the policy p, loaded from the flags with the host's facts h, until
+// stdin ends or a signal asks it to stop. cmd/cordon-mcp provides it, so
+// that the MCP SDK is linked into cordon-mcp only.
+type MCPServer func(p *policy.Policy, h policy.Host) error
+
+// MainMCP runs cordon-mcp: "cordon mcp [flags]" served by serve, with the
+// same flags, help and exit statuses. args are its arguments, with or
+// without the "mcp" that cordon passes on (an MCP client may start
+// either program).
+func MainMCP(args []string, serve MCPServer) int {
+	if len(args) > 0 && args[0] == "mcp" {
+		args = args[1:]
+	}
+	root := &cobra.Command{Use: "cordon", SilenceErrors: true, SilenceUsage: true}
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newMCP(serve))
+	return execute(root, append([]string{"mcp"}, args...))
+}
+
+// newMCP is "cordon mcp" as cordon-mcp runs it: the MCP server on stdio.
+func newMCP(serve MCPServer) *cobra.Command {
 	pf := policyFlags{auditLogUsed: true}
 	c := &cobra.Command{
-		Use:   "mcp [flags]",
-		Short: "MCP server on stdio exposing confined tools",
+		Use:   mcpUse,
+		Short: mcpShort,
 		Long: `Serve the Model Context Protocol on stdin/stdout. The file tools (read_file,
 write_file, edit_file, replace_lines, list_dir, find_files, grep, file_info,
 create_dir) are confined to the workspace by the policy; run_command runs in
 the OS sandbox with the same policy; sandbox_status reports it. A violation is
 a tool error starting "sandbox violation:" and is written to the audit log.
---no-sandbox (--mode off) lifts the confinement.`,
+--no-sandbox (--mode off) lifts the confinement. The server is the program
+cordon-mcp beside cordon: an MCP client may start either "cordon mcp" or
+"cordon-mcp".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {
 				return err
 			}
-			var lg *audit.Log
-			if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
-				if lg, err = audit.Open(p.Audit.LogFile); err != nil {
-					return err
-				}
-				defer lg.Close()
-			}
-			srv, err := mcpserver.New(mcpserver.Options{
-				Policy:    p,
-				Audit:     lg,
-				SessionID: audit.NewSessionID(),
-				Version:   Version,
-				Plan:      plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: h.StateDir()},
-			})
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-			if pl, err := plan.Build(p, []string{"true"}, plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: h.StateDir(), Host: launch.HostFacts(p)}); err == nil && pl.Backend == backend.Bwrap {
-				// As cordon run: bwrap's init comes back to the server,
-				// which reaps it for the command's CPU time (run_command
-				// names a CPU limit it reached only with that figure).
-				// Only on bwrap: without a pid namespace a command's
-				// orphans would come back too, and a server that runs
-				// commands side by side cannot tell whose they are.
-				_ = launch.BecomeSubreaper()
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			tuneServer()
-			if err := srv.Run(ctx, &mcpserver.StreamTransport{Reader: os.Stdin, Writer: stdout{os.Stdout}}); err != nil && ctx.Err() == nil {
-				return fmt.Errorf("mcp: %w", err)
-			}
-			return nil
+			return serve(p, h)
 		},
 	}
 	pf.register(c.Flags())
 	return c
 }
 
-// stdout is os.Stdout with a Close that leaves it open, as the SDK's
-// StdioTransport does.
-type stdout struct{ io.Writer }
-
-func (stdout) Close() error { return nil }
-
-// tuneServer makes a long-running server fast. Each read_file of a large
-// file makes about 1 MB of garbage while the live heap stays a few MB, so
-// the default GOGC=100 collects on almost every call; 400 halves the
-// server's time per call for a few more MB of heap (an explicit GOGC
-// wins). The heap may then grow to five times what is live, which for
-// the copies of a 100 MB write_file is about 2 GB, so a soft memory limit
-// of 1 GiB (unless GOMEMLIMIT is set) makes the collector work harder in
-// that case only. A bigger stdout pipe lets a large reply go out in one
-// write.
-func tuneServer() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(400)
+// newMCPExec is "cordon mcp" in cordon: it executes cordon-mcp beside
+// cordon (found and checked by package sibling) with the same arguments
+// and environment, so cordon itself never links the MCP SDK. Its flags,
+// help (also "cordon help mcp") and errors are cordon-mcp's.
+func newMCPExec() *cobra.Command {
+	c := &cobra.Command{
+		Use:                mcpUse,
+		Short:              mcpShort,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return execMCP(args)
+		},
 	}
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(1 << 30)
+	c.SetHelpFunc(func(*cobra.Command, []string) {
+		err := execMCP([]string{"--help"})
+		fmt.Fprintln(os.Stderr, "cordon: "+oneLine(err.Error()))
+		os.Exit(result.ExitSetup)
+	})
+	return c
+}
+
+// execMCP replaces cordon with "cordon-mcp mcp ARGS...", executing the
+// checked descriptor itself; it returns only with an error.
+func execMCP(args []string) error {
+	b, err := sibling.Find(MCPBinary)
+	var se *sibling.Error
+	if errors.As(err, &se) {
+		return fmt.Errorf("the MCP server %w", err)
 	}
-	_, _ = unix.FcntlInt(os.Stdout.Fd(), unix.F_SETPIPE_SZ, 1<<20) // fails harmlessly on a non-pipe or above the user's limit
+	if err != nil {
+		return fmt.Errorf("finding the MCP server: %w", err)
+	}
+	argv := append([]string{b.Path, "mcp"}, args...)
+	if err := unix.Exec(b.ExecPath(), argv, os.Environ()); err != nil {
+		return fmt.Errorf("starting the MCP server %s: %w", b.Path, err)
+	}
+	return nil
 }
