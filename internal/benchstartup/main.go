@@ -4,9 +4,10 @@
 // --unshare-all --ro-bind / / --dev /dev --proc /proc -- /bin/true`, and of
 // `cordon run --backend landlock -- /bin/true` against bare /bin/true, all
 // in one run with the four interleaved, and prints the ratios. It also
-// times the parts no cordon run can avoid in this design (the Go start-up
-// of the cordon binary, and bwrap with cordon's mounts running /bin/true)
-// and prints the floor they add up to. The network policy's filtered mode
+// times the parts no cordon run can avoid in this design (an empty Go
+// program's start for cordon's own, bwrap with cordon's mounts running
+// /bin/true, and the start of the cordon-helper binary) and prints the
+// floor they add up to. The network policy's filtered mode
 // (--allow-net, with the helper's listeners and the host's proxy) and
 // loopback mode are timed against the default profile. And `cordon run --
 // /bin/true` in a workspace of 100,000 files (-files) against the empty
@@ -67,6 +68,10 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 	if err != nil {
 		return err
 	}
+	emptyGo, err := buildEmptyGo(tmp)
+	if err != nil {
+		return err
+	}
 	mounts, err := cordonMounts(tmp, home, env)
 	if err != nil {
 		return err
@@ -83,6 +88,8 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 		{"bwrap+mounts", mounts},
 		{"cordon filtered", []string{cordon, "run", "--allow-net", "127.0.0.1:1", "--", "/bin/true"}},
 		{"cordon loopback", []string{cordon, "run", "--net", "loopback", "--", "/bin/true"}},
+		{"empty Go", []string{emptyGo}},
+		{"helper start", []string{filepath.Join(filepath.Dir(cordon), "cordon-helper")}},
 	}
 	// Cases run elsewhere than in ws with env.
 	where := map[string]caseSetup{}
@@ -119,7 +126,7 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			d := time.Since(start)
-			if err != nil {
+			if err != nil && !(cs.name == "helper start" && cmd.ProcessState.ExitCode() == 125) {
 				return fmt.Errorf("%s: %v: %s", cs.name, err, out)
 			}
 			if i >= 5 { // warm-up
@@ -140,11 +147,16 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 	fmt.Printf("landlock backend over bare /bin/true: +%.2f ms (target <= +6 ms)\n", ms(med[3]-med[0]))
 	fmt.Printf("ratio filtered/default: %.2fx (target <= 1.3x); loopback/default: %.2fx\n", float64(med[6])/float64(med[2]), float64(med[7])/float64(med[2]))
 	// The floor: what cordon run costs with no work of its own, from the
-	// parts that cannot be avoided in this design.
-	floor := med[4] + med[5] + med[4]
-	fmt.Printf("floor of the bwrap backend with the helper: cordon's Go start-up %.2f ms + bwrap with cordon's mounts running /bin/true %.2f ms + the helper's Go start-up (the same binary) %.2f ms = %.2f ms = %.2fx plain bwrap\n",
-		ms(med[4]), ms(med[5]), ms(med[4]), ms(floor), float64(floor)/float64(med[1]))
-	fmt.Printf("floor of the Landlock-only backend (cordon and its helper, two Go start-ups): about +%.2f ms over bare /bin/true\n", ms(2*med[4]))
+	// parts that cannot be avoided in this design: a Go program's start
+	// (cordon's, with none of its work), bwrap with cordon's mounts, and
+	// the helper's own start (exec, Go runtime and its package inits; run
+	// alone it exits at once, 125).
+	emptyAt := 8
+	floor := med[emptyAt] + med[5] + med[emptyAt+1]
+	fmt.Printf("floor of the bwrap backend: an empty Go program %.2f ms + bwrap with cordon's mounts running /bin/true %.2f ms + the helper's own start %.2f ms = %.2f ms = %.2fx plain bwrap (cordon run is %.2f ms over it)\n",
+		ms(med[emptyAt]), ms(med[5]), ms(med[emptyAt+1]), ms(floor), float64(floor)/float64(med[1]), ms(med[2]-floor))
+	llFloor := med[emptyAt] + med[emptyAt+1]
+	fmt.Printf("floor of the Landlock-only backend: an empty Go program and the helper's start, +%.2f ms over bare /bin/true (cordon run --backend landlock is %.2f ms over it)\n", ms(llFloor), ms(med[3]-med[0]-llFloor))
 	if files > 0 {
 		warm, first := med[bigAt], med[bigAt+1]
 		fmt.Printf("workspace of %d files: second and later runs +%.2f ms over the empty workspace (%.2fx; target <= +3 ms); first run +%.2f ms (%.2fx)\n",
@@ -245,3 +257,27 @@ func setUp(tmp, cordon string) (bin, home, ws string, env []string, err error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// buildEmptyGo builds a Go program that does nothing, the start-up floor of
+// any Go binary on this machine.
+func buildEmptyGo(tmp string) (string, error) {
+	dir := filepath.Join(tmp, "emptygo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	files := map[string]string{"go.mod": "module emptygo\n\ngo 1.26\n", "main.go": "package main\n\nfunc main() {}\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return "", err
+		}
+	}
+	bin := filepath.Join(tmp, "emptygo-bin")
+	b := exec.Command("go", "build", "-o", bin, ".")
+	b.Dir = dir
+	b.Stderr = os.Stderr
+	b.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
+	if err := b.Run(); err != nil {
+		return "", fmt.Errorf("building an empty Go program: %w", err)
+	}
+	return bin, nil
+}
