@@ -28,6 +28,7 @@ const (
 	opWrite
 	opReadOnly // protected paths and deny_write re-bound read-only
 	opMask     // denied paths hidden behind an unreadable file or directory
+	opMaskDir  // a denied directory in the empty home: an unreadable directory made there, no mount
 	opHelper
 	opRemountRO
 )
@@ -49,6 +50,8 @@ func (m mountOp) args() []string {
 		return []string{"--ro-bind", m.src, m.dst}
 	case opWrite:
 		return []string{"--bind", m.src, m.dst}
+	case opMaskDir:
+		return []string{"--perms", "0000", "--dir", m.dst}
 	case opHelper:
 		return []string{"--ro-bind-fd", fmt.Sprint(helperspec.FdHelperExe), m.dst}
 	case opRemountRO:
@@ -87,6 +90,9 @@ type bwrapBuilder struct {
 	// goMod is the host module cache's path where the sandbox's own is
 	// shown (bindGoModCache), or "".
 	goMod string
+	// emptyHome: the home is an empty tmpfs, made read-only once
+	// everything inside it is in place.
+	emptyHome bool
 }
 
 type root struct {
@@ -136,7 +142,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		args = append(args, "--new-session")
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
-	b.ops = sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))
+	b.ops = dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir))))
 	for _, m := range b.ops {
 		args = append(args, m.args()...)
 	}
@@ -197,6 +203,7 @@ func (b *bwrapBuilder) collect() error {
 		// vanishing with the sandbox.
 		b.add(opTmpfs, "", h)
 		b.add(opRemountRO, "", h)
+		b.emptyHome = true
 	}
 
 	for _, r := range p.Read {
@@ -406,6 +413,19 @@ func (b *bwrapBuilder) maskPath(path string) {
 		if !b.visible(t) && !b.maskInvisible(t) {
 			continue
 		}
+		if fi.IsDir() && b.inEmptyHome(t) {
+			// The home is a tmpfs, read-only once set up: an unreadable
+			// directory made in it hides this one as a mask would
+			// (nobody inside can chmod or remove it), with no mount.
+			b.add(opMaskDir, "", t)
+			continue
+		}
+		if !fi.IsDir() && b.writableRootOf(t) == "" && unreadable(t) {
+			// This user cannot read it on the host, and inside it is
+			// the same user with no capabilities and no way to change
+			// the file: a mask would hide nothing more.
+			continue
+		}
 		src := filepath.Join(b.opts.StateDir, maskFile)
 		if fi.IsDir() {
 			src = filepath.Join(b.opts.StateDir, maskDir)
@@ -421,6 +441,12 @@ func (b *bwrapBuilder) maskPath(path string) {
 func (b *bwrapBuilder) maskInvisible(path string) bool {
 	h := b.opts.Home
 	return h != "" && h != "/" && subpath.Below(path, h) && !b.visible(h)
+}
+
+// inEmptyHome reports whether path lies in the empty home (a tmpfs) and
+// outside every tree bound into the sandbox.
+func (b *bwrapBuilder) inEmptyHome(path string) bool {
+	return b.emptyHome && subpath.Below(path, b.opts.Home) && !b.visible(path)
 }
 
 // visible reports whether path lies inside a tree bound into the sandbox.
@@ -454,7 +480,7 @@ func (b *bwrapBuilder) workdir() string {
 func dropUnderMasks(ops []mountOp, maskDir string) []mountOp {
 	var dirs []string
 	for _, m := range ops {
-		if m.kind == opMask && m.src == maskDir {
+		if m.kind == opMask && m.src == maskDir || m.kind == opMaskDir {
 			dirs = append(dirs, m.dst)
 		}
 	}
@@ -463,7 +489,7 @@ func dropUnderMasks(ops []mountOp, maskDir string) []mountOp {
 	}
 	return slices.DeleteFunc(ops, func(m mountOp) bool {
 		switch m.kind {
-		case opRead, opWrite, opReadOnly, opMask:
+		case opRead, opWrite, opReadOnly, opMask, opMaskDir:
 			for _, d := range dirs {
 				if subpath.Below(m.dst, d) {
 					return true
@@ -504,6 +530,36 @@ func sortOps(ops []mountOp) []mountOp {
 	out := ops[:0]
 	for _, k := range ks {
 		out = append(out, k.mountOp)
+	}
+	return out
+}
+
+// dropShadowed drops, from sorted ops, every mount that a later one at the
+// same destination covers (the host's module cache bound read-only at its
+// path, and then the sandbox's over it; a directory pinned and then bound
+// read-only): nothing inside can unmount the later one, and each bind
+// costs bubblewrap a read of the mount table. Sources are host paths,
+// which no earlier mount changes; and since ops are sorted parents first,
+// whatever lies below a destination comes after every mount at it.
+func dropShadowed(ops []mountOp) []mountOp {
+	mounts := func(k int) bool {
+		switch k {
+		case opTmpfs, opRead, opWrite, opReadOnly, opMask, opHelper:
+			return true
+		}
+		return false
+	}
+	last := make(map[string]int, len(ops))
+	for i, m := range ops {
+		if mounts(m.kind) {
+			last[m.dst] = i
+		}
+	}
+	out := ops[:0]
+	for i, m := range ops {
+		if !mounts(m.kind) || last[m.dst] == i {
+			out = append(out, m)
+		}
 	}
 	return out
 }

@@ -397,6 +397,20 @@ func unwritable(dir string) bool {
 	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
 }
 
+// unreadable reports that this user cannot read the file path on the host
+// (it is not root, does not own it, and its permissions and this user's
+// groups let it not read), so neither can a sandbox running as it.
+func unreadable(path string) bool {
+	if os.Geteuid() == 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil || int(st.Uid) == os.Geteuid() {
+		return false
+	}
+	return unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS) != nil
+}
+
 // guardFrom fills the plan's Guard from the walk: the writable roots and
 // what they held before the run. The sandbox cache, when writable, is
 // checked after the run too, though not walked before it (what is there
