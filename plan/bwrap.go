@@ -26,6 +26,7 @@ const (
 	opSymlink
 	opRead
 	opWrite
+	opPin      // a directory bound onto itself, so it cannot be renamed
 	opReadOnly // protected paths and deny_write re-bound read-only
 	opMask     // denied paths hidden behind an unreadable file or directory
 	opMaskDir  // a denied directory in the empty home: an unreadable directory made there, no mount
@@ -48,7 +49,7 @@ func (m mountOp) args() []string {
 		return []string{"--symlink", m.src, m.dst}
 	case opRead, opReadOnly, opMask:
 		return []string{"--ro-bind", m.src, m.dst}
-	case opWrite:
+	case opWrite, opPin:
 		return []string{"--bind", m.src, m.dst}
 	case opMaskDir:
 		return []string{"--perms", "0000", "--dir", m.dst}
@@ -142,7 +143,8 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		args = append(args, "--new-session")
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
-	b.ops = dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir))))
+	b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
+	b.keepMountedPlaceholders()
 	for _, m := range b.ops {
 		args = append(args, m.args()...)
 	}
@@ -489,7 +491,7 @@ func dropUnderMasks(ops []mountOp, maskDir string) []mountOp {
 	}
 	return slices.DeleteFunc(ops, func(m mountOp) bool {
 		switch m.kind {
-		case opRead, opWrite, opReadOnly, opMask, opMaskDir:
+		case opRead, opWrite, opPin, opReadOnly, opMask, opMaskDir:
 			for _, d := range dirs {
 				if subpath.Below(m.dst, d) {
 					return true
@@ -544,16 +546,23 @@ func sortOps(ops []mountOp) []mountOp {
 func dropShadowed(ops []mountOp) []mountOp {
 	mounts := func(k int) bool {
 		switch k {
-		case opTmpfs, opRead, opWrite, opReadOnly, opMask, opHelper:
+		case opTmpfs, opRead, opWrite, opPin, opReadOnly, opMask, opHelper:
 			return true
 		}
 		return false
 	}
+	// A pin only makes its directory a mount point: after another mount
+	// there it adds nothing (a write path pinned as a git directory stays
+	// the write path's bind).
 	last := make(map[string]int, len(ops))
 	for i, m := range ops {
-		if mounts(m.kind) {
-			last[m.dst] = i
+		if !mounts(m.kind) {
+			continue
 		}
+		if j, ok := last[m.dst]; ok && m.kind == opPin && ops[j].kind != opPin {
+			continue
+		}
+		last[m.dst] = i
 	}
 	out := ops[:0]
 	for i, m := range ops {
@@ -562,6 +571,58 @@ func dropShadowed(ops []mountOp) []mountOp {
 		}
 	}
 	return out
+}
+
+// dropInsideReadOnly drops, from sorted ops, the protections inside a
+// read-only mount: a directory pinned, a path bound read-only onto itself,
+// a placeholder. Nothing there can be renamed, replaced or created, and a
+// pin there would make its tree writable. Masks stay (they hide what is
+// there), and so do write paths (the policy's own).
+func dropInsideReadOnly(ops []mountOp) []mountOp {
+	// readOnly holds, for each destination mounted so far, whether it is
+	// read-only.
+	readOnly := make(map[string]bool, len(ops))
+	out := ops[:0]
+	for _, m := range ops {
+		if m.kind == opPin || m.kind == opReadOnly {
+			if under, ro := enclosing(readOnly, m.dst); under && ro {
+				continue
+			}
+		}
+		switch m.kind {
+		case opRead, opReadOnly, opMask, opHelper:
+			readOnly[m.dst] = true
+		case opTmpfs, opWrite, opPin:
+			readOnly[m.dst] = false
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// enclosing looks up the nearest mount strictly above path in mounts:
+// whether there is one, and whether it is read-only.
+func enclosing(mounts map[string]bool, path string) (found, readOnly bool) {
+	for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+		if ro, ok := mounts[d]; ok {
+			return true, ro
+		}
+		if d == "/" || d == "." {
+			return false, false
+		}
+	}
+}
+
+// keepMountedPlaceholders drops the placeholders whose mount was dropped
+// (dropInsideReadOnly): the launcher must not make them.
+func (b *bwrapBuilder) keepMountedPlaceholders() {
+	mounted := make(map[string]bool, len(b.ops))
+	for _, m := range b.ops {
+		if m.kind == opReadOnly {
+			mounted[m.dst] = true
+		}
+	}
+	b.plan.Placeholders = slices.DeleteFunc(b.plan.Placeholders, func(p Placeholder) bool { return !mounted[p.Path] })
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }

@@ -24,10 +24,13 @@ func TestDropShadowed(t *testing.T) {
 			[]mountOp{{opRead, "/h/go/pkg/mod", "/h/go/pkg/mod"}, {opWrite, "/c/gomod", "/h/go/pkg/mod"}},
 			[]mountOp{{opWrite, "/c/gomod", "/h/go/pkg/mod"}}},
 		{"a pinned directory bound read-only",
-			[]mountOp{{opWrite, "/w/a", "/w/a"}, {opReadOnly, "/w/a", "/w/a"}, {opReadOnly, "/w/a/b", "/w/a/b"}},
+			[]mountOp{{opPin, "/w/a", "/w/a"}, {opReadOnly, "/w/a", "/w/a"}, {opReadOnly, "/w/a/b", "/w/a/b"}},
 			[]mountOp{{opReadOnly, "/w/a", "/w/a"}, {opReadOnly, "/w/a/b", "/w/a/b"}}},
+		{"a write path pinned as a git directory",
+			[]mountOp{{opRead, "/m", "/m"}, {opWrite, "/m/.git", "/m/.git"}, {opPin, "/m/.git", "/m/.git"}, {opReadOnly, "/m/.git/config", "/m/.git/config"}},
+			[]mountOp{{opRead, "/m", "/m"}, {opWrite, "/m/.git", "/m/.git"}, {opReadOnly, "/m/.git/config", "/m/.git/config"}}},
 		{"three at one path, a sibling between",
-			[]mountOp{{opWrite, "/w/a", "/w/a"}, {opWrite, "/w/b", "/w/b"}, {opReadOnly, "/w/a", "/w/a"}, {opMask, "/s/deny-dir", "/w/a"}},
+			[]mountOp{{opPin, "/w/a", "/w/a"}, {opWrite, "/w/b", "/w/b"}, {opReadOnly, "/w/a", "/w/a"}, {opMask, "/s/deny-dir", "/w/a"}},
 			[]mountOp{{opWrite, "/w/b", "/w/b"}, {opMask, "/s/deny-dir", "/w/a"}}},
 		{"a tmpfs and its remount stay",
 			[]mountOp{{opTmpfs, "", "/h"}, {opMaskDir, "", "/h/.ssh"}, {opRemountRO, "", "/h"}},
@@ -41,6 +44,43 @@ func TestDropShadowed(t *testing.T) {
 			got := dropShadowed(slices.Clone(tc.ops))
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("dropShadowed(%v) = %v, want %v", tc.ops, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDropInsideReadOnly: inside a read-only mount, pins, read-only
+// re-binds and placeholders are dropped (nothing there can be renamed or
+// created, and a pin would make its tree writable); masks and write paths
+// stay, and what lies inside a writable mount below keeps its protections.
+func TestDropInsideReadOnly(t *testing.T) {
+	tests := []struct {
+		name string
+		ops  []mountOp
+		want []mountOp
+	}{
+		{"a repository inside a protected directory",
+			[]mountOp{{opWrite, "/w", "/w"}, {opReadOnly, "/w/.vscode", "/w/.vscode"}, {opReadOnly, "/w/.vscode/.envrc", "/w/.vscode/.envrc"},
+				{opPin, "/w/.vscode/s/.git", "/w/.vscode/s/.git"}, {opReadOnly, "/w/.vscode/s/.git/config", "/w/.vscode/s/.git/config"},
+				{opReadOnly, "/st/commondir", "/w/.vscode/s/.git/commondir"}},
+			[]mountOp{{opWrite, "/w", "/w"}, {opReadOnly, "/w/.vscode", "/w/.vscode"}}},
+		{"masks and write paths stay, and what is inside them",
+			[]mountOp{{opRead, "/r", "/r"}, {opMask, "/st/deny-file", "/r/.env"}, {opWrite, "/r/out", "/r/out"},
+				{opPin, "/r/out/.git", "/r/out/.git"}, {opReadOnly, "/r/out/.git/config", "/r/out/.git/config"}},
+			[]mountOp{{opRead, "/r", "/r"}, {opMask, "/st/deny-file", "/r/.env"}, {opWrite, "/r/out", "/r/out"},
+				{opPin, "/r/out/.git", "/r/out/.git"}, {opReadOnly, "/r/out/.git/config", "/r/out/.git/config"}}},
+		{"a tmpfs is writable while it is set up",
+			[]mountOp{{opTmpfs, "", "/h"}, {opPin, "/h/c", "/h/c"}, {opReadOnly, "/h/c/x", "/h/c/x"}, {opRemountRO, "", "/h"}},
+			[]mountOp{{opTmpfs, "", "/h"}, {opPin, "/h/c", "/h/c"}, {opReadOnly, "/h/c/x", "/h/c/x"}, {opRemountRO, "", "/h"}}},
+		{"protections in a writable tree stay",
+			[]mountOp{{opWrite, "/w", "/w"}, {opPin, "/w/.git", "/w/.git"}, {opReadOnly, "/w/.git/config", "/w/.git/config"}, {opReadOnly, "/st/empty-dir", "/w/.envrc"}},
+			[]mountOp{{opWrite, "/w", "/w"}, {opPin, "/w/.git", "/w/.git"}, {opReadOnly, "/w/.git/config", "/w/.git/config"}, {opReadOnly, "/st/empty-dir", "/w/.envrc"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := dropInsideReadOnly(slices.Clone(tc.ops))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("dropInsideReadOnly(%v) = %v, want %v", tc.ops, got, tc.want)
 			}
 		})
 	}
@@ -85,6 +125,26 @@ func TestFewerMounts(t *testing.T) {
 			func(at paths) [][]string {
 				return [][]string{{"--perms", "0000", "--dir", filepath.Join(at.home, ".ssh")}, {"--tmpfs", at.home}}
 			}},
+		{"a repository inside a protected directory",
+			func(t *testing.T, p *policy.Policy, at paths) {
+				for _, d := range []string{".vscode/s/.git/hooks", ".vscode/s/.git/objects"} {
+					if err := os.MkdirAll(filepath.Join(at.ws, d), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				writeFile(t, filepath.Join(at.ws, ".vscode", "s", ".git", "config"), 0o644)
+				writeFile(t, filepath.Join(at.ws, ".vscode", ".envrc"), 0o644)
+			},
+			func(at paths) [][]string {
+				return [][]string{{"--ro-bind", filepath.Join(at.ws, ".vscode"), filepath.Join(at.ws, ".vscode")}}
+			},
+			func(at paths) [][]string {
+				g := filepath.Join(at.ws, ".vscode", "s", ".git")
+				return [][]string{{"--bind", g, g}, {"--ro-bind", filepath.Join(g, "config"), filepath.Join(g, "config")},
+					{"--ro-bind", filepath.Join(g, "hooks"), filepath.Join(g, "hooks")},
+					{"--ro-bind", filepath.Join(at.state, commondirFile), filepath.Join(g, "commondir")},
+					{"--ro-bind", filepath.Join(at.ws, ".vscode", ".envrc"), filepath.Join(at.ws, ".vscode", ".envrc")}}
+			}},
 		{"a denied file this user may read is still bound",
 			func(t *testing.T, p *policy.Policy, at paths) {
 				f := filepath.Join(at.home, "etc", "secret")
@@ -116,6 +176,9 @@ func TestFewerMounts(t *testing.T) {
 				for _, g := range tc.gone(at) {
 					if hasSeq(pl.Argv, g...) {
 						t.Errorf("argv has %q:\n%s", g, strings.Join(pl.Argv, " "))
+					}
+					if slices.Contains(pl.PlaceholderPaths(), g[len(g)-1]) {
+						t.Errorf("the launcher would make the placeholder %s", g[len(g)-1])
 					}
 				}
 			}

@@ -218,7 +218,7 @@ func (b *bwrapBuilder) pinBetween(root, path string, planned bool) {
 	for d := filepath.Dir(path); d != root && policy.Within(d, root) && d != "/"; d = filepath.Dir(d) {
 		fi, err := os.Lstat(d)
 		if err == nil && fi.IsDir() || planned && errors.Is(err, fs.ErrNotExist) {
-			b.add(opWrite, d, d)
+			b.add(opPin, d, d)
 		}
 	}
 }
@@ -268,7 +268,7 @@ func (b *bwrapBuilder) protectGitDir(root, g string) error {
 		}
 	}
 	for _, d := range pin {
-		b.add(opWrite, d, d)
+		b.add(opPin, d, d)
 	}
 	// One directory read tells what is there; a git directory is small.
 	ents, err := os.ReadDir(g)
