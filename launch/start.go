@@ -39,6 +39,10 @@ type sandboxRun struct {
 	placeholders func() error
 
 	group      *limits.Group
+	groupc     chan madeGroup // newGroup's answer, made while bwrap starts (see startGroup)
+	groupDone  chan struct{}  // closed once the group is removed (see closeGroup)
+	specW      *os.File       // the host's end of the spec pipe, until sendSpec
+	spec       helperspec.Spec
 	cmd        *exec.Cmd
 	term       *terminal
 	statusHost *os.File    // the host's end of the helper's status socket
@@ -113,11 +117,16 @@ func (r *sandboxRun) closeAfterWait() {
 
 // start prepares the host side (workspace lock and placeholders, private
 // /tmp, cgroup), the descriptors the helper inherits, the terminal, and
-// starts bwrap (or the helper itself on the Landlock-only backend). An
-// error is a *SetupError; everything made so far is released by
+// starts bwrap (or the helper itself on the Landlock-only backend). The
+// cgroup is made meanwhile (startGroup): bwrap builds the sandbox while
+// it is, and the helper, which reads its spec only once bwrap has, learns
+// from the spec whether to wait for it (see joinGroup); a strict run
+// takes the cgroup before bwrap starts, to refuse a degraded one first.
+// An error is a *SetupError; everything made so far is released by
 // closeAfterWait.
 func (r *sandboxRun) start() error {
-	if err := r.prepareHost(); err != nil {
+	r.startGroup()
+	if err := r.prepareDirs(); err != nil {
 		return &SetupError{Err: err}
 	}
 	if err := r.startNet(); err != nil {
@@ -146,12 +155,31 @@ func (r *sandboxRun) start() error {
 	if needsJournal(r.pl) && r.pl.PidNamespace {
 		r.journal = writeJournal(r.pl.StateDir, journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots})
 	}
+	if r.pl.Strict {
+		// A strict run refuses a degraded cgroup before anything starts.
+		if err := r.joinGroup(); err != nil {
+			return &SetupError{Err: err}
+		}
+	}
 	err = r.cmd.Start()
 	r.closeStarted()
 	if err != nil {
 		return &SetupError{Err: fmt.Errorf("starting %s: %w", r.pl.Argv[0], err)}
 	}
 	r.term.start(r.cmd.Process.Pid)
+	if r.groupc != nil {
+		if err := r.joinGroup(); err != nil {
+			// The helper has no spec yet: nothing of the command ran.
+			_ = r.cmd.Process.Kill()
+			_ = r.cmd.Wait()
+			return &SetupError{Err: err}
+		}
+	}
+	if err := r.sendSpec(); err != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		return &SetupError{Err: err}
+	}
 	r.enterGroupEarly()
 	if needsJournal(r.pl) && !r.pl.PidNamespace {
 		// The helper leads the command's process group (Setpgid or
@@ -175,28 +203,83 @@ func (r *sandboxRun) dropJournal() {
 	}
 }
 
-// prepareHost takes the per-workspace lock (creating placeholders), makes
-// the private /tmp of the Landlock-only backend and the cgroup.
-func (r *sandboxRun) prepareHost() error {
-	if err := r.prepareDirs(); err != nil {
-		return err
+// madeGroup is what newGroup answered.
+type madeGroup struct {
+	group *limits.Group
+	notes []string
+	err   error
+}
+
+// startGroup makes the run's cgroup (newGroup) in the background, while
+// the host side is prepared and bwrap starts; joinGroup takes it. Its
+// removal is waited for last of all (see closeGroup), whatever happens.
+func (r *sandboxRun) startGroup() {
+	r.groupc = make(chan madeGroup, 1)
+	pl, groupc := r.pl, r.groupc
+	go func() {
+		g, notes, err := newGroup(pl)
+		groupc <- madeGroup{g, notes, err}
+	}()
+	r.afterWait(func() {
+		if r.groupc != nil {
+			// Never joined (the run failed before bwrap started).
+			if m := <-r.groupc; m.group != nil {
+				m.group.Close()
+			}
+			r.groupc = nil
+		}
+		if r.groupDone != nil {
+			<-r.groupDone
+		}
+	})
+}
+
+// joinGroup takes the cgroup that startGroup made, and decides whether the
+// helper waits for the host before exec (setWaitGo).
+func (r *sandboxRun) joinGroup() error {
+	m := <-r.groupc
+	r.groupc = nil
+	if m.err != nil {
+		return m.err
 	}
-	group, notes, err := newGroup(r.pl)
-	if err != nil {
-		return err
-	}
-	if group != nil {
-		r.group = group
-		r.afterWait(func() { group.Close() })
+	if m.group != nil {
+		r.group = m.group
+		// Released in reverse: the removal starts, then the sweep of
+		// killed runs' groups is waited for.
 		r.afterWait(sweepGroups())
+		r.afterWait(r.closeGroup)
 	}
-	for _, n := range notes {
+	for _, n := range m.notes {
 		r.res.Degraded = append(r.res.Degraded, n)
 		if r.stdio.Stderr != nil {
 			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+n)
 		}
 	}
+	r.setWaitGo()
 	return nil
+}
+
+// setWaitGo decides, once the cgroup is known, whether the helper waits
+// for the host before exec: to be moved into the cgroup, or, in a pid
+// namespace with a CPU or file-size limit, until the host holds a pidfd of
+// the command (onReady), without which a command that ends at once leaves
+// no exact status to name the limit it reached.
+func (r *sandboxRun) setWaitGo() {
+	l := limitsOf(r.pl)
+	r.waitGo = r.group != nil || r.pl.PidNamespace && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
+}
+
+// closeGroup removes the cgroup in the background, while the rest of the
+// run is released (the workspace's placeholders, the lock); startGroup's
+// last release waits for it. Everything in the group is gone or killed
+// (Close kills what is left).
+func (r *sandboxRun) closeGroup() {
+	done, g := make(chan struct{}), r.group
+	r.groupDone = done
+	go func() {
+		defer close(done)
+		g.Close()
+	}()
 }
 
 // prepareDirs performs the plan's preparations (prepare), takes the
@@ -243,13 +326,6 @@ func (r *sandboxRun) prepareDirs() error {
 // the terminal and bwrap's stderr pipe.
 func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	pl, stdio := r.pl, &r.stdio
-	// The helper waits for the host before exec: to be moved into the
-	// cgroup, or, in a pid namespace with a CPU or file-size limit, until
-	// the host holds a pidfd of the command (onReady), without which a
-	// command that ends at once leaves no exact status to name the limit
-	// it reached.
-	l := limitsOf(pl)
-	r.waitGo = r.group != nil || pl.PidNamespace && (l.cpuSeconds > 0 || l.fileSizeMB > 0)
 	exe, specR, err := r.helperSpec(true, true)
 	if err != nil {
 		return nil, err
@@ -312,22 +388,15 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	return files, nil
 }
 
-// helperSpec opens the helper's binary (helperExe) and a pipe carrying the helper's
-// spec, with the command's environment and r.waitGo, both held until the
-// run is over. status and stderr say whether the helper gets the status
-// socket at FdStatus and the command's stderr at FdStderr.
+// helperSpec opens the helper's binary (helperExe) and a pipe carrying
+// the helper's spec, both held until the run is over. The spec is written
+// now, or, when a cgroup is being made (startGroup), once it is known
+// (joinGroup, then sendSpec). status and stderr say whether the helper
+// gets the status socket at FdStatus and the command's stderr at FdStderr.
 func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err error) {
-	spec := r.pl.Spec
-	spec.WaitGo = r.waitGo
-	spec.Status, spec.Stderr = status, stderr
-	// The command's environment travels in the spec; bwrap and the
-	// helper start with plan.LauncherEnv (see newCommand).
-	spec.Env = r.pl.Env
-	spec.Rlimits = withoutGroupLimits(spec.Rlimits, r.group)
-	if r.pl.HelperIsChild && (r.group == nil || r.group.Kind() == limits.KindNone) {
-		spec.Rlimits = nprocOnTop(spec.Rlimits, os.Getuid())
-	}
-	spec.Version, spec.Binary = helperspec.Version, r.pl.Helper
+	r.spec = r.pl.Spec
+	r.spec.Status, r.spec.Stderr = status, stderr
+	r.spec.Version, r.spec.Binary = helperspec.Version, r.pl.Helper
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}
@@ -336,19 +405,52 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 		return nil, nil, fmt.Errorf("creating spec pipe: %w", err)
 	}
 	r.afterWait(func() { specR.Close() })
+	r.specW = specW
+	r.afterWait(func() {
+		if r.specW != nil {
+			r.specW.Close() // never sent: the helper reads an end
+		}
+	})
+	if r.groupc == nil {
+		// No cgroup is being made: the spec is known now.
+		r.setWaitGo()
+		if err := r.sendSpec(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return exe, specR, nil
+}
+
+// sendSpec writes the helper's spec in the background, with the command's
+// environment, r.waitGo and the rlimits that the cgroup (r.group) leaves
+// to the helper.
+func (r *sandboxRun) sendSpec() error {
+	if r.specW == nil {
+		return nil // sent already
+	}
+	spec := r.spec
+	spec.WaitGo = r.waitGo
+	// The command's environment travels in the spec; bwrap and the
+	// helper start with plan.LauncherEnv (see newCommand).
+	spec.Env = r.pl.Env
+	spec.Rlimits = withoutGroupLimits(spec.Rlimits, r.group)
+	if r.pl.HelperIsChild && (r.group == nil || r.group.Kind() == limits.KindNone) {
+		spec.Rlimits = nprocOnTop(spec.Rlimits, os.Getuid())
+	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
-		specW.Close()
-		return nil, nil, fmt.Errorf("encoding helper spec: %w", err)
+		return fmt.Errorf("encoding helper spec: %w", err)
 	}
 	// With the environment the spec may outgrow the pipe's buffer: the
 	// helper reads it once started; closing specR ends a write nobody
 	// will read.
+	specW := r.specW
+	r.specW = nil
 	go func() {
 		_, _ = specW.Write(specJSON)
 		specW.Close()
 	}()
-	return exe, specR, nil
+	return nil
 }
 
 // withoutGroupLimits drops the rlimits that the run's cgroup enforces

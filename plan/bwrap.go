@@ -26,8 +26,10 @@ const (
 	opSymlink
 	opRead
 	opWrite
+	opPin      // a directory bound onto itself, so it cannot be renamed
 	opReadOnly // protected paths and deny_write re-bound read-only
 	opMask     // denied paths hidden behind an unreadable file or directory
+	opMaskDir  // a denied directory in the empty home: an unreadable directory made there, no mount
 	opHelper
 	opRemountRO
 )
@@ -47,8 +49,10 @@ func (m mountOp) args() []string {
 		return []string{"--symlink", m.src, m.dst}
 	case opRead, opReadOnly, opMask:
 		return []string{"--ro-bind", m.src, m.dst}
-	case opWrite:
+	case opWrite, opPin:
 		return []string{"--bind", m.src, m.dst}
+	case opMaskDir:
+		return []string{"--perms", "0000", "--dir", m.dst}
 	case opHelper:
 		return []string{"--ro-bind-fd", fmt.Sprint(helperspec.FdHelperExe), m.dst}
 	case opRemountRO:
@@ -87,6 +91,9 @@ type bwrapBuilder struct {
 	// goMod is the host module cache's path where the sandbox's own is
 	// shown (bindGoModCache), or "".
 	goMod string
+	// emptyHome: the home is an empty tmpfs, made read-only once
+	// everything inside it is in place.
+	emptyHome bool
 }
 
 type root struct {
@@ -136,7 +143,8 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		args = append(args, "--new-session")
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
-	b.ops = sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))
+	b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
+	b.keepMountedPlaceholders()
 	for _, m := range b.ops {
 		args = append(args, m.args()...)
 	}
@@ -197,6 +205,7 @@ func (b *bwrapBuilder) collect() error {
 		// vanishing with the sandbox.
 		b.add(opTmpfs, "", h)
 		b.add(opRemountRO, "", h)
+		b.emptyHome = true
 	}
 
 	for _, r := range p.Read {
@@ -406,6 +415,19 @@ func (b *bwrapBuilder) maskPath(path string) {
 		if !b.visible(t) && !b.maskInvisible(t) {
 			continue
 		}
+		if fi.IsDir() && b.inEmptyHome(t) {
+			// The home is a tmpfs, read-only once set up: an unreadable
+			// directory made in it hides this one as a mask would
+			// (nobody inside can chmod or remove it), with no mount.
+			b.add(opMaskDir, "", t)
+			continue
+		}
+		if !fi.IsDir() && b.writableRootOf(t) == "" && unreadable(t) {
+			// This user cannot read it on the host, and inside it is
+			// the same user with no capabilities and no way to change
+			// the file: a mask would hide nothing more.
+			continue
+		}
 		src := filepath.Join(b.opts.StateDir, maskFile)
 		if fi.IsDir() {
 			src = filepath.Join(b.opts.StateDir, maskDir)
@@ -421,6 +443,12 @@ func (b *bwrapBuilder) maskPath(path string) {
 func (b *bwrapBuilder) maskInvisible(path string) bool {
 	h := b.opts.Home
 	return h != "" && h != "/" && subpath.Below(path, h) && !b.visible(h)
+}
+
+// inEmptyHome reports whether path lies in the empty home (a tmpfs) and
+// outside every tree bound into the sandbox.
+func (b *bwrapBuilder) inEmptyHome(path string) bool {
+	return b.emptyHome && subpath.Below(path, b.opts.Home) && !b.visible(path)
 }
 
 // visible reports whether path lies inside a tree bound into the sandbox.
@@ -454,7 +482,7 @@ func (b *bwrapBuilder) workdir() string {
 func dropUnderMasks(ops []mountOp, maskDir string) []mountOp {
 	var dirs []string
 	for _, m := range ops {
-		if m.kind == opMask && m.src == maskDir {
+		if m.kind == opMask && m.src == maskDir || m.kind == opMaskDir {
 			dirs = append(dirs, m.dst)
 		}
 	}
@@ -463,7 +491,7 @@ func dropUnderMasks(ops []mountOp, maskDir string) []mountOp {
 	}
 	return slices.DeleteFunc(ops, func(m mountOp) bool {
 		switch m.kind {
-		case opRead, opWrite, opReadOnly, opMask:
+		case opRead, opWrite, opPin, opReadOnly, opMask, opMaskDir:
 			for _, d := range dirs {
 				if subpath.Below(m.dst, d) {
 					return true
@@ -506,6 +534,95 @@ func sortOps(ops []mountOp) []mountOp {
 		out = append(out, k.mountOp)
 	}
 	return out
+}
+
+// dropShadowed drops, from sorted ops, every mount that a later one at the
+// same destination covers (the host's module cache bound read-only at its
+// path, and then the sandbox's over it; a directory pinned and then bound
+// read-only): nothing inside can unmount the later one, and each bind
+// costs bubblewrap a read of the mount table. Sources are host paths,
+// which no earlier mount changes; and since ops are sorted parents first,
+// whatever lies below a destination comes after every mount at it.
+func dropShadowed(ops []mountOp) []mountOp {
+	mounts := func(k int) bool {
+		switch k {
+		case opTmpfs, opRead, opWrite, opPin, opReadOnly, opMask, opHelper:
+			return true
+		}
+		return false
+	}
+	// A pin only makes its directory a mount point: after another mount
+	// there it adds nothing (a write path pinned as a git directory stays
+	// the write path's bind).
+	last := make(map[string]int, len(ops))
+	for i, m := range ops {
+		if !mounts(m.kind) {
+			continue
+		}
+		if j, ok := last[m.dst]; ok && m.kind == opPin && ops[j].kind != opPin {
+			continue
+		}
+		last[m.dst] = i
+	}
+	out := ops[:0]
+	for i, m := range ops {
+		if !mounts(m.kind) || last[m.dst] == i {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// dropInsideReadOnly drops, from sorted ops, the protections inside a
+// read-only mount: a directory pinned, a path bound read-only onto itself,
+// a placeholder. Nothing there can be renamed, replaced or created, and a
+// pin there would make its tree writable. Masks stay (they hide what is
+// there), and so do write paths (the policy's own).
+func dropInsideReadOnly(ops []mountOp) []mountOp {
+	// readOnly holds, for each destination mounted so far, whether it is
+	// read-only.
+	readOnly := make(map[string]bool, len(ops))
+	out := ops[:0]
+	for _, m := range ops {
+		if m.kind == opPin || m.kind == opReadOnly {
+			if under, ro := enclosing(readOnly, m.dst); under && ro {
+				continue
+			}
+		}
+		switch m.kind {
+		case opRead, opReadOnly, opMask, opHelper:
+			readOnly[m.dst] = true
+		case opTmpfs, opWrite, opPin:
+			readOnly[m.dst] = false
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// enclosing looks up the nearest mount strictly above path in mounts:
+// whether there is one, and whether it is read-only.
+func enclosing(mounts map[string]bool, path string) (found, readOnly bool) {
+	for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+		if ro, ok := mounts[d]; ok {
+			return true, ro
+		}
+		if d == "/" || d == "." {
+			return false, false
+		}
+	}
+}
+
+// keepMountedPlaceholders drops the placeholders whose mount was dropped
+// (dropInsideReadOnly): the launcher must not make them.
+func (b *bwrapBuilder) keepMountedPlaceholders() {
+	mounted := make(map[string]bool, len(b.ops))
+	for _, m := range b.ops {
+		if m.kind == opReadOnly {
+			mounted[m.dst] = true
+		}
+	}
+	b.plan.Placeholders = slices.DeleteFunc(b.plan.Placeholders, func(p Placeholder) bool { return !mounted[p.Path] })
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }

@@ -82,7 +82,8 @@ func TestBuildBwrap(t *testing.T) {
 		{"--cap-drop", "ALL"}, {"--proc", "/proc"}, {"--dev", "/dev"}, {"--tmpfs", "/tmp"},
 		{"--tmpfs", home}, {"--remount-ro", home},
 		{"--ro-bind", "/usr", "/usr"}, {"--bind", ws, ws},
-		{"--ro-bind", filepath.Join(st, maskDir), filepath.Join(home, ".ssh")},
+		{"--perms", "0000", "--dir", filepath.Join(home, ".ssh")}, // in the empty home: no mount
+
 		{"--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, ".env")},
 		{"--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, "sub", "secrets.yaml")},
 		{"--bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git")},

@@ -218,7 +218,7 @@ func (b *bwrapBuilder) pinBetween(root, path string, planned bool) {
 	for d := filepath.Dir(path); d != root && policy.Within(d, root) && d != "/"; d = filepath.Dir(d) {
 		fi, err := os.Lstat(d)
 		if err == nil && fi.IsDir() || planned && errors.Is(err, fs.ErrNotExist) {
-			b.add(opWrite, d, d)
+			b.add(opPin, d, d)
 		}
 	}
 }
@@ -268,7 +268,7 @@ func (b *bwrapBuilder) protectGitDir(root, g string) error {
 		}
 	}
 	for _, d := range pin {
-		b.add(opWrite, d, d)
+		b.add(opPin, d, d)
 	}
 	// One directory read tells what is there; a git directory is small.
 	ents, err := os.ReadDir(g)
@@ -395,6 +395,20 @@ func unwritable(dir string) bool {
 	}
 	var st unix.Stat_t
 	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
+}
+
+// unreadable reports that this user cannot read the file path on the host
+// (it is not root, does not own it, and its permissions and this user's
+// groups let it not read), so neither can a sandbox running as it.
+func unreadable(path string) bool {
+	if os.Geteuid() == 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil || int(st.Uid) == os.Geteuid() {
+		return false
+	}
+	return unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS) != nil
 }
 
 // guardFrom fills the plan's Guard from the walk: the writable roots and
