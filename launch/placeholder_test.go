@@ -169,6 +169,7 @@ func TestPlaceholderFailureEndsSetup(t *testing.T) {
 				t.Fatal("the default policy's plan locks no workspace or has no placeholders")
 			}
 			made := pl.PlaceholderPaths()
+			pl.Helper = "" // the fixture's helper is a name only: the test binary stands in
 			pl.Placeholders = append(pl.Placeholders, plan.Placeholder{Path: filepath.Join(f.ws, tc.bad.Path), Kind: tc.bad.Kind})
 			res, err := Run(t.Context(), pl, Stdio{})
 			var se *SetupError
