@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"golang.org/x/sys/unix"
 )
 
 // TestDropShadowed: of the mounts at one destination only the last is
@@ -230,5 +231,38 @@ func writeFile(t *testing.T, path string, mode os.FileMode) {
 	}
 	if err := os.Chmod(path, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInaccessibleNeedsNoMask: only a regular file this user may neither
+// read, write nor execute, owned by another user, goes without a mask; an
+// exec-only program, a write-only FIFO or socket, one's own file and
+// anything as root are masked.
+func TestInaccessibleNeedsNoMask(t *testing.T) {
+	const other, me = 0, 1001
+	tests := []struct {
+		name      string
+		mode      uint32
+		uid, euid int
+		can       uint32 // the accesses allowed (R_OK|W_OK|X_OK)
+		noMask    bool
+	}{
+		{"root's 0600 file", unix.S_IFREG | 0o600, other, me, 0, true},
+		{"root's exec-only program", unix.S_IFREG | 0o711, other, me, unix.X_OK, false},
+		{"root's write-only file", unix.S_IFREG | 0o622, other, me, unix.W_OK, false},
+		{"root's readable file", unix.S_IFREG | 0o644, other, me, unix.R_OK, false},
+		{"a write-only FIFO", unix.S_IFIFO | 0o622, other, me, unix.W_OK, false},
+		{"a FIFO nobody may use", unix.S_IFIFO | 0o600, other, me, 0, false},
+		{"a socket", unix.S_IFSOCK | 0o600, other, me, 0, false},
+		{"one's own 0000 file", unix.S_IFREG, me, me, 0, false},
+		{"cordon as root", unix.S_IFREG | 0o600, 5, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := inaccessible(tt.mode, tt.uid, tt.euid, func(how uint32) bool { return tt.can&how != 0 })
+			if got != tt.noMask {
+				t.Errorf("inaccessible = %v, want %v", got, tt.noMask)
+			}
+		})
 	}
 }

@@ -397,18 +397,32 @@ func unwritable(dir string) bool {
 	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
 }
 
-// unreadable reports that this user cannot read the file path on the host
-// (it is not root, does not own it, and its permissions and this user's
-// groups let it not read), so neither can a sandbox running as it.
+// unreadable reports that a sandbox running as this user can do nothing
+// with the file path, so a mask would hide nothing more: it is a regular
+// file (a FIFO or socket is written to or connected to in a read-only
+// mount too), this user is not root, does not own it (an owner could
+// chmod it) and may neither read, write nor execute it on the host (a
+// denied program that may only be executed would run inside).
 func unreadable(path string) bool {
 	if os.Geteuid() == 0 {
 		return false
 	}
 	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil || int(st.Uid) == os.Geteuid() {
+	if unix.Stat(path, &st) != nil {
 		return false
 	}
-	return unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS) != nil
+	return inaccessible(st.Mode, int(st.Uid), os.Geteuid(), func(how uint32) bool {
+		return unix.Faccessat(unix.AT_FDCWD, path, how, unix.AT_EACCESS) == nil
+	})
+}
+
+// inaccessible is unreadable's decision for a file of mode and owner uid,
+// as the user euid, who may access it as can says (unix.R_OK, W_OK, X_OK).
+func inaccessible(mode uint32, uid, euid int, can func(how uint32) bool) bool {
+	if euid == 0 || uid == euid || mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	return !can(unix.R_OK) && !can(unix.W_OK) && !can(unix.X_OK)
 }
 
 // guardFrom fills the plan's Guard from the walk: the writable roots and
