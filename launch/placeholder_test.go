@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -183,6 +184,62 @@ func TestPlaceholderFailureEndsSetup(t *testing.T) {
 			}
 			if left := lockFiles(t, f.state); len(left) > 0 {
 				t.Errorf("left in the lock directory after the failed run: %v", left)
+			}
+		})
+	}
+}
+
+// TestWrapMakesPlaceholders: Wrap returns with the placeholders made, since
+// its caller starts bwrap as soon as it returns, and a placeholder that
+// cannot be made is Wrap's error, with nothing left behind.
+func TestWrapMakesPlaceholders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bad  *plan.Placeholder // relative to the workspace
+	}{
+		{"all made", nil},
+		{"missing parent", &plan.Placeholder{Path: "no/such/dir", Kind: plan.PlaceholderDir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newLockFixture(t)
+			pl, err := plan.Build(f.pol, []string{"true"}, f.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Placeholders) == 0 || !pl.LockWorkspace {
+				t.Fatal("the default policy's plan locks no workspace or has no placeholders")
+			}
+			made := pl.PlaceholderPaths()
+			pl.Helper = "" // the fixture's helper is a name only: the test binary stands in
+			if tc.bad != nil {
+				pl.Placeholders = append(pl.Placeholders, plan.Placeholder{Path: filepath.Join(f.ws, tc.bad.Path), Kind: tc.bad.Kind})
+			}
+			release, err := Wrap(pl, exec.Command("true"))
+			if tc.bad != nil {
+				if err == nil || !strings.Contains(err.Error(), "creating placeholder") {
+					release()
+					t.Fatalf("Wrap = %v; want an error about the placeholder", err)
+				}
+				for _, p := range made {
+					if _, err := os.Lstat(p); err == nil {
+						t.Errorf("placeholder %s left after the failed Wrap", p)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range made {
+				if _, err := os.Lstat(p); err != nil {
+					t.Errorf("placeholder %s not made when Wrap returned: %v", p, err)
+				}
+			}
+			release()
+			for _, p := range made {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("placeholder %s left after release", p)
+				}
 			}
 		})
 	}

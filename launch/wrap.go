@@ -33,6 +33,14 @@ func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
 		r.closeAfterWait()
 		return nil, err
 	}
+	if r.placeholders != nil {
+		// The caller starts bwrap as soon as Wrap returns: the
+		// placeholders, made meanwhile (prepareDirs), must be there.
+		if err := r.placeholders(); err != nil {
+			r.closeAfterWait()
+			return nil, err
+		}
+	}
 	// The command's real stderr, when it is a file; otherwise the
 	// helper's stderr, which exec.Cmd copies into cmd.Stderr, is the
 	// command's. There is no status socket: the caller waits itself.
