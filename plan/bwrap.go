@@ -223,6 +223,18 @@ func (b *bwrapBuilder) collect() error {
 		if denied(w) {
 			continue
 		}
+		if policy.DeniedBy(p.DenyWrite, w) != "" && w != p.Workspace && !repoGitRoot(p, w) {
+			// A write path inside a deny_write path stays read-only:
+			// the deny wins, as cordon's warning about --allow-write
+			// says (bound writable after the deny_write path's
+			// read-only re-bind, it was writable). The workspace, and
+			// its repository's git directory, are the user's choice of
+			// project and stay writable.
+			if err := b.bindPath(w, false); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := b.bindPath(w, true); err != nil {
 			return err
 		}

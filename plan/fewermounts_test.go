@@ -266,3 +266,31 @@ func TestInaccessibleNeedsNoMask(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteInsideDenyWrite: a write path inside a deny_write path stays
+// read-only (the deny wins, as cordon's warning says): it is bound
+// read-only, never writable, and is no writable root.
+func TestWriteInsideDenyWrite(t *testing.T) {
+	p, opts := testPolicy(t)
+	vendor := filepath.Join(p.Workspace, "vendor")
+	lib := filepath.Join(vendor, "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.DenyWrite = append(p.DenyWrite, vendor)
+	p.Write = append(p.Write, lib)
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := strings.Join(pl.Argv, " ")
+	if hasSeq(pl.Argv, "--bind", lib, lib) {
+		t.Errorf("%s is bound writable inside deny_write %s:\n%s", lib, vendor, argv)
+	}
+	if !hasSeq(pl.Argv, "--ro-bind", vendor, vendor) {
+		t.Errorf("deny_write %s is not bound read-only:\n%s", vendor, argv)
+	}
+	if slices.Contains(pl.Guard.Roots, lib) {
+		t.Errorf("%s is a writable root of the guard: %v", lib, pl.Guard.Roots)
+	}
+}
