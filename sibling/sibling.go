@@ -85,8 +85,9 @@ func Find(name string) (*Binary, error) {
 // Open opens the program at the absolute path p relative to a descriptor
 // of its directory, without following a symlink, and checks both on
 // their descriptors. A program that passed is kept open and returned
-// again for the same path for the life of the process: what a later use
-// runs is what was checked. An *Error says why one did not pass.
+// again for the same path for the life of the process, its owner and mode
+// checked again on the descriptor each time: what a later use runs is
+// what was checked. An *Error says why one did not pass.
 func Open(p string) (*Binary, error) {
 	if !filepath.IsAbs(p) {
 		return nil, fmt.Errorf("sibling: %q is not an absolute path", p)
@@ -95,6 +96,15 @@ func Open(p string) (*Binary, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if b := opened[p]; b != nil {
+		// The file held may have been made writable by others since
+		// (chmod): a long-lived process (cordon-mcp) checks it again.
+		var st unix.Stat_t
+		if err := unix.Fstat(int(b.File.Fd()), &st); err != nil {
+			return nil, fmt.Errorf("checking %s: %w", p, err)
+		}
+		if err := owned(p, &st, ""); err != nil {
+			return nil, err
+		}
 		return b, nil
 	}
 	f, err := open(p)

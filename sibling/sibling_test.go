@@ -166,3 +166,26 @@ func chmod(t *testing.T, p string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenRechecksHeld: the descriptor kept for a path is checked again at
+// each Open: made writable by group or others since (chmod of the same
+// file, which a long-lived cordon-mcp still holds), it is refused.
+func TestOpenRechecksHeld(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "prog")
+	if err := os.WriteFile(p, []byte("first"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(p); err != nil {
+		t.Fatal(err)
+	}
+	chmod(t, p, 0o775)
+	var se *Error
+	if _, err := Open(p); !errors.As(err, &se) || !strings.HasPrefix(se.What, "is writable by group or others") {
+		t.Fatalf("Open of the held file made group-writable: %v; want an *Error", err)
+	}
+	chmod(t, p, 0o755)
+	if _, err := Open(p); err != nil {
+		t.Errorf("Open once fixed: %v", err)
+	}
+}
