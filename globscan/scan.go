@@ -181,7 +181,8 @@ func (s *scan) spawn() {
 // root itself is never matched. Matched directories are not entered,
 // symlinks are never followed, and a directory is entered only if some
 // pattern could still match below it (see CouldMatchBelow). Directories are
-// read by a few goroutines concurrently.
+// read by one goroutine, and by a few concurrently once many wait (see
+// spawnQueue).
 //
 // Directories below root that cannot be read (permission denied, or removed
 // or replaced by a non-directory during the scan) are skipped and counted in
