@@ -34,9 +34,10 @@ type guard struct {
 	cache *globscan.Cache
 }
 
-// startGuard takes the snapshot of pl.Guard just before the command
-// starts: the git directories and protected names the plan's walk found
-// in the writable roots. It returns nil when the command writes no root
+// startGuard takes the snapshot of pl.Guard before the command starts
+// (once bwrap or the helper has started, before the helper gets its spec:
+// see sandboxRun.start): the git directories and protected names the
+// plan's walk found in the writable roots. It returns nil when the command writes no root
 // that is checked. While the run lasts, a journal in the state directory
 // names its roots (see startJournal), so that if cordon is killed before
 // its check (kill -9), the next run reports what it may have planted (see

@@ -100,6 +100,9 @@ const orphanSweepBudget = 2 * time.Second
 // had started comes back as the next round's orphans. Only for a child
 // subreaper whose children all belong to the run (Stdio.OwnsChildren).
 func sweepOrphans() {
+	if noChildren() {
+		return // the usual end: the command left nothing behind
+	}
 	deadline := time.Now().Add(orphanSweepBudget)
 	for time.Now().Before(deadline) {
 		kids := children()
@@ -120,6 +123,20 @@ func sweepOrphans() {
 				}
 				time.Sleep(time.Millisecond)
 			}
+		}
+	}
+}
+
+// noChildren reports whether this process has no child at all, running,
+// stopped or a zombie (of any exit signal: __WALL), with one waitid that
+// reaps nothing (WNOWAIT); false when it cannot tell (an older kernel's
+// waitid refuses __WALL), and children then looks.
+func noChildren() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return errors.Is(err, unix.ECHILD)
 		}
 	}
 }

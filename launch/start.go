@@ -42,6 +42,7 @@ type sandboxRun struct {
 	groupc     chan madeGroup // newGroup's answer, made while bwrap starts (see startGroup)
 	groupDone  chan struct{}  // closed once the group is removed (see closeGroup)
 	specW      *os.File       // the host's end of the spec pipe, until sendSpec
+	specGate   chan struct{}  // sendSpec writes the spec once it is closed (see start), if not nil
 	spec       helperspec.Spec
 	cmd        *exec.Cmd
 	term       *terminal
@@ -55,6 +56,7 @@ type sandboxRun struct {
 	stderrDone chan struct{} // the command's stderr copier, if any
 	waitc      chan error
 	sigs       chan os.Signal
+	sigsOn     chan struct{} // closed once sigs receives the forwarded signals (see startSignals)
 	guard      *guard
 	journal    string // the run's journal (see startGuard), or ""
 	started    time.Time
@@ -122,10 +124,14 @@ func (r *sandboxRun) closeAfterWait() {
 // it is, and the helper, which reads its spec only once bwrap has, learns
 // from the spec whether to wait for it (see joinGroup); a strict run
 // takes the cgroup before bwrap starts, to refuse a degraded one first.
+// The run's journal and the guard's snapshot are taken while bwrap and
+// the helper start, before the helper has its spec (the gate: see
+// sendSpec), so before anything of the command runs.
 // An error is a *SetupError; everything made so far is released by
 // closeAfterWait.
 func (r *sandboxRun) start() error {
 	r.startGroup()
+	r.startSignals()
 	if err := r.prepareDirs(); err != nil {
 		return &SetupError{Err: err}
 	}
@@ -149,17 +155,16 @@ func (r *sandboxRun) start() error {
 		// After sweepJournals: the killed runs' processes are gone.
 		sweepPrivateTmps(filepath.Dir(r.pl.PrivateTmp), r.pl.PrivateTmp)
 	}
-	r.guard = startGuard(r.pl)
 	r.afterWait(r.dropJournal)
 	r.started = time.Now()
-	if needsJournal(r.pl) && r.pl.PidNamespace {
-		r.journal = writeJournal(r.pl.StateDir, journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots})
-	}
 	if r.pl.Strict {
 		// A strict run refuses a degraded cgroup before anything starts.
 		if err := r.joinGroup(); err != nil {
 			return &SetupError{Err: err}
 		}
+	}
+	if r.sigsOn != nil {
+		<-r.sigsOn
 	}
 	err = r.cmd.Start()
 	r.closeStarted()
@@ -175,23 +180,39 @@ func (r *sandboxRun) start() error {
 			return &SetupError{Err: err}
 		}
 	}
-	if err := r.sendSpec(); err != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		return &SetupError{Err: err}
-	}
+	// The helper execs nothing before it has read its spec: the spec is
+	// encoded now, alongside, and written only once the journal is
+	// written and the guard's snapshot taken (the gate), so both are done
+	// while bwrap and the helper start, yet before anything of the
+	// command can run.
+	gate := make(chan struct{})
+	r.specGate = gate
+	r.sendSpec()
 	r.enterGroupEarly()
-	if needsJournal(r.pl) && !r.pl.PidNamespace {
+	r.startJournal()
+	r.guard = startGuard(r.pl)
+	close(gate)
+	r.readOutputs()
+	return nil
+}
+
+// startJournal records the run in progress (see writeJournal), once bwrap
+// or the helper has started but before the helper has its spec (start):
+// nothing of the command runs yet.
+func (r *sandboxRun) startJournal() {
+	if !needsJournal(r.pl) {
+		return
+	}
+	j := journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots}
+	if !r.pl.PidNamespace {
 		// The helper leads the command's process group (Setpgid or
 		// Setsid, see newCommand); it has barely started.
-		j := journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots, Pgid: r.cmd.Process.Pid}
+		j.Pgid = r.cmd.Process.Pid
 		if ps, err := readProcStat(j.Pgid, time.Time{}); err == nil {
 			j.LeaderStart, j.Sid = ps.ticks, ps.sid
 		}
-		r.journal = writeJournal(r.pl.StateDir, j)
 	}
-	r.readOutputs()
-	return nil
+	r.journal = writeJournal(r.pl.StateDir, j)
 }
 
 // dropJournal removes the run's journal: its check has run and its
@@ -414,9 +435,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	if r.groupc == nil {
 		// No cgroup is being made: the spec is known now.
 		r.setWaitGo()
-		if err := r.sendSpec(); err != nil {
-			return nil, nil, err
-		}
+		r.sendSpec()
 	}
 	return exe, specR, nil
 }
@@ -424,9 +443,9 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 // sendSpec writes the helper's spec in the background, with the command's
 // environment, r.waitGo and the rlimits that the cgroup (r.group) leaves
 // to the helper.
-func (r *sandboxRun) sendSpec() error {
+func (r *sandboxRun) sendSpec() {
 	if r.specW == nil {
-		return nil // sent already
+		return // sent already
 	}
 	spec := r.spec
 	spec.WaitGo = r.waitGo
@@ -434,23 +453,29 @@ func (r *sandboxRun) sendSpec() error {
 	// helper start with plan.LauncherEnv (see newCommand).
 	spec.Env = r.pl.Env
 	spec.Rlimits = withoutGroupLimits(spec.Rlimits, r.group)
-	if r.pl.HelperIsChild && (r.group == nil || r.group.Kind() == limits.KindNone) {
-		spec.Rlimits = nprocOnTop(spec.Rlimits, os.Getuid())
-	}
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return fmt.Errorf("encoding helper spec: %w", err)
-	}
+	nproc := r.pl.HelperIsChild && (r.group == nil || r.group.Kind() == limits.KindNone)
 	// With the environment the spec may outgrow the pipe's buffer: the
 	// helper reads it once started; closing specR ends a write nobody
-	// will read.
-	specW := r.specW
+	// will read. Counting the user's processes (nprocOnTop) and encoding
+	// take about a millisecond: done here, while the host goes on.
+	specW, gate := r.specW, r.specGate
 	r.specW = nil
 	go func() {
-		_, _ = specW.Write(specJSON)
-		specW.Close()
+		defer specW.Close()
+		if nproc {
+			spec.Rlimits = nprocOnTop(spec.Rlimits, os.Getuid())
+		}
+		// A spec always encodes (strings, numbers and slices of them);
+		// were it not to, the helper would read an end and report a
+		// setup error.
+		specJSON, err := json.Marshal(spec)
+		if gate != nil {
+			<-gate
+		}
+		if err == nil {
+			_, _ = specW.Write(specJSON)
+		}
 	}()
-	return nil
 }
 
 // withoutGroupLimits drops the rlimits that the run's cgroup enforces
@@ -501,11 +526,29 @@ func (r *sandboxRun) newCommand(files []*os.File) {
 		cmd.SysProcAttr.Setpgid = true
 	}
 	r.cmd = cmd
+}
+
+// startSignals starts, in the background, the forwarding of the signals
+// this process receives to the command (Stdio.ForwardSignals): the first
+// signal.Notify hands each signal over to the runtime's signal thread in
+// turn (about 0.3 ms), which the rest of the host side need not wait for.
+// start waits for it (r.sigsOn) before bwrap or the helper starts, so a
+// signal is forwarded from the first instant the sandbox exists.
+func (r *sandboxRun) startSignals() {
 	r.sigs = make(chan os.Signal, 8)
-	if stdio.ForwardSignals {
-		signal.Notify(r.sigs, forwarded...)
-		r.afterWait(func() { signal.Stop(r.sigs) })
+	if !r.stdio.ForwardSignals {
+		return
 	}
+	on, sigs := make(chan struct{}), r.sigs
+	go func() {
+		defer close(on)
+		signal.Notify(sigs, forwarded...)
+	}()
+	r.sigsOn = on
+	r.afterWait(func() {
+		<-on
+		signal.Stop(sigs)
+	})
 }
 
 // launchDir is the working directory of the process that starts the

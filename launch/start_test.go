@@ -4,9 +4,12 @@ package launch
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
@@ -70,5 +73,52 @@ func TestLauncherEnvFresh(t *testing.T) {
 	a = append(a, "X=1")
 	if len(plan.LauncherEnv()) != 0 || len(a) != 1 {
 		t.Errorf("LauncherEnv shares its slice")
+	}
+}
+
+// TestSpecWaitsForGate: the spec reaches the helper only once start has
+// closed the gate (the run's journal written, the guard's snapshot
+// taken), since the helper runs nothing of the command before it has its
+// spec; it is encoded meanwhile.
+func TestSpecWaitsForGate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backend backend.Name
+	}{
+		{"bwrap", backend.Bwrap},
+		{"landlock", backend.Landlock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := &plan.Plan{Backend: tc.backend, Argv: []string{"/bin/true"}, Command: []string{"true"},
+				Env: []string{"PATH=/usr/bin:/bin"}, Dir: t.TempDir(), PidNamespace: tc.backend == backend.Bwrap, HelperIsChild: tc.backend == backend.Landlock}
+			r := &sandboxRun{pl: pl, res: &result.Result{}}
+			defer r.closeAfterWait()
+			gate := make(chan struct{})
+			r.specGate = gate
+			files, err := r.helperFiles()
+			if err != nil {
+				t.Fatal(err)
+			}
+			specR := files[helperspec.FdSpec-helperspec.FdHelperExe]
+			if err := specR.SetReadDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			var b [1]byte
+			if n, err := specR.Read(b[:]); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the spec pipe gave %d bytes (%v) before the gate was closed, want nothing", n, err)
+			}
+			close(gate)
+			if err := specR.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(specR)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec helperspec.Spec
+			if err := json.Unmarshal(data, &spec); err != nil {
+				t.Fatalf("decoding the spec %q after the gate: %v", data, err)
+			}
+		})
 	}
 }
