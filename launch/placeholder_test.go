@@ -161,16 +161,7 @@ func TestPlaceholderFailureEndsSetup(t *testing.T) {
 		{"unknown kind", plan.Placeholder{Path: ".sock", Kind: "socket"}, "unknown kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newLockFixture(t)
-			pl, err := plan.Build(f.pol, []string{"true"}, f.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(pl.Placeholders) == 0 || !pl.LockWorkspace {
-				t.Fatal("the default policy's plan locks no workspace or has no placeholders")
-			}
-			made := pl.PlaceholderPaths()
-			pl.Helper = "" // the fixture's helper is a name only: the test binary stands in
+			f, pl, made := placeholderPlan(t)
 			pl.Placeholders = append(pl.Placeholders, plan.Placeholder{Path: filepath.Join(f.ws, tc.bad.Path), Kind: tc.bad.Kind})
 			res, err := Run(t.Context(), pl, Stdio{})
 			var se *SetupError
@@ -201,16 +192,7 @@ func TestWrapMakesPlaceholders(t *testing.T) {
 		{"missing parent", &plan.Placeholder{Path: "no/such/dir", Kind: plan.PlaceholderDir}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newLockFixture(t)
-			pl, err := plan.Build(f.pol, []string{"true"}, f.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(pl.Placeholders) == 0 || !pl.LockWorkspace {
-				t.Fatal("the default policy's plan locks no workspace or has no placeholders")
-			}
-			made := pl.PlaceholderPaths()
-			pl.Helper = "" // the fixture's helper is a name only: the test binary stands in
+			f, pl, made := placeholderPlan(t)
 			if tc.bad != nil {
 				pl.Placeholders = append(pl.Placeholders, plan.Placeholder{Path: filepath.Join(f.ws, tc.bad.Path), Kind: tc.bad.Kind})
 			}
@@ -243,4 +225,21 @@ func TestWrapMakesPlaceholders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// placeholderPlan builds the default policy's plan in a lock fixture and
+// returns it with the placeholders it makes, the test binary standing in
+// for the helper (the fixture's helper is a name only).
+func placeholderPlan(t *testing.T) (*lockFixture, *plan.Plan, []string) {
+	t.Helper()
+	f := newLockFixture(t)
+	pl, err := plan.Build(f.pol, []string{"true"}, f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Placeholders) == 0 || !pl.LockWorkspace {
+		t.Fatal("the default policy's plan locks no workspace or has no placeholders")
+	}
+	pl.Helper = ""
+	return f, pl, pl.PlaceholderPaths()
 }
