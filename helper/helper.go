@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
@@ -129,9 +130,8 @@ func Main(args []string) int {
 			return fail(125, "helper: reporting readiness: %v", err)
 		}
 		if spec.WaitGo {
-			var b [1]byte
-			if n, err := unix.Read(helperspec.FdStatus, b[:]); err != nil || n != 1 || b[0] != helperspec.MsgGo {
-				return fail(125, "helper: the host did not release the sandbox (%v)", err)
+			if err := waitGo(helperspec.FdStatus); err != nil {
+				return fail(125, "helper: the host did not release the sandbox: %v", err)
 			}
 		}
 	}
@@ -293,6 +293,29 @@ func unwrapPath(err error) error {
 		return ee.Err
 	}
 	return err
+}
+
+// waitGo reads the host's release (helperspec.MsgGo, Spec.WaitGo) from fd
+// with a raw system call: while it blocks, the Go runtime is not told, so
+// it starts no thread to run other goroutines in this one's place. The
+// host sets the sandbox's process limit meanwhile, and a thread the limit
+// refused would end the runtime (see launch's limitProcesses).
+func waitGo(fd int) error {
+	var b [1]byte
+	for {
+		n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), 1)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return errno
+		case n != 1:
+			return errors.New("the status socket was closed")
+		case b[0] != helperspec.MsgGo:
+			return fmt.Errorf("unexpected message %#x", b[0])
+		}
+		return nil
+	}
 }
 
 // readSpec reads the Spec from helperspec.FdSpec and closes it.

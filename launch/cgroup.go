@@ -23,7 +23,14 @@ func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
 	if l.MaxProcesses == 0 && l.MaxMemoryMB == 0 {
 		return nil, nil, nil
 	}
-	g, err := limits.New(fmt.Sprintf("run-%d", os.Getpid()), l)
+	// The group holds bwrap and the helper while they set up, and the
+	// helper's Go runtime starts threads that count as tasks: a small
+	// --max-procs would refuse them (bwrap: "Can't fork", a runtime
+	// panic). So the process limit is set by limitProcesses once the
+	// helper is ready, before it runs the command.
+	setup := l
+	setup.MaxProcesses = 0
+	g, err := limits.New(fmt.Sprintf("run-%d", os.Getpid()), setup)
 	var notes []string
 	switch {
 	case errors.Is(err, limits.ErrUnavailable):
@@ -58,6 +65,18 @@ func sweepGroups() (wait func()) {
 		_, _ = limits.Cleanup(staleGroupAge)
 	}()
 	return func() { <-done }
+}
+
+// limitProcesses sets the group's process limit (see newGroup): the
+// helper is ready and waits for the host, so only the sandbox's own set-up
+// is inside, and the command starts under the limit.
+func limitProcesses(g *limits.Group, pl *plan.Plan) error {
+	if n := pl.Limits.MaxProcesses; n > 0 {
+		if err := g.SetMaxProcesses(n); err != nil {
+			return fmt.Errorf("setting the process limit: %w", err)
+		}
+	}
+	return nil
 }
 
 // enterGroup moves the sandbox into g: bwrap (outer), bwrap's init inside

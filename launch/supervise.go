@@ -189,6 +189,9 @@ func (r *sandboxRun) onReady(st status) {
 		if err := enterGroup(r.group, outer, r.cmdPid, outerErr == nil); err != nil {
 			r.groupErr = err
 			r.killAll()
+		} else if err := limitProcesses(r.group, r.pl); err != nil {
+			r.groupErr = err
+			r.killAll()
 		} else if _, err := r.statusHost.Write([]byte{helperspec.MsgGo}); err != nil {
 			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
 			r.killAll()

@@ -369,6 +369,31 @@ func (g *Group) FD() (int, bool) {
 	return g.fd, true
 }
 
+// SetMaxProcesses writes the group's pids.max: from now on it holds at
+// most n tasks (processes and threads). Tasks already above n stay; new
+// ones are refused. A launcher whose own set-up processes start inside
+// the group (bwrap, the helper's Go runtime threads) creates it with
+// Limits.MaxProcesses 0 and calls SetMaxProcesses once they are done and
+// before the command runs, so that a small limit never starves the
+// set-up. Limits then reports n.
+func (g *Group) SetMaxProcesses(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("limits: invalid process limit %d", n)
+	}
+	d := g.dir
+	if g.kind == KindCgroup1 {
+		d = g.dirs["pids"]
+	}
+	if g.kind == KindNone || d == "" {
+		return fmt.Errorf("limits: group %q has no pids controller", g.name)
+	}
+	if err := writeFile(filepath.Join(d, "pids.max"), strconv.Itoa(n)); err != nil {
+		return fmt.Errorf("limits: pids.max of %s: %w", d, err)
+	}
+	g.limits.MaxProcesses = n
+	return nil
+}
+
 // Add moves process pid (all its threads) into the group. Processes it
 // forks afterwards are born inside the group; processes it forked before
 // stay where they are, so call Add before the sandboxed command starts.

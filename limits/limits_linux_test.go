@@ -641,3 +641,47 @@ func TestContains(t *testing.T) {
 		t.Error("Contains(0) did not fail")
 	}
 }
+
+// TestSetMaxProcesses: a group made without a process limit gets one later
+// (a launcher's set-up runs first), and it holds: a second task is
+// refused once the limit is one.
+func TestSetMaxProcesses(t *testing.T) {
+	g := newGroup(t, Limits{MaxMemoryMB: 256})
+	if err := g.SetMaxProcesses(0); err == nil {
+		t.Error("SetMaxProcesses(0) accepted")
+	}
+	sleeper := exec.Command("sleep", "10")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	if err := g.Add(sleeper.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetMaxProcesses(1); err != nil {
+		t.Fatalf("SetMaxProcesses(1): %v", err)
+	}
+	if got := g.Limits().MaxProcesses; got != 1 {
+		t.Errorf("Limits().MaxProcesses = %d, want 1", got)
+	}
+	// A shell moved in forks: refused, since the sleeper is the one task.
+	sh := exec.Command("sh", "-c", `read x; /bin/true && echo forked`)
+	in, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &strings.Builder{}
+	sh.Stdout, sh.Stderr = out, out
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addErr := g.Add(sh.Process.Pid)
+	in.Close()
+	_ = sh.Wait()
+	if addErr != nil {
+		t.Fatalf("moving the shell in: %v", addErr)
+	}
+	if strings.Contains(out.String(), "forked") {
+		t.Errorf("a fork over pids.max 1 succeeded: %q", out)
+	}
+}

@@ -23,6 +23,11 @@ func New(name string, l Limits) (*Group, error) {
 // FD reports false: there is no cgroup.
 func (g *Group) FD() (int, bool) { return -1, false }
 
+// SetMaxProcesses fails: there is no cgroup.
+func (g *Group) SetMaxProcesses(n int) error {
+	return errors.New("limits: cgroups exist only on Linux")
+}
+
 // Add does nothing: there is no cgroup.
 func (g *Group) Add(pid int) error { return nil }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,38 @@ func TestRunJSONUsage(t *testing.T) {
 			// Wall time says nothing under load.
 			if cpu < int64(50*time.Millisecond) || len(u.Incomplete) > 0 {
 				t.Errorf("CPU time %v of a %v CPU-bound run (incomplete: %q): the command's own time is missing", time.Duration(cpu), time.Duration(u.Wall), u.Incomplete)
+			}
+		})
+	}
+}
+
+// TestSmallProcessLimit runs a command under the smallest process limits,
+// on both backends. The sandbox's own set-up (bwrap's processes, the
+// helper's Go runtime threads) must not count against them: with a cgroup
+// (as root) the limit was set before bwrap started, and a run failed at
+// random with "bwrap: Can't fork", a Go runtime panic of the helper, or a
+// false "user namespaces look unavailable" and a fallback to the
+// Landlock-only backend. The limit still holds for the command: under
+// --max-procs 1 its first fork is refused.
+func TestSmallProcessLimit(t *testing.T) {
+	e := newEnv(t)
+	backends := []string{"bwrap"}
+	if landlockAvailable() {
+		backends = append(backends, "landlock")
+	}
+	for _, be := range backends {
+		t.Run(be, func(t *testing.T) {
+			for n := 1; n <= 6; n++ {
+				for i := 0; i < 5; i++ {
+					r := e.sh("echo ok", "--backend", be, "--max-procs", strconv.Itoa(n))
+					if r.code != 0 || r.stdout != "ok\n" || strings.Contains(r.stderr, "setup failed") || strings.Contains(r.stderr, "user namespaces") {
+						t.Fatalf("--max-procs %d, run %d: %s", n, i+1, r)
+					}
+				}
+			}
+			r := e.sh("/bin/true && echo forked", "--backend", be, "--max-procs", "1")
+			if strings.Contains(r.stdout, "forked") || !strings.Contains(r.stderr, "fork") {
+				t.Errorf("a fork under --max-procs 1 was not refused: %s", r)
 			}
 		})
 	}
