@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -223,21 +224,40 @@ func clientHello(t testing.TB, serverName string) []byte {
 	return append(hdr, body...)
 }
 
-// feed writes chunks to one end of a pipe (then closes it, unless hold)
-// and returns the other end.
-func feed(chunks [][]byte, hold bool) (net.Conn, func()) {
-	a, b := net.Pipe()
-	go func() {
-		for _, c := range chunks {
-			if _, err := a.Write(c); err != nil {
-				return
-			}
+// feeder makes connected pairs of unix stream sockets: a real
+// connection, where (unlike net.Pipe) the peer's close is an EOF at the
+// reader and never fails its SetReadDeadline, as on TCP.
+func feeder(tb testing.TB) func(chunks [][]byte, hold bool) (net.Conn, func()) {
+	tb.Helper()
+	ln, err := net.Listen("unix", filepath.Join(tb.TempDir(), "s"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = ln.Close() })
+	// feed writes chunks to one end of a pair (then half-closes it,
+	// unless hold) and returns the other end.
+	return func(chunks [][]byte, hold bool) (net.Conn, func()) {
+		a, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			tb.Fatal(err)
 		}
-		if !hold {
+		b, err := ln.Accept()
+		if err != nil {
 			_ = a.Close()
+			tb.Fatal(err)
 		}
-	}()
-	return b, func() { _ = a.Close(); _ = b.Close() }
+		go func() {
+			for _, c := range chunks {
+				if _, err := a.Write(c); err != nil {
+					return
+				}
+			}
+			if !hold {
+				_ = a.(*net.UnixConn).CloseWrite()
+			}
+		}()
+		return b, func() { _ = a.Close(); _ = b.Close() }
+	}
 }
 
 func TestReadHead(t *testing.T) {
@@ -272,6 +292,7 @@ func TestReadHead(t *testing.T) {
 	}
 	defer func(d time.Duration) { helloTimeout = d }(helloTimeout)
 	helloTimeout = 300 * time.Millisecond
+	feed := feeder(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, done := feed(tt.chunks, tt.hold)
@@ -301,6 +322,7 @@ func FuzzReadHead(f *testing.F) {
 	f.Add([]byte{0x16, 3, 1, 0, 4, 1, 0, 0, 0})
 	f.Add([]byte{0x16})
 	helloTimeout = 200 * time.Millisecond
+	feed := feeder(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, done := feed([][]byte{data}, false)
 		defer done()
