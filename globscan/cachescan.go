@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // cached is the number of directories taken from the cache so far.
@@ -58,7 +57,7 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	if c := s.entries.Add(int64(n.entries)); c > int64(s.lim.MaxEntries) {
 		return true, s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
 	}
-	if time.Since(s.start) > s.lim.Deadline {
+	if s.pastDeadline() {
 		return true, s.limitError("Deadline", s.lim.Deadline.String())
 	}
 	s.dirs.Add(1)

@@ -26,7 +26,9 @@ type Limits struct {
 	MaxEntries int
 	// MaxMatches is the most matches Scan may report.
 	MaxMatches int
-	// Deadline is the most wall-clock time Scan may take.
+	// Deadline is the most wall-clock time Scan may take; on a machine
+	// short of CPU (Linux's pressure stall information), up to four times
+	// as much (see scan.extend).
 	Deadline time.Duration
 }
 

@@ -123,6 +123,10 @@ type scan struct {
 	nameFirst [256]bool
 	lim       Limits
 	start     time.Time
+	// until is when the scan gives up (Unix nanoseconds): start plus
+	// lim.Deadline, moved later while the machine is short of CPU (see
+	// extend).
+	until atomic.Int64
 	// cr is the Cache's part of the scan, or nil; patIndex maps each
 	// pattern to the index of its first occurrence.
 	cr       *cacheRun
@@ -211,6 +215,7 @@ func ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, 
 // scanPatterns is ScanPatterns, with a Cache's part when cr is not nil.
 func scanPatterns(root string, patterns []Pattern, lim Limits, cr *cacheRun) ([]Match, Stats, error) {
 	s := &scan{root: root, lim: lim.withDefaults(), start: time.Now(), cr: cr}
+	s.until.Store(s.start.Add(s.lim.Deadline).UnixNano())
 	for _, p := range patterns {
 		cp, err := compile(p.Glob)
 		if err != nil {
@@ -274,13 +279,21 @@ func scanPatterns(root string, patterns []Pattern, lim Limits, cr *cacheRun) ([]
 	go func() { s.wg.Wait(); close(done) }()
 	timer := time.NewTimer(s.lim.Deadline - time.Since(s.start))
 	defer timer.Stop()
-	select {
-	case <-done:
-	case <-timer.C:
-		// A read is stuck (a hung network filesystem, say): give up
-		// without waiting; the workers stop at their next check.
-		err := s.fail(s.limitError("Deadline", s.lim.Deadline.String()))
-		return nil, s.partialStats(), err
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-timer.C:
+			if s.extend() {
+				timer.Reset(time.Until(time.Unix(0, s.until.Load())))
+				continue
+			}
+			// A read is stuck (a hung network filesystem, say): give
+			// up without waiting; the workers stop at their next check.
+			err := s.fail(s.limitError("Deadline", s.lim.Deadline.String()))
+			return nil, s.partialStats(), err
+		}
 	}
 
 	stats := s.partialStats()
@@ -444,7 +457,7 @@ func (w *worker) readDir(d dirState) error {
 		if n := s.entries.Add(int64(len(ents))); n > int64(s.lim.MaxEntries) {
 			return s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
 		}
-		if time.Since(s.start) > s.lim.Deadline {
+		if s.pastDeadline() {
 			return s.limitError("Deadline", s.lim.Deadline.String())
 		}
 		for _, e := range ents {
