@@ -1,8 +1,6 @@
 package limits
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -16,8 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cordon-sandbox/cordon/subpath"
 )
 
 // v1Controllers are the v1 hierarchies a cgroup1 Group uses, in order.
@@ -49,88 +45,6 @@ func readHost() (host, error) {
 		return host{}, err
 	}
 	return host{mountinfo: mi, cgroup: cg}, nil
-}
-
-// CgroupMount is one cgroup or cgroup2 line of /proc/self/mountinfo.
-type CgroupMount struct {
-	// Root is the mount's root inside the hierarchy, Point where it is
-	// mounted, FSType "cgroup" or "cgroup2".
-	Root, Point, FSType string
-	// Opts are the super options (a v1 hierarchy's controllers).
-	Opts []string
-}
-
-// CgroupMounts returns the cgroup and cgroup2 mounts of a mountinfo
-// table, with its octal escapes (\040 for a space) decoded. It is the one
-// mountinfo parser: cordon status (probe) reads the table with it too.
-func CgroupMounts(mountinfo []byte) []CgroupMount {
-	var out []CgroupMount
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(g) < 1 || g[0] != "cgroup" && g[0] != "cgroup2" {
-			continue
-		}
-		m := CgroupMount{Root: unescape(f[3]), Point: unescape(f[4]), FSType: g[0]}
-		if len(g) >= 3 {
-			m.Opts = strings.Split(g[2], ",")
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// SelfCgroups parses /proc/self/cgroup: "0::/path" for v2 (key ""), and
-// "N:ctrl1,ctrl2:/path" for v1 (one key per controller).
-func SelfCgroups(data []byte) map[string]string {
-	out := map[string]string{}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for c := range strings.SplitSeq(parts[1], ",") {
-			out[c] = parts[2]
-		}
-	}
-	return out
-}
-
-// dirFor maps a cgroup path of /proc/self/cgroup to a directory under m.
-func dirFor(m CgroupMount, cg string) (string, bool) {
-	rel, ok := subpath.Rel(m.Root, cg)
-	if !ok {
-		return "", false
-	}
-	return filepath.Join(m.Point, rel), true
 }
 
 // New creates the cgroup of one sandbox run. name identifies the run (it
@@ -590,130 +504,6 @@ func (g *Group) Usage() (Usage, error) {
 // ticks converts USER_HZ clock ticks (100 per second on Linux) to a
 // duration.
 func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / 100) }
-
-// Cleanup removes leftover cordon-* groups of crashed runs (a cordon killed
-// with SIGKILL cannot remove its own) under our own cgroups: directories
-// older than olderThan whose creator, named by the pid in the group's name,
-// is gone. A group that still holds processes (the Landlock-only backend
-// has no pid namespace that would die with cordon) is killed first, and
-// removed once its processes are reaped, by this sweep (it waits up to
-// reapWait) or a later one. It returns how many it removed. It is cheap
-// (one directory listing per hierarchy) and never touches a group whose
-// creator still runs.
-func Cleanup(olderThan time.Duration) (int, error) {
-	h, err := readHost()
-	if err != nil {
-		return 0, err
-	}
-	self := SelfCgroups(h.cgroup)
-	var parents []string
-	for _, m := range CgroupMounts(h.mountinfo) {
-		keys := []string{""}
-		if m.FSType == "cgroup" {
-			keys = m.Opts
-		}
-		for _, k := range keys {
-			if cg, ok := self[k]; ok && (k == "" && m.FSType == "cgroup2" || k != "" && slices.Contains(v1Controllers, k)) {
-				if p, ok := dirFor(m, cg); ok && !slices.Contains(parents, p) {
-					parents = append(parents, p)
-				}
-			}
-		}
-	}
-	n := 0
-	cutoff := time.Now().Add(-olderThan)
-	for _, p := range parents {
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), "cordon-") {
-				continue
-			}
-			d := filepath.Join(p, e.Name())
-			fi, err := e.Info()
-			if err != nil || fi.ModTime().After(cutoff) || ownerAlive(e.Name()) {
-				continue
-			}
-			procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-			if err != nil {
-				continue
-			}
-			if len(bytes.TrimSpace(procs)) > 0 {
-				killLeft(d)
-			}
-			if removeReaped(d) {
-				n++
-			}
-		}
-	}
-	return n, nil
-}
-
-// reapWait bounds how long Cleanup waits for the processes it killed in a
-// group to be reaped (by whoever inherited them), so that it can remove
-// the group.
-const reapWait = 500 * time.Millisecond
-
-// killLeftRounds bounds killLeft's rounds without cgroup.kill: what a
-// round misses (forked meanwhile) the next kills, and what is left then a
-// later sweep.
-const killLeftRounds = 5
-
-// killLeft kills the processes in the group directory d, of a cordon that
-// is gone: by cgroup.kill where the kernel has it (cgroup v2, Linux 5.14),
-// else by pid, in a few rounds.
-func killLeft(d string) {
-	if exists(filepath.Join(d, "cgroup.kill")) && writeFile(filepath.Join(d, "cgroup.kill"), "1") == nil {
-		return
-	}
-	for range killLeftRounds {
-		procs, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-		f := strings.Fields(string(procs))
-		if err != nil || len(f) == 0 {
-			return
-		}
-		for _, s := range f {
-			if pid, err := strconv.Atoi(s); err == nil && pid > 0 {
-				_ = unix.Kill(pid, unix.SIGKILL)
-			}
-		}
-		time.Sleep(retrySleep)
-	}
-}
-
-// removeReaped removes the group directory d once nothing is left in it,
-// waiting up to reapWait for killed processes to be reaped.
-func removeReaped(d string) bool {
-	deadline := time.Now().Add(reapWait)
-	for {
-		err := unix.Rmdir(d)
-		if err == nil {
-			return true
-		}
-		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(retrySleep)
-	}
-}
-
-// ownerAlive reports whether the process that created the group named
-// name (cordon-[NAME-]PID-HEX, see uniqueName) may still run. A name
-// without a pid counts as dead: the age check alone guards it.
-func ownerAlive(name string) bool {
-	f := strings.Split(name, "-")
-	if len(f) < 3 {
-		return false
-	}
-	pid, err := strconv.Atoi(f[len(f)-2])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	err = unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
-}
 
 // writeFile writes s to an existing cgroup file (no O_CREAT: a missing
 // file is a missing feature, not something to create).
