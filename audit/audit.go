@@ -5,6 +5,13 @@
 // A Log is safe for concurrent use by several goroutines, and several
 // processes may append to the same file: it is opened with O_APPEND and each
 // record is written with a single write(2) call, so records never interleave.
+// A Log with a size bound rotates the file (to FILE.1) under an exclusive
+// lock once it passes the bound; a process still appending to the old file
+// appends to FILE.1, so no record is lost (see rotate.go). Read reads both
+// back for cordon violations.
+//
+// The package must not decide what is a violation or which log a command
+// writes: callers (the CLI, the MCP server, launch) do, from the Policy.
 package audit
 
 import (
@@ -113,17 +120,31 @@ type Log struct {
 	f    *os.File
 	path string
 	now  func() time.Time
+	// max is the size at which the file is rotated (0: never).
+	max int64
 }
 
 // Open opens (creating it with mode 0600, and its missing parent directories
-// with mode 0700) the audit log at path for appending.
-func Open(path string) (*Log, error) {
+// with mode 0700) the audit log at path for appending. Once the file
+// reaches maxSize bytes it is rotated to path+".1" (see rotate); 0 never
+// rotates.
+func Open(path string, maxSize int64) (*Log, error) {
 	if path == "" {
 		return nil, errors.New("audit: no log file given")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit: creating the log directory: %w", err)
 	}
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{f: f, path: path, now: time.Now, max: max(maxSize, 0)}, nil
+}
+
+// openAppend opens path for appending, creating it with mode 0600; it
+// refuses what is not a regular file.
+func openAppend(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: opening the log: %w", err)
@@ -133,7 +154,7 @@ func Open(path string) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("audit: %s is not a regular file", path)
 	}
-	return &Log{f: f, path: path, now: time.Now}, nil
+	return f, nil
 }
 
 // Path returns the log file's path.
@@ -145,7 +166,9 @@ func (l *Log) Path() string {
 }
 
 // Record appends r as one line, written with a single write call. A zero
-// Timestamp is set to the current time.
+// Timestamp is set to the current time. When the line takes the file to
+// its bound, the file is rotated after it; an error doing so is returned
+// (the record itself was written).
 func (l *Log) Record(r Record) error {
 	if l == nil {
 		return nil
@@ -163,8 +186,20 @@ func (l *Log) Record(r Record) error {
 	if l.f == nil {
 		return errors.New("audit: log is closed")
 	}
+	if l.max > 0 {
+		if err := l.follow(); err != nil {
+			return fmt.Errorf("audit: reopening %s after its rotation: %w", l.path, err)
+		}
+	}
 	if _, err := l.f.Write(b); err != nil {
 		return fmt.Errorf("audit: writing record: %w", err)
+	}
+	if l.max > 0 {
+		if st, err := l.f.Stat(); err == nil && st.Size() >= l.max {
+			if err := l.rotate(); err != nil {
+				return fmt.Errorf("audit: rotating %s: %w", l.path, err)
+			}
+		}
 	}
 	return nil
 }

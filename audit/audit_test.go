@@ -16,7 +16,7 @@ import (
 
 func TestRecordFormat(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "cordon", "audit.jsonl")
-	l, err := Open(path)
+	l, err := Open(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestRecordFormat(t *testing.T) {
 func TestPermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	path := filepath.Join(dir, "audit.jsonl")
-	l, err := Open(path)
+	l, err := Open(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func TestPermissions(t *testing.T) {
 func TestConcurrentAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	// Two Logs on the same file, as two cordon processes would have.
-	l1, err := Open(path)
+	l1, err := Open(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l2, err := Open(path)
+	l2, err := Open(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +150,13 @@ func TestNilAndClosed(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Error(err)
 	}
-	if _, err := Open(""); err == nil {
+	if _, err := Open("", 0); err == nil {
 		t.Error("Open(\"\") succeeded")
 	}
-	if _, err := Open(t.TempDir()); err == nil {
+	if _, err := Open(t.TempDir(), 0); err == nil {
 		t.Error("Open(dir) succeeded")
 	}
-	l2, err := Open(filepath.Join(t.TempDir(), "a.jsonl"))
+	l2, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@
 //	  network: {enabled: true, mode: open, allow: [...], deny: [...], forward_ports: [8080]}
 //	  resources: {max_processes: 100, max_memory_mb: 2048, max_cpu_seconds: 300, max_file_size_mb: 100}
 //	  on_violation: block       # block | warn | log
-//	  audit: {enabled: true, log_file: ..., log_allowed: false, log_denied: true}
+//	  audit: {enabled: true, log_file: ..., log_allowed: false, log_denied: true, max_size_mb: 10}
 //	  timeout: 90s
 //	  backend: auto             # auto | bwrap | landlock | seatbelt | none
 //	  bwrap_path: /usr/bin/bwrap
@@ -62,6 +62,7 @@ const (
 	KeyAuditLogFile        = "sandbox.audit.log_file"
 	KeyAuditLogAllowed     = "sandbox.audit.log_allowed"
 	KeyAuditLogDenied      = "sandbox.audit.log_denied"
+	KeyAuditMaxSizeMB      = "sandbox.audit.max_size_mb"
 	KeyTimeout             = "sandbox.timeout"
 	KeyBackend             = "sandbox.backend"
 	KeyBwrapPath           = "sandbox.bwrap_path"
@@ -227,6 +228,8 @@ type Audit struct {
 	LogAllowed *bool
 	// LogDenied is audit.log_denied.
 	LogDenied *bool
+	// MaxSizeMB is audit.max_size_mb.
+	MaxSizeMB *int
 }
 
 // NewFlags returns an empty Layer for command-line flags (Source

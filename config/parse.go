@@ -149,7 +149,7 @@ var (
 	fsKeys      = []string{"read", "write", "deny", "deny_write"}
 	netKeys     = []string{"enabled", "mode", "allow", "deny", "forward_ports"}
 	resKeys     = []string{"max_processes", "max_memory_mb", "max_cpu_seconds", "max_file_size_mb"}
-	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied"}
+	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied", "max_size_mb"}
 )
 
 func (p *parser) document(doc *yaml.Node) {
@@ -309,6 +309,8 @@ func (p *parser) sandbox(n *yaml.Node) {
 					l.Audit.LogAllowed = p.boolean(full, v)
 				case "log_denied":
 					l.Audit.LogDenied = p.boolean(full, v)
+				case "max_size_mb":
+					l.Audit.MaxSizeMB = p.integer(full, v, "megabytes")
 				}
 			})
 		case "timeout":

@@ -138,7 +138,7 @@ func startWith(t *testing.T, mode string, flags func(*config.Layer)) *env {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(home, ".local", "state", "cordon", "audit.jsonl")
-	lg, err := audit.Open(auditPath)
+	lg, err := audit.Open(auditPath, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

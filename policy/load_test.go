@@ -161,7 +161,7 @@ func TestProfiles(t *testing.T) {
 			if !reflect.DeepEqual(p.Env.Pass, DefaultEnvPass) || !reflect.DeepEqual(p.Env.Set, map[string]string{"TMPDIR": "/tmp"}) {
 				t.Errorf("Env = %+v", p.Env)
 			}
-			wantAudit := Audit{Enabled: true, LogFile: filepath.Join(f.home, ".local", "state", "cordon", "audit.jsonl"), LogDenied: true}
+			wantAudit := Audit{Enabled: true, LogFile: filepath.Join(f.home, ".local", "state", "cordon", "audit.jsonl"), LogDenied: true, MaxSizeMB: DefaultAuditMaxSizeMB}
 			if p.Audit != wantAudit {
 				t.Errorf("Audit = %+v, want %+v", p.Audit, wantAudit)
 			}
@@ -302,6 +302,7 @@ func TestTightenOnlyRejects(t *testing.T) {
 		{"sandbox:\n  audit:\n    log_denied: false\n", 3, "sandbox.audit.log_denied: false cannot be set by a file inside the workspace: " + hint},
 		{"sandbox:\n  audit:\n    log_file: /tmp/x\n", 3, "sandbox.audit.log_file cannot be set by a file inside the workspace: " + hint + " or pass --audit-log"},
 		{"sandbox:\n  audit:\n    log_allowed: true\n", 3, "sandbox.audit.log_allowed cannot be set by a file inside the workspace: " + hint},
+		{"sandbox:\n  audit:\n    max_size_mb: 1\n", 3, "sandbox.audit.max_size_mb: 1 (below the current 10) cannot be set by a file inside the workspace: " + hint},
 		{"sandbox:\n  backend: none\n", 2, "sandbox.backend cannot be set by a file inside the workspace: " + hint + " or pass --backend"},
 		{"sandbox:\n  bwrap_path: /x/bwrap\n", 2, "sandbox.bwrap_path cannot be set by a file inside the workspace: " + hint},
 		{"sandbox:\n  resources:\n    max_memory_mb: 9000\n", 3, "sandbox.resources.max_memory_mb: 9000 (above the current 8192) cannot be set by a file inside the workspace: " + hint + " or pass --max-memory"},
@@ -386,6 +387,9 @@ func TestTightenOnlyAccepts(t *testing.T) {
 		{"", "sandbox:\n  timeout: 5m\n", func(f *fixture, p *Policy) bool { return p.Timeout == 5*time.Minute }},
 		{"sandbox:\n  timeout: 10m\n", "sandbox:\n  timeout: 1m\n", func(f *fixture, p *Policy) bool { return p.Timeout == time.Minute }},
 		{"", "sandbox:\n  audit:\n    enabled: true\n    log_denied: true\n", func(f *fixture, p *Policy) bool { return p.Audit.Enabled && p.Audit.LogDenied }},
+		{"", "sandbox:\n  audit:\n    max_size_mb: 50\n", func(f *fixture, p *Policy) bool { return p.Audit.MaxSizeMB == 50 }},
+		{"", "sandbox:\n  audit:\n    max_size_mb: 0\n", func(f *fixture, p *Policy) bool { return p.Audit.MaxSizeMB == 0 && p.Audit.MaxSize() == 0 }},
+		{"sandbox:\n  audit:\n    max_size_mb: 1\n", "", func(f *fixture, p *Policy) bool { return p.Audit.MaxSize() == 1<<20 }},
 		{"", "", func(f *fixture, p *Policy) bool { return p.Mode == ModeStandard }},
 	} {
 		f := newFixture(t)
@@ -410,6 +414,7 @@ func TestTightenOnlyRejectsWeakeningEarlierLayers(t *testing.T) {
 		{"sandbox:\n  timeout: 1m\n", "sandbox:\n  timeout: 2m\n", "sandbox.timeout: 2m0s (longer than the current 1m0s)"},
 		{"sandbox:\n  on_violation: warn\n", "sandbox:\n  on_violation: log\n", "sandbox.on_violation: log (weaker than the current warn)"},
 		{"sandbox:\n  resources:\n    max_cpu_seconds: 10\n", "sandbox:\n  resources:\n    max_cpu_seconds: 11\n", "sandbox.resources.max_cpu_seconds: 11 (above the current 10)"},
+		{"sandbox:\n  audit:\n    max_size_mb: 0\n", "sandbox:\n  audit:\n    max_size_mb: 100\n", "sandbox.audit.max_size_mb: 100 (the current 0 never rotates)"},
 		{"sandbox:\n  network:\n    enabled: false\n", "sandbox:\n  network:\n    mode: loopback\n", "sandbox.network.mode: loopback (looser than the current deny)"},
 	} {
 		f := newFixture(t)
@@ -1156,6 +1161,18 @@ func TestDenyGlobsValidatedAsScanned(t *testing.T) {
 		want := fmt.Sprintf("%s:%d: %s", path, tc.line, tc.msg)
 		if err == nil || err.Error() != want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.yaml, err, want)
+		}
+	}
+}
+
+func TestAuditMaxSizeRange(t *testing.T) {
+	for _, v := range []string{"-1", "1048577"} {
+		f := newFixture(t)
+		path := f.userConfig("sandbox:\n  audit:\n    max_size_mb: " + v + "\n")
+		_, err := f.load(Options{})
+		want := path + ":3: sandbox.audit.max_size_mb must be from 0 to 1048576 MB (0: never rotate), not " + v
+		if err == nil || err.Error() != want {
+			t.Errorf("max_size_mb: %s: got %v, want %s", v, err, want)
 		}
 	}
 }

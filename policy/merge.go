@@ -19,6 +19,11 @@ var (
 	MaxMemoryMBRange = [2]int{16, 1048576}
 	// MaxCPUSecondsRange is the range of resources.max_cpu_seconds.
 	MaxCPUSecondsRange = [2]int{1, 31536000}
+	// AuditMaxSizeMBRange is the range of audit.max_size_mb (0: never
+	// rotate).
+	AuditMaxSizeMBRange = [2]int{0, 1048576}
+	// DefaultAuditMaxSizeMB is audit.max_size_mb when no layer sets it.
+	DefaultAuditMaxSizeMB = 10
 	// MaxFileSizeMBRange is the range of resources.max_file_size_mb.
 	MaxFileSizeMBRange = [2]int{1, 4194304}
 )
@@ -273,7 +278,21 @@ func (b *builder) applyAudit(l layer) error {
 			return b.loosen(l, config.KeyAuditLogAllowed, config.KeyAuditLogAllowed)
 		case a.LogFile != nil:
 			return b.loosen(l, config.KeyAuditLogFile, config.KeyAuditLogFile)
+		case a.MaxSizeMB != nil && *a.MaxSizeMB != 0 && (b.p.Audit.MaxSizeMB == 0 || *a.MaxSizeMB < b.p.Audit.MaxSizeMB):
+			// A smaller log keeps less: rotation would remove records sooner.
+			cur := fmt.Sprintf("below the current %d", b.p.Audit.MaxSizeMB)
+			if b.p.Audit.MaxSizeMB == 0 {
+				cur = "the current 0 never rotates"
+			}
+			return b.loosen(l, config.KeyAuditMaxSizeMB, fmt.Sprintf("%s: %d (%s)", config.KeyAuditMaxSizeMB, *a.MaxSizeMB, cur))
 		}
+	}
+	if a.MaxSizeMB != nil {
+		v, rng := *a.MaxSizeMB, AuditMaxSizeMBRange
+		if v < rng[0] || v > rng[1] {
+			return l.Errorf(config.KeyAuditMaxSizeMB, "%s must be from %d to %d MB (0: never rotate), not %d", l.Name(config.KeyAuditMaxSizeMB), rng[0], rng[1], v)
+		}
+		b.p.Audit.MaxSizeMB = v
 	}
 	if a.Enabled != nil {
 		b.p.Audit.Enabled = *a.Enabled

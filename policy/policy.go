@@ -178,4 +178,10 @@ type Audit struct {
 	LogAllowed bool `yaml:"log_allowed" json:"log_allowed"`
 	// LogDenied records denied operations.
 	LogDenied bool `yaml:"log_denied" json:"log_denied"`
+	// MaxSizeMB is the size at which the log is rotated to LogFile+".1"
+	// (the older generation is then removed); 0 never rotates.
+	MaxSizeMB int `yaml:"max_size_mb" json:"max_size_mb"`
 }
+
+// MaxSize is MaxSizeMB in bytes, for audit.Open.
+func (a Audit) MaxSize() int64 { return int64(a.MaxSizeMB) << 20 }

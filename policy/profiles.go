@@ -171,6 +171,7 @@ func Profile(name string) (*config.Layer, error) {
 			Enabled:    config.Ptr(true),
 			LogAllowed: config.Ptr(false),
 			LogDenied:  config.Ptr(true),
+			MaxSizeMB:  config.Ptr(DefaultAuditMaxSizeMB),
 		},
 		Backend:     config.Ptr(string(backend.Auto)),
 		UnixSockets: []string{},

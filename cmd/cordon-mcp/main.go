@@ -33,7 +33,7 @@ func serve(p *policy.Policy, h policy.Host) error {
 	var lg *audit.Log
 	if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
 		var err error
-		if lg, err = audit.Open(p.Audit.LogFile); err != nil {
+		if lg, err = audit.Open(p.Audit.LogFile, p.Audit.MaxSize()); err != nil {
 			return err
 		}
 		defer lg.Close()

@@ -69,11 +69,10 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations())
 	for _, nb := range []struct{ name, short, what string }{
 		{"test", "run CMD confined and report what was denied", "needs the violation monitor"},
 		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
-		{"violations", "recent denials from the audit log", "needs the violation monitor"},
 		{"shell", "interactive confined shell", "needs /sandbox commands; use cordon run -- bash meanwhile"},
 	} {
 		root.AddCommand(&cobra.Command{
@@ -119,7 +118,7 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 			req := launch.Request{Policy: p, Command: args, Options: opts, Helper: launch.SiblingHelper, Tell: tellStderr,
 				Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}}
 			if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
-				lg := &lazyLog{path: p.Audit.LogFile}
+				lg := &lazyLog{path: p.Audit.LogFile, max: p.Audit.MaxSize()}
 				defer lg.Close()
 				req.Audit, req.SessionID, req.AuditCommand = lg, audit.NewSessionID(), strings.Join(args, " ")
 			}
@@ -164,13 +163,14 @@ func tellStderr(l launch.Line) {
 // run that planted nothing leaves no log behind.
 type lazyLog struct {
 	path string
+	max  int64
 	lg   *audit.Log
 }
 
 // Record opens the log if need be and appends r.
 func (l *lazyLog) Record(r audit.Record) error {
 	if l.lg == nil {
-		lg, err := audit.Open(l.path)
+		lg, err := audit.Open(l.path, l.max)
 		if err != nil {
 			return err
 		}
