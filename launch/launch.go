@@ -102,6 +102,9 @@ func run(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (
 	if pl.Timeout < 0 {
 		return nil, &SetupError{Err: fmt.Errorf("the plan's timeout %s is negative: give a positive duration, or 0 for none", pl.Timeout)}
 	}
+	if err := refuseUnrunnable(pl); err != nil {
+		return nil, err
+	}
 	switch pl.Backend {
 	case backend.Bwrap, backend.Landlock:
 		return runSandbox(ctx, pl, stdio, held)

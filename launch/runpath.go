@@ -119,6 +119,9 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		return nil, err
 	}
 	defer lock.release()
+	if err := refuseUnrunnable(pl); err != nil {
+		return nil, err
+	}
 	// The walks of the plan are saved for the next run once this one is
 	// over; a cache that cannot be written only makes the next walk read
 	// every directory.

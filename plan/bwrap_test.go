@@ -176,7 +176,6 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 	}{
 		{"permissive", func(p *policy.Policy) { p.Mode = policy.ModePermissive }, "--mode permissive is not built yet", nil},
 		{"forward port without a network", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port with --net deny", nil},
-		{"seatbelt", func(p *policy.Policy) { p.Backend = "seatbelt" }, "--backend seatbelt", nil},
 		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation", nil},
 		{"log allowed", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true }, "audit.log_allowed: recording allowed operations is not built yet", nil},
 		// The error launch.HostFacts found (its TestHostFactsBadBwrap).

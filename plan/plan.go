@@ -41,7 +41,8 @@ type Plan struct {
 	Backend backend.Name `json:"backend"`
 	// Argv is the full argument vector to execute on the host; Argv[0] is
 	// an absolute path. For the bwrap backend it ends with the helper and
-	// the command.
+	// the command; for the Seatbelt backend it is sandbox-exec -p PROFILE,
+	// then -D NAME=VALUE for each parameter, then the command.
 	Argv []string `json:"argv"`
 	// Command is the user's command and arguments.
 	Command []string `json:"command"`
@@ -125,6 +126,9 @@ type Plan struct {
 	// Net is what the launcher serves for the network modes loopback and
 	// filtered (the proxies, the forwarded ports), or nil.
 	Net *Net `json:"net,omitempty"`
+	// Seatbelt is the profile and its parameters on the Seatbelt backend
+	// (macOS), or nil; Argv carries both to sandbox-exec.
+	Seatbelt *SeatbeltPlan `json:"seatbelt,omitempty"`
 }
 
 // PlaceholderKind is what the launcher creates on the host for a
@@ -228,6 +232,9 @@ type Options struct {
 	WalkCache *globscan.Cache
 	// Host are the facts about the host the plan depends on.
 	Host Host
+	// RunID names the run in the Seatbelt profile's deny messages
+	// (SeatbeltPlan.Tag); "" is a random one.
+	RunID string
 }
 
 // Host are the facts about the host that Build uses without looking
@@ -334,7 +341,7 @@ func buildBackend(p *policy.Policy, b backend.Name, command []string, opts Optio
 	case backend.Landlock:
 		return buildLandlock(p, command, opts)
 	case backend.Seatbelt:
-		return nil, fmt.Errorf("--backend seatbelt: the macOS backend is %w and cannot run on Linux; use --backend bwrap or auto", ErrNotBuilt)
+		return buildSeatbelt(p, command, opts)
 	case backend.None:
 		return nil, errors.New("--backend none runs the command unconfined: say so explicitly with --mode off (or --no-sandbox)")
 	default:

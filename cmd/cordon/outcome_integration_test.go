@@ -279,7 +279,7 @@ func TestHelpMarksNotBuilt(t *testing.T) {
 			marked[f[0]] = true
 		}
 	}
-	notBuilt := map[string]string{"--mode": "permissive", "--backend": "seatbelt"}
+	notBuilt := map[string]string{"--mode": "permissive"}
 	for flag, val := range notBuilt {
 		r := e.run("run", flag, val, "--", "true")
 		if r.code != 125 || !strings.Contains(r.stderr, "not built yet") {

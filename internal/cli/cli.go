@@ -231,20 +231,10 @@ func planOptions(h policy.Host) plan.Options {
 
 func writeExplain(w io.Writer, pl *plan.Plan) {
 	fmt.Fprintf(w, "# plan\nbackend: %s\n", pl.Backend)
-	fmt.Fprintln(w, "argv:")
-	for i := 0; i < len(pl.Argv); i++ {
-		a := pl.Argv[i]
-		if strings.HasPrefix(a, "--") && i+1 < len(pl.Argv) && i > 0 {
-			// One option per line with its operands, like a shell script.
-			line := []string{a}
-			for j := i + 1; j < len(pl.Argv) && !strings.HasPrefix(pl.Argv[j], "--"); j++ {
-				line = append(line, pl.Argv[j])
-				i = j
-			}
-			fmt.Fprintf(w, "  %s\n", strings.Join(quoteAll(line), " "))
-			continue
-		}
-		fmt.Fprintf(w, "  %s\n", quote(a))
+	if pl.Seatbelt != nil {
+		writeSeatbeltArgv(w, pl)
+	} else {
+		writeArgv(w, pl.Argv)
 	}
 	fmt.Fprintf(w, "dir: %s\nenv:\n", pl.Dir)
 	for _, e := range pl.Env {
@@ -304,6 +294,26 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	}
 }
 
+// writeArgv prints argv for --explain: one option a line with its
+// operands, like a shell script.
+func writeArgv(w io.Writer, argv []string) {
+	fmt.Fprintln(w, "argv:")
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if strings.HasPrefix(a, "--") && i+1 < len(argv) && i > 0 {
+			// One option per line with its operands, like a shell script.
+			line := []string{a}
+			for j := i + 1; j < len(argv) && !strings.HasPrefix(argv[j], "--"); j++ {
+				line = append(line, argv[j])
+				i = j
+			}
+			fmt.Fprintf(w, "  %s\n", strings.Join(quoteAll(line), " "))
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", quote(a))
+	}
+}
+
 // launchNeeds says what the launcher does for pl, one line each.
 func launchNeeds(pl *plan.Plan) []string {
 	var out []string
@@ -323,8 +333,11 @@ func launchNeeds(pl *plan.Plan) []string {
 // host gets, and how the command's reaches the command.
 func launcherEnvLine(pl *plan.Plan) string {
 	who := "bwrap"
-	if pl.Backend == backend.Landlock {
+	switch pl.Backend {
+	case backend.Landlock:
 		who = "the helper"
+	case backend.Seatbelt:
+		return "the env above (sandbox-exec runs on the host with it and passes it on to the command)"
 	}
 	env := "empty"
 	if le := plan.LauncherEnv(); len(le) > 0 {
