@@ -103,3 +103,15 @@ func optsGetenv(opts Options) func(string) (string, bool) {
 	}
 	return os.LookupEnv
 }
+
+// buildEnvTmp is buildEnv for a backend whose temporary directory is tmp on
+// the host (no private /tmp): TMPDIR names it.
+func buildEnvTmp(p *policy.Policy, opts Options, tmp string) ([]string, []string) {
+	env, dropped := buildEnv(p, opts)
+	for i, e := range env {
+		if strings.HasPrefix(e, "TMPDIR=") {
+			env[i] = "TMPDIR=" + tmp
+		}
+	}
+	return env, dropped
+}

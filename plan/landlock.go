@@ -202,13 +202,8 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		rules.ReadOnly = append(rules.ReadOnly, helper) // ssh's ProxyCommand
 	}
 	var dropped []string
-	pl.Env, dropped = buildEnv(p, opts)
+	pl.Env, dropped = buildEnvTmp(p, opts, tmp)
 	pl.RunNotes = append(pl.RunNotes, dropped...)
-	for i, e := range pl.Env {
-		if strings.HasPrefix(e, "TMPDIR=") {
-			pl.Env[i] = "TMPDIR=" + tmp
-		}
-	}
 	if c := sandboxCache(p); c != "" {
 		// links that resolve only under bwrap
 		pl.Prepare = append(pl.Prepare, Preparation{Kind: PrepUnseedGoModules, Path: c})

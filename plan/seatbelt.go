@@ -141,13 +141,8 @@ func buildSeatbelt(p *policy.Policy, command []string, opts Options) (*Plan, err
 		pl.Degraded = append(pl.Degraded, "loopback network on Seatbelt: there is no private loopback; the command may listen on the host's loopback (other local users and programs can connect) and connects only to the forwarded ports")
 	}
 	var dropped []string
-	pl.Env, dropped = buildEnv(p, opts)
+	pl.Env, dropped = buildEnvTmp(p, opts, tmp)
 	pl.RunNotes = append(pl.RunNotes, dropped...)
-	for i, e := range pl.Env {
-		if strings.HasPrefix(e, "TMPDIR=") {
-			pl.Env[i] = "TMPDIR=" + tmp
-		}
-	}
 	pl.Notes = append(pl.Notes, sb.notes...)
 	pl.Notes = append(pl.Notes, "Seatbelt keeps protected paths read-only itself: nothing is checked after the run, and there are no placeholders")
 	pl.Dir = p.Workspace
