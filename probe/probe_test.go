@@ -133,7 +133,7 @@ func TestChooseBackend(t *testing.T) {
 		{"nothing", Report{OS: "linux"}, backend.None},
 		{"mac", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{Available: true}}, backend.Seatbelt},
 		{"mac without sandbox-exec", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{}}, backend.None},
-		{"windows", Report{OS: "windows"}, backend.None},
+		{"windows", Report{OS: "windows"}, backend.Job},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
