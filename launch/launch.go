@@ -9,14 +9,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/cordon-sandbox/cordon/backend"
 	"io"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -86,9 +85,6 @@ var readyTimeout = 30 * time.Second
 // readiness report waits for it before the sandbox is killed instead.
 const signalReadyWait = 500 * time.Millisecond
 
-// forwarded are the signals passed on to the command.
-var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
-
 // Run executes pl and waits for it. A returned error means the command did
 // not run (a *SetupError or *ExecError); otherwise the Result carries its
 // exit status. Cancelling ctx kills the sandbox.
@@ -107,27 +103,12 @@ func run(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (
 		return runSandbox(ctx, pl, stdio, held)
 	case backend.None:
 		return runNone(ctx, pl, stdio)
+	case backend.Seatbelt:
+		return runSeatbelt(ctx, pl, stdio)
+	case backend.Job:
+		return runJob(ctx, pl, stdio)
 	}
 	return nil, &SetupError{Err: fmt.Errorf("launch: unknown backend %q", pl.Backend)}
-}
-
-// runSandbox runs a bwrap plan, or a Landlock-only plan, in which the
-// helper runs directly on the host: no mount points to lock, no pid
-// namespace (the command's process group, and the cgroup when there is
-// one, are what a timeout kills), and a private directory for /tmp. Like
-// os/exec's Cmd.Run it is start, then wait: start prepares the host side
-// and starts bwrap (or the helper); supervise follows the helper's status
-// messages, signals, the timeout and the context until the sandbox exits;
-// finish disarms what the run planted and turns the end into a Result.
-func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (*result.Result, error) {
-	r := &sandboxRun{pl: pl, stdio: stdio, pidfd: -1, held: held,
-		res: &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}}
-	defer r.closeAfterWait()
-	if err := r.start(); err != nil {
-		return nil, err
-	}
-	waitErr := r.supervise(ctx)
-	return r.finish(waitErr)
 }
 
 // stderrFile returns a descriptor for w: w itself if it is a file, /dev/null
@@ -189,45 +170,6 @@ func userNSFailure(bwrapErr string) bool {
 		}
 	}
 	return false
-}
-
-// signalTree delivers sig to the command's process group, or to the
-// command alone if it has none of its own.
-func signalTree(pid int, sig syscall.Signal) {
-	if err := syscall.Kill(-pid, sig); err != nil {
-		_ = syscall.Kill(pid, sig)
-	}
-}
-
-func fillExit(res *result.Result, ps *os.ProcessState) {
-	if ps == nil {
-		res.ExitCode = result.ExitSetup
-		return
-	}
-	ws, _ := ps.Sys().(syscall.WaitStatus)
-	switch {
-	case ws.Signaled():
-		res.Signal = int(ws.Signal())
-		res.ExitCode = 128 + res.Signal
-	default:
-		res.ExitCode = ws.ExitStatus()
-		if res.ExitCode > 128 && res.ExitCode < 128+65 {
-			res.Signal = res.ExitCode - 128
-		}
-	}
-}
-
-func usage(ps *os.ProcessState, wall time.Duration) result.Usage {
-	u := result.Usage{Wall: wall}
-	if ps == nil {
-		return u
-	}
-	u.User = ps.UserTime()
-	u.System = ps.SystemTime()
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		u.MaxRSSKB = ru.Maxrss
-	}
-	return u
 }
 
 // lockedBuffer is a bytes.Buffer safe for one writer and one reader.

@@ -1,0 +1,27 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// runSeatbelt runs a Seatbelt plan: its Argv (/usr/bin/sandbox-exec -p
+// PROFILE ... -- command) runs directly, as runNone runs a command: in its
+// own process group, which receives forwarded signals and, on timeout,
+// SIGTERM then SIGKILL, and which is killed whole when the context is
+// cancelled and when the command ends. There is no helper on macOS, so
+// the resource limits of the plan are not enforced: each one set is said
+// in Result.Degraded.
+func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+	if len(pl.Argv) == 0 {
+		return nil, &SetupError{Err: fmt.Errorf("launch: the Seatbelt plan has no command")}
+	}
+	res, err := runNone(ctx, pl, stdio)
+	if res != nil {
+		res.Degraded = append(res.Degraded, unenforcedLimits(pl)...)
+	}
+	return res, err
+}
