@@ -20,7 +20,6 @@ import (
 	"github.com/cordon-sandbox/cordon/mcpserver"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
-	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -90,5 +89,5 @@ func tuneServer() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(1 << 30)
 	}
-	_, _ = unix.FcntlInt(os.Stdout.Fd(), unix.F_SETPIPE_SZ, 1<<20) // fails harmlessly on a non-pipe or above the user's limit
+	growStdoutPipe()
 }
