@@ -169,4 +169,3 @@ func walkBeneath(dfd int, rel string) (int, error) {
 	}
 	return -1, unix.ENOENT
 }
-

@@ -158,4 +158,3 @@ func TestWalkBeneath(t *testing.T) {
 		}
 	}
 }
-

@@ -34,7 +34,6 @@ type Binary struct {
 	File *os.File
 }
 
-
 // Error says which sibling is unusable, what is wrong and how to fix it.
 type Error struct {
 	// Path is the sibling (or, for its directory, the directory).

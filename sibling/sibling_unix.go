@@ -94,4 +94,3 @@ func owned(p string, st *unix.Stat_t, kind string) error {
 	}
 	return nil
 }
-

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package workspace is cordon's confined file API: read, write, edit by
 // unique string or by line anchors, list, find, grep, info and mkdir over one
 // or more roots (the workspace first, plus extra read-only or read-write
