@@ -86,6 +86,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -356,6 +357,9 @@ func (f *FS) resolve(op, p string) (*target, error) {
 	}
 	if len(p) > maxPathBytes {
 		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: fmt.Sprintf("it is longer than %d bytes", maxPathBytes), Workspace: f.workspace}
+	}
+	if why := CheckName(runtime.GOOS, p); why != "" {
+		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: why, Workspace: f.workspace}
 	}
 	if p == "" {
 		p = "."
