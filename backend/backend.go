@@ -29,6 +29,10 @@ const (
 	None Name = "none"
 )
 
+// JobWarning is what every run on the Job backend says on stderr, and
+// cordon status on Windows: what the backend does not confine.
+const JobWarning = "Windows: files and network are not confined; only process, memory and CPU limits and clean-up apply"
+
 // Names are the values sandbox.backend accepts, in the order the
 // documentation lists them.
 func Names() []string {

@@ -11,9 +11,9 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// JobWarning is the line a Windows run says on stderr every time, and
-// cordon status says on Windows.
-const JobWarning = "Windows: files and network are not confined; only process, memory and CPU limits and clean-up apply"
+// JobWarning is backend.JobWarning: the first degraded rule of every Job
+// plan, which cordon run says as a warning.
+const JobWarning = backend.JobWarning
 
 // buildJob is the plan of the Windows Job Object backend: the command runs
 // on the host, unconfined for files and network, in a Job Object that

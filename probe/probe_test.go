@@ -373,3 +373,21 @@ func TestCgroupsRemedy(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTextWindows checks that cordon status on Windows says the Job
+// backend and, in one line, what it does not confine.
+func TestWriteTextWindows(t *testing.T) {
+	r := &Report{OS: "windows", Arch: "amd64"}
+	r.AutoBackend = chooseBackend(r)
+	r.Remedies = remedies(r)
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"  job  ", "Windows Job Object", "warning: " + backend.JobWarning + "\n", "no file or network confinement on windows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status on Windows lacks %q:\n%s", want, out)
+		}
+	}
+}
