@@ -3,6 +3,13 @@
 // clear error, forwards signals to the command, enforces the timeout by
 // killing the whole sandbox, passes a terminal through a private pty, and
 // cleans up the mount points bwrap created for missing protected paths.
+//
+// The bwrap and Landlock-only runs are built only for Linux. On macOS a
+// Seatbelt plan's argv (sandbox-exec) runs in its own process group, as
+// mode off does (seatbelt_darwin.go); on Windows a Job plan runs in a Job
+// Object (job_windows.go), which was compiled and vetted on Linux but not
+// run on Windows. A backend not built for the running system is refused
+// with a *SetupError that names the system, never run unconfined.
 package launch
 
 import (
