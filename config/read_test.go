@@ -13,8 +13,6 @@ QyNTUxOQAAACDFAKEKEYFAKEKEYFAKEKEYFAKEKEYFAKEKEYFAKEKEYQAAAJgFAKEKEY
 -----END OPENSSH PRIVATE KEY-----
 `
 
-const keyMarker = "FAKEKEYFAKEKEY"
-
 // TestParseErrorsHideContent feeds files that are not cordon configs (a
 // private key, random bytes, a huge line, secrets in values and keys) and
 // checks that no error repeats more than 8 characters of them, except the

@@ -14,6 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// keyMarker is a piece of fakeKey that no error may repeat.
+const keyMarker = "FAKEKEYFAKEKEY"
+
 func TestReadFile(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -13,14 +13,6 @@ import (
 // forwarded are the signals passed on to the command.
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// signalTree delivers sig to the command's process group, or to the
-// command alone if it has none of its own.
-func signalTree(pid int, sig syscall.Signal) {
-	if err := syscall.Kill(-pid, sig); err != nil {
-		_ = syscall.Kill(pid, sig)
-	}
-}
-
 func fillExit(res *result.Result, ps *os.ProcessState) {
 	if ps == nil {
 		res.ExitCode = result.ExitSetup
@@ -51,3 +43,7 @@ func usage(ps *os.ProcessState, wall time.Duration) result.Usage {
 	}
 	return u
 }
+
+// gracePeriod is how long a timed-out command has between SIGTERM and the
+// SIGKILL of the whole sandbox.
+const gracePeriod = 2 * time.Second

@@ -100,8 +100,7 @@ func execMCP(args []string) error {
 		return fmt.Errorf("finding the MCP server: %w", err)
 	}
 	argv := append([]string{b.Path, "mcp"}, args...)
-	if err := execProgram(b.ExecPath(), argv); err != nil {
-		return fmt.Errorf("starting the MCP server %s: %w", b.Path, err)
-	}
-	return nil
+	// execProgram returns only with an error.
+	err = execProgram(b.ExecPath(), argv)
+	return fmt.Errorf("starting the MCP server %s: %w", b.Path, err)
 }
