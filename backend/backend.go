@@ -21,14 +21,22 @@ const (
 	Landlock Name = "landlock"
 	// Seatbelt is the macOS backend (sandbox-exec); not built yet.
 	Seatbelt Name = "seatbelt"
+	// Job is the Windows backend: a Job Object limits the command's
+	// processes, memory and CPU and kills its whole tree when the run
+	// ends; files and network are not confined.
+	Job Name = "job"
 	// None runs the command unconfined (mode off).
 	None Name = "none"
 )
 
+// JobWarning is what every run on the Job backend says on stderr, and
+// cordon status on Windows: what the backend does not confine.
+const JobWarning = "Windows: files and network are not confined; only process, memory and CPU limits and clean-up apply"
+
 // Names are the values sandbox.backend accepts, in the order the
 // documentation lists them.
 func Names() []string {
-	return []string{string(Auto), string(Bwrap), string(Landlock), string(Seatbelt), string(None)}
+	return []string{string(Auto), string(Bwrap), string(Landlock), string(Seatbelt), string(Job), string(None)}
 }
 
 // IsAuto reports whether n asks for the automatic choice: Auto, or unset.
@@ -47,9 +55,12 @@ type Facts struct {
 }
 
 // Choose is the --backend auto rule: on Linux Bwrap when it works, else
-// Landlock when the kernel has it, else None; on macOS Seatbelt or None.
+// Landlock when the kernel has it, else None; on macOS Seatbelt or None;
+// on Windows Job, which confines no file and no connection.
 func Choose(f Facts) Name {
 	switch {
+	case f.OS == "windows":
+		return Job
 	case f.OS == "darwin":
 		if f.Seatbelt {
 			return Seatbelt

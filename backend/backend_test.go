@@ -16,6 +16,7 @@ func TestChoose(t *testing.T) {
 		{"nothing", Facts{OS: "linux"}, None},
 		{"mac", Facts{OS: "darwin", Seatbelt: true, Bwrap: true}, Seatbelt},
 		{"mac without sandbox-exec", Facts{OS: "darwin"}, None},
+		{"windows", Facts{OS: "windows"}, Job},
 	} {
 		if got := Choose(tc.f); got != tc.want {
 			t.Errorf("%s: Choose = %q, want %q", tc.name, got, tc.want)
@@ -37,7 +38,7 @@ func TestNameJSON(t *testing.T) {
 			t.Errorf("%q is not auto", n)
 		}
 	}
-	if Bwrap.IsAuto() || len(Names()) != 5 {
+	if Bwrap.IsAuto() || len(Names()) != 6 {
 		t.Errorf("names %q", Names())
 	}
 }

@@ -159,7 +159,7 @@ type Layer struct {
 	Audit Audit
 	// Timeout is sandbox.timeout.
 	Timeout *time.Duration
-	// Backend is sandbox.backend: auto, bwrap, landlock, seatbelt or none.
+	// Backend is sandbox.backend: auto, bwrap, landlock, seatbelt, job or none.
 	Backend *string
 	// BwrapPath is sandbox.bwrap_path.
 	BwrapPath *string

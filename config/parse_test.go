@@ -221,7 +221,7 @@ func TestParseErrors(t *testing.T) {
 		{"sandbox:\n  profile: dev\n", 2, "sandbox.profile", `sandbox.profile must be one of minimal, development, ci, untrusted`},
 		{"sandbox:\n  network:\n    mode: filtered\n", 3, "sandbox.network.mode", `sandbox.network.mode must be one of deny, open, loopback`},
 		{"sandbox:\n  on_violation: kill\n", 2, "sandbox.on_violation", `sandbox.on_violation must be one of block, warn, log`},
-		{"sandbox:\n  backend: docker\n", 2, "sandbox.backend", `sandbox.backend must be one of auto, bwrap, landlock, seatbelt, none`},
+		{"sandbox:\n  backend: docker\n", 2, "sandbox.backend", `sandbox.backend must be one of auto, bwrap, landlock, seatbelt, job, none`},
 		{"sandbox:\n  timeout: 90\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not a whole number`},
 		{"sandbox:\n  timeout: soon\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not a string that is not one`},
 		{"sandbox:\n  bwrap_path: {a: b}\n", 2, "sandbox.bwrap_path", `sandbox.bwrap_path must be a string, not a mapping`},

@@ -3,20 +3,21 @@
 // clear error, forwards signals to the command, enforces the timeout by
 // killing the whole sandbox, passes a terminal through a private pty, and
 // cleans up the mount points bwrap created for missing protected paths.
+//
+// The bwrap and Landlock-only runs are built only for Linux. On macOS a
+// Seatbelt plan's argv (sandbox-exec) runs in its own process group, as
+// mode off does (seatbelt_darwin.go); on Windows a Job plan runs in a Job
+// Object (job_windows.go), which was compiled and vetted on Linux but not
+// run on Windows. A backend not built for the running system is refused
+// with a *SetupError that names the system, never run unconfined.
 package launch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"github.com/cordon-sandbox/cordon/backend"
 	"io"
-	"os"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -74,21 +75,6 @@ type ExecError struct {
 
 func (e *ExecError) Error() string { return e.Msg }
 
-// gracePeriod is how long a timed-out command has between SIGTERM and the
-// SIGKILL of the whole sandbox.
-const gracePeriod = 2 * time.Second
-
-// readyTimeout bounds how long bwrap may take to set up the sandbox (a
-// variable for the supervision tests).
-var readyTimeout = 30 * time.Second
-
-// signalReadyWait is how long a signal that arrives before the helper's
-// readiness report waits for it before the sandbox is killed instead.
-const signalReadyWait = 500 * time.Millisecond
-
-// forwarded are the signals passed on to the command.
-var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
-
 // Run executes pl and waits for it. A returned error means the command did
 // not run (a *SetupError or *ExecError); otherwise the Result carries its
 // exit status. Cancelling ctx kills the sandbox.
@@ -110,146 +96,10 @@ func run(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (
 		return runSandbox(ctx, pl, stdio, held)
 	case backend.None:
 		return runNone(ctx, pl, stdio)
+	case backend.Seatbelt:
+		return runSeatbelt(ctx, pl, stdio)
+	case backend.Job:
+		return runJob(ctx, pl, stdio)
 	}
 	return nil, &SetupError{Err: fmt.Errorf("launch: unknown backend %q", pl.Backend)}
-}
-
-// runSandbox runs a bwrap plan, or a Landlock-only plan, in which the
-// helper runs directly on the host: no mount points to lock, no pid
-// namespace (the command's process group, and the cgroup when there is
-// one, are what a timeout kills), and a private directory for /tmp. Like
-// os/exec's Cmd.Run it is start, then wait: start prepares the host side
-// and starts bwrap (or the helper); supervise follows the helper's status
-// messages, signals, the timeout and the context until the sandbox exits;
-// finish disarms what the run planted and turns the end into a Result.
-func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (*result.Result, error) {
-	r := &sandboxRun{pl: pl, stdio: stdio, pidfd: -1, held: held,
-		res: &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}}
-	defer r.closeAfterWait()
-	if err := r.start(); err != nil {
-		return nil, err
-	}
-	waitErr := r.supervise(ctx)
-	return r.finish(waitErr)
-}
-
-// stderrFile returns a descriptor for w: w itself if it is a file, /dev/null
-// for nil, else the write end of a pipe copied into w. closeParent closes
-// the parent's copy after the child started; done is closed when the copy
-// has finished.
-func stderrFile(w io.Writer) (f *os.File, closeParent func(), done chan struct{}, err error) {
-	done = make(chan struct{})
-	if file, ok := w.(*os.File); ok && file != nil {
-		close(done)
-		return file, func() {}, done, nil
-	}
-	if w == nil {
-		f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("opening %s: %w", os.DevNull, err)
-		}
-		close(done)
-		return f, func() { f.Close() }, done, nil
-	}
-	r, pw, err := os.Pipe()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("creating stderr pipe: %w", err)
-	}
-	go func() {
-		defer close(done)
-		_, _ = io.Copy(w, r)
-		r.Close()
-	}()
-	return pw, func() { pw.Close() }, done, nil
-}
-
-// setupFailure turns bwrap's stderr into one line.
-func setupFailure(bwrapErr string, waitErr error) error {
-	msg := strings.TrimSpace(bwrapErr)
-	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-		msg = strings.TrimSpace(msg[i+1:])
-	}
-	if msg == "" {
-		if waitErr != nil {
-			msg = waitErr.Error()
-		} else {
-			msg = "bwrap exited before the sandbox was ready"
-		}
-	}
-	hint := ""
-	if userNSFailure(msg) || strings.Contains(msg, "Operation not permitted") {
-		hint = "; user namespaces look unavailable here: see cordon status"
-	}
-	return fmt.Errorf("sandbox setup failed: %s%s", msg, hint)
-}
-
-// userNSFailure recognises bwrap's messages for a user namespace it could
-// not create (disabled, limited to zero, or forbidden by AppArmor).
-func userNSFailure(bwrapErr string) bool {
-	for _, m := range []string{"No permissions to create new namespace", "Creating new namespace failed", "setting up uid map", "creating new namespace"} {
-		if strings.Contains(bwrapErr, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// signalTree delivers sig to the command's process group, or to the
-// command alone if it has none of its own.
-func signalTree(pid int, sig syscall.Signal) {
-	if err := syscall.Kill(-pid, sig); err != nil {
-		_ = syscall.Kill(pid, sig)
-	}
-}
-
-func fillExit(res *result.Result, ps *os.ProcessState) {
-	if ps == nil {
-		res.ExitCode = result.ExitSetup
-		return
-	}
-	ws, _ := ps.Sys().(syscall.WaitStatus)
-	switch {
-	case ws.Signaled():
-		res.Signal = int(ws.Signal())
-		res.ExitCode = 128 + res.Signal
-	default:
-		res.ExitCode = ws.ExitStatus()
-		if res.ExitCode > 128 && res.ExitCode < 128+65 {
-			res.Signal = res.ExitCode - 128
-		}
-	}
-}
-
-func usage(ps *os.ProcessState, wall time.Duration) result.Usage {
-	u := result.Usage{Wall: wall}
-	if ps == nil {
-		return u
-	}
-	u.User = ps.UserTime()
-	u.System = ps.SystemTime()
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		u.MaxRSSKB = ru.Maxrss
-	}
-	return u
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

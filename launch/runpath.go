@@ -248,6 +248,11 @@ func sayPlan(tell func(Line), pl *plan.Plan, said []string) []string {
 		}
 	}
 	for _, d := range pl.Degraded {
+		if pl.Backend == backend.Job && d == plan.JobWarning {
+			// Said as a warning at every Windows run.
+			tell(Line{Warning, d})
+			continue
+		}
 		tell(Line{Degraded, d})
 	}
 	return said

@@ -40,6 +40,13 @@
 // a short window after Start in which the child runs outside the group; the
 // launcher closes it by having the helper wait for a readiness byte, or uses
 // FD with clone3(CLONE_INTO_CGROUP) on cgroup v2.
+//
+// On Windows the package holds instead the Job Object of a run (NewJob,
+// Job, Resume): the same Limits, as JOB_OBJECT_LIMIT_ACTIVE_PROCESS,
+// JOB_MEMORY and JOB_TIME, with KILL_ON_JOB_CLOSE. That code was compiled
+// and vetted on Linux, and its pure part (jobSpecOf) unit-tested there; it
+// has not been run on Windows. The package must not start or wait for
+// processes itself: the launcher does.
 package limits
 
 import (

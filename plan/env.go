@@ -9,7 +9,6 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/seccomp"
 	"github.com/cordon-sandbox/cordon/toolenv"
-	"golang.org/x/sys/unix"
 )
 
 // buildEnv applies the environment allowlist: the host's non-secret tool
@@ -82,16 +81,16 @@ func buildSpec(p *policy.Policy) helperspec.Spec {
 		s.Rlimits = append(s.Rlimits, helperspec.Rlimit{Name: name, Resource: res, Value: v})
 	}
 	if r.MaxProcesses > 0 {
-		add("RLIMIT_NPROC", unix.RLIMIT_NPROC, uint64(r.MaxProcesses))
+		add("RLIMIT_NPROC", rlimitNPROC, uint64(r.MaxProcesses))
 	}
 	if r.MaxMemoryMB > 0 {
-		add("RLIMIT_DATA", unix.RLIMIT_DATA, uint64(r.MaxMemoryMB)<<20)
+		add("RLIMIT_DATA", rlimitDATA, uint64(r.MaxMemoryMB)<<20)
 	}
 	if r.MaxCPUSeconds > 0 {
-		add("RLIMIT_CPU", unix.RLIMIT_CPU, uint64(r.MaxCPUSeconds))
+		add("RLIMIT_CPU", rlimitCPU, uint64(r.MaxCPUSeconds))
 	}
 	if r.MaxFileSizeMB > 0 {
-		add("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, uint64(r.MaxFileSizeMB)<<20)
+		add("RLIMIT_FSIZE", rlimitFSIZE, uint64(r.MaxFileSizeMB)<<20)
 	}
 	return s
 }

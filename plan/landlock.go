@@ -17,7 +17,6 @@ import (
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
 	"github.com/cordon-sandbox/cordon/policy"
-	"golang.org/x/sys/unix"
 )
 
 // landlockDegraded is what the Landlock-only backend cannot enforce, in
@@ -162,7 +161,7 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	// the masks and locks of bwrap runs.
 	var carve []string
 	for _, d := range denied {
-		if unix.Access(d, unix.R_OK) == nil {
+		if readable(d) {
 			carve = append(carve, d)
 		}
 	}

@@ -342,10 +342,12 @@ func buildBackend(p *policy.Policy, b backend.Name, command []string, opts Optio
 		return buildLandlock(p, command, opts)
 	case backend.Seatbelt:
 		return buildSeatbelt(p, command, opts)
+	case backend.Job:
+		return buildJob(p, command, opts)
 	case backend.None:
 		return nil, errors.New("--backend none runs the command unconfined: say so explicitly with --mode off (or --no-sandbox)")
 	default:
-		return nil, fmt.Errorf("--backend %q: unknown backend; use auto, bwrap, landlock, seatbelt or none", p.Backend)
+		return nil, fmt.Errorf("--backend %q: unknown backend; use auto, bwrap, landlock, seatbelt, job or none", p.Backend)
 	}
 }
 

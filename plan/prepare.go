@@ -7,8 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -141,11 +140,11 @@ func dirProblem(dir string) error {
 		if err == nil {
 			switch {
 			case !fi.IsDir():
-				return unix.ENOTDIR
+				return syscall.ENOTDIR
 			case d == dir:
 				return nil
 			}
-			return unix.Access(d, unix.W_OK)
+			return writable(d)
 		}
 		if !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
 			var pe *fs.PathError

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/policy"
-	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/subpath"
 )
@@ -384,45 +383,6 @@ func (b *bwrapBuilder) addPlaceholder(p string, kind int) {
 	if !slices.Contains(b.plan.PlaceholderPaths(), p) {
 		b.plan.Placeholders = append(b.plan.Placeholders, Placeholder{Path: p, Kind: placeholderKinds[kind]})
 	}
-}
-
-// unwritable reports that neither this user nor a sandbox running as it can
-// create entries in dir: the user is not root, may not write to dir and
-// does not own it (an owner could chmod it first).
-func unwritable(dir string) bool {
-	if os.Geteuid() == 0 || unix.Access(dir, unix.W_OK) == nil {
-		return false
-	}
-	var st unix.Stat_t
-	return unix.Stat(dir, &st) == nil && int(st.Uid) != os.Geteuid()
-}
-
-// unreadable reports that a sandbox running as this user can do nothing
-// with the file path, so a mask would hide nothing more: it is a regular
-// file (a FIFO or socket is written to or connected to in a read-only
-// mount too), this user is not root, does not own it (an owner could
-// chmod it) and may neither read, write nor execute it on the host (a
-// denied program that may only be executed would run inside).
-func unreadable(path string) bool {
-	if os.Geteuid() == 0 {
-		return false
-	}
-	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil {
-		return false
-	}
-	return inaccessible(st.Mode, int(st.Uid), os.Geteuid(), func(how uint32) bool {
-		return unix.Faccessat(unix.AT_FDCWD, path, how, unix.AT_EACCESS) == nil
-	})
-}
-
-// inaccessible is unreadable's decision for a file of mode and owner uid,
-// as the user euid, who may access it as can says (unix.R_OK, W_OK, X_OK).
-func inaccessible(mode uint32, uid, euid int, can func(how uint32) bool) bool {
-	if euid == 0 || uid == euid || mode&unix.S_IFMT != unix.S_IFREG {
-		return false
-	}
-	return !can(unix.R_OK) && !can(unix.W_OK) && !can(unix.X_OK)
 }
 
 // guardFrom fills the plan's Guard from the walk: the writable roots and

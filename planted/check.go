@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/globscan"
@@ -574,7 +573,7 @@ func gitlinkTarget(r *os.Root, root, rel string) (string, bool) {
 // readSmall reads up to max bytes of rel, never through a symbolic link at
 // its last component.
 func readSmall(r *os.Root, rel string, max int64) ([]byte, error) {
-	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := r.OpenFile(rel, os.O_RDONLY|oNoFollow|oNonblock, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -114,7 +113,7 @@ func (d *dirCheck) hooks() {
 		d.c.note(fmt.Sprintf("the hooks of %s were not recorded before the run (more than %d entries)", d.abs, maxHooks))
 		return
 	}
-	hf, err := d.g.OpenFile("hooks", os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	hf, err := d.g.OpenFile("hooks", os.O_RDONLY|oNoFollow|oDirectory, 0)
 	if err != nil {
 		return
 	}
@@ -204,7 +203,7 @@ func (d *dirCheck) disarmHook(f *Finding, rel string, seen fs.FileInfo) {
 		return
 	}
 	fail := func(err error) { f.How = "could not disarm: " + err.Error() }
-	h, err := d.g.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	h, err := d.g.OpenFile(rel, os.O_RDONLY|oNoFollow|oNonblock, 0)
 	if err != nil {
 		fail(err)
 		return
@@ -236,7 +235,7 @@ Review the hook. To re-arm it, if you trust it:
 
 Then delete this file.
 `, f.Path, d.c.now.UTC().Format(time.RFC3339), strconv.Quote(f.Path))
-	w, err := d.g.OpenFile(rel+DisarmedSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	w, err := d.g.OpenFile(rel+DisarmedSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|oNoFollow|oNonblock, 0o644)
 	if err == nil {
 		if wi, serr := w.Stat(); serr == nil && wi.Mode().IsRegular() {
 			_, _ = io.WriteString(w, note)
@@ -276,7 +275,7 @@ func (d *dirCheck) config(name string) {
 		d.c.note(fmt.Sprintf("%s is larger than %d bytes and was not examined", filepath.Join(d.abs, name), MaxConfigSize))
 		return
 	}
-	h, err := d.g.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	h, err := d.g.OpenFile(name, os.O_RDONLY|oNoFollow|oNonblock, 0)
 	if err != nil {
 		return
 	}
@@ -335,7 +334,7 @@ func (d *dirCheck) rewrite(name string, was fs.FileInfo, data []byte) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := "." + name + ".cordon-" + hex.EncodeToString(rnd[:])
-	w, err := d.g.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	w, err := d.g.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("rewriting %s: %w", name, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -59,10 +58,7 @@ type fileState struct {
 // statOf records fi's identifying fields.
 func statOf(fi fs.FileInfo) fileState {
 	s := fileState{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-		s.ctime = time.Unix(st.Ctim.Unix())
-	}
+	s.ino, s.ctime = inodeCtime(fi)
 	return s
 }
 
@@ -175,7 +171,7 @@ func recordFile(path string, max int64) *fileState {
 			s.content = []byte(t)
 		}
 	case fi.Mode().IsRegular() && fi.Size() <= max:
-		if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err == nil {
+		if f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonblock, 0); err == nil {
 			s.content, _ = io.ReadAll(io.LimitReader(f, max+1))
 			f.Close()
 			if int64(len(s.content)) > max {
@@ -189,7 +185,7 @@ func recordFile(path string, max int64) *fileState {
 // readDirNames lists up to n names of dir, without following a symbolic
 // link at dir itself.
 func readDirNames(dir string, n int) ([]string, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	f, err := os.OpenFile(dir, os.O_RDONLY|oNoFollow|oDirectory, 0)
 	if err != nil {
 		return nil, err
 	}

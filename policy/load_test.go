@@ -848,7 +848,7 @@ func TestFlagEnums(t *testing.T) {
 		{func(l *config.Layer) { l.Mode = config.Ptr("loose") }, `--mode must be one of off, permissive, standard, strict, not "loose"`},
 		{func(l *config.Layer) { l.Mode = config.Ptr("loose"); l.SetWhere(config.KeyMode, "--sandbox") }, `--sandbox must be one of off, permissive, standard, strict, not "loose"`},
 		{func(l *config.Layer) { l.Network.Mode = config.Ptr("filtered") }, `--net must be one of deny, open, loopback, not "filtered"`},
-		{func(l *config.Layer) { l.Backend = config.Ptr("docker") }, `--backend must be one of auto, bwrap, landlock, seatbelt, none, not "docker"`},
+		{func(l *config.Layer) { l.Backend = config.Ptr("docker") }, `--backend must be one of auto, bwrap, landlock, seatbelt, job, none, not "docker"`},
 		{func(l *config.Layer) { l.OnViolation = config.Ptr("die") }, `sandbox.on_violation must be one of block, warn, log, not "die"`},
 	} {
 		_, err := f.load(Options{Flags: flags(tc.set)})

@@ -8,8 +8,8 @@ import (
 
 // Auto picks the backend --backend auto runs on: bwrap when a user
 // namespace can really be created (a cheap look at the knobs first, the
-// full Detect when they say no), else landlock; an error says why neither
-// works. bwrapPath is sandbox.bwrap_path ("" searches the standard
+// full Detect when they say no), else landlock; on macOS seatbelt, on
+// Windows job (see backend.Choose); an error says why none works. bwrapPath is sandbox.bwrap_path ("" searches the standard
 // places). It is the one place a run's backend is chosen; Detect's
 // AutoBackend applies the same rule (backend.Choose) to its report.
 func Auto(bwrapPath string) (backend.Name, error) {
@@ -18,7 +18,7 @@ func Auto(bwrapPath string) (backend.Name, error) {
 	}
 	r := Detect(Options{BwrapPath: bwrapPath})
 	switch r.AutoBackend {
-	case backend.Bwrap, backend.Landlock:
+	case backend.Bwrap, backend.Landlock, backend.Seatbelt, backend.Job:
 		return r.AutoBackend, nil
 	}
 	reason := r.UserNS.Reason

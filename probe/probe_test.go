@@ -133,7 +133,7 @@ func TestChooseBackend(t *testing.T) {
 		{"nothing", Report{OS: "linux"}, backend.None},
 		{"mac", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{Available: true}}, backend.Seatbelt},
 		{"mac without sandbox-exec", Report{OS: "darwin", Seatbelt: &SeatbeltInfo{}}, backend.None},
-		{"windows", Report{OS: "windows"}, backend.None},
+		{"windows", Report{OS: "windows"}, backend.Job},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -370,6 +370,24 @@ func TestCgroupsRemedy(t *testing.T) {
 			if f.Name == FeatureCgroups && f.Status != StatusOK {
 				t.Errorf("%s: cgroups line %+v", m, f)
 			}
+		}
+	}
+}
+
+// TestWriteTextWindows checks that cordon status on Windows says the Job
+// backend and, in one line, what it does not confine.
+func TestWriteTextWindows(t *testing.T) {
+	r := &Report{OS: "windows", Arch: "amd64"}
+	r.AutoBackend = chooseBackend(r)
+	r.Remedies = remedies(r)
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"  job  ", "Windows Job Object", "warning: " + backend.JobWarning + "\n", "no file or network confinement on windows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status on Windows lacks %q:\n%s", want, out)
 		}
 	}
 }

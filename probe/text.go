@@ -234,6 +234,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
+	if r.AutoBackend == backend.Job {
+		fmt.Fprintln(ew, "warning: "+backend.JobWarning)
+	}
 	if len(r.Remedies) > 0 {
 		fmt.Fprintln(ew, "Remedies:")
 		for _, rm := range r.Remedies {
@@ -254,6 +257,8 @@ func backendDetail(b backend.Name) string {
 		return "Landlock + seccomp only (no user namespaces): some rules are degraded, see below"
 	case backend.Seatbelt:
 		return "macOS sandbox-exec"
+	case backend.Job:
+		return "Windows Job Object: process, memory and CPU limits and clean-up of the process tree"
 	default:
 		return "no OS confinement available"
 	}

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -166,8 +165,8 @@ func size(r *os.Root, name string) int64 {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				n += st.Blocks * 512
+			if b, ok := allocated(fi); ok {
+				n += b
 			} else if d.Type().IsRegular() {
 				n += fi.Size()
 			}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/config"
@@ -166,11 +165,3 @@ var errSlow = errors.New("did not answer")
 
 // errNoAnswer is a tool's answer that cordon cannot read.
 var errNoAnswer = errors.New("its answer could not be read")
-
-// inode is a file's inode number, or 0 where the system has none.
-func inode(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}

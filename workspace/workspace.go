@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package workspace is cordon's confined file API: read, write, edit by
 // unique string or by line anchors, list, find, grep, info and mkdir over one
 // or more roots (the workspace first, plus extra read-only or read-write
@@ -84,6 +86,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -354,6 +357,9 @@ func (f *FS) resolve(op, p string) (*target, error) {
 	}
 	if len(p) > maxPathBytes {
 		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: fmt.Sprintf("it is longer than %d bytes", maxPathBytes), Workspace: f.workspace}
+	}
+	if why := CheckName(runtime.GOOS, p); why != "" {
+		return nil, &Violation{Op: op, Path: p, Kind: KindInvalid, Detail: why, Workspace: f.workspace}
 	}
 	if p == "" {
 		p = "."

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command cordon-mcp is cordon's MCP server: "cordon mcp [flags]", which
 // cordon executes from beside itself, or this program started directly
 // by an MCP client with the same flags. It is a program of its own so
@@ -20,7 +22,6 @@ import (
 	"github.com/cordon-sandbox/cordon/mcpserver"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
-	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -90,5 +91,5 @@ func tuneServer() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(1 << 30)
 	}
-	_, _ = unix.FcntlInt(os.Stdout.Fd(), unix.F_SETPIPE_SZ, 1<<20) // fails harmlessly on a non-pipe or above the user's limit
+	growStdoutPipe()
 }

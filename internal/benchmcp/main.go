@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command benchmcp prints the figures of the file tools' benchmark: grep for
 // a literal and for a regex over the Go source tree ($(go env GOROOT)/src)
 // with cordon's workspace.Grep, ripgrep (when installed: apt-get install

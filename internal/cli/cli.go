@@ -436,6 +436,9 @@ func enforced(r *probe.Report) []enforcement {
 		return "not built yet"
 	}
 	limitState, limitDetail := limitsState(r)
+	if r.AutoBackend == backend.Job {
+		limitState, limitDetail = "enforced", "Windows Job Object: active processes, job memory and job user CPU time; the whole tree is killed when the run ends, times out or cordon dies; "+backend.JobWarning
+	}
 	rows := []enforcement{
 		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths (every git directory's config and hooks at any depth, editor, agent and shell config) read-only and kept from being created (bubblewrap mounts); after each run, what it planted is reported and disarmed", nil},
 		{"git outside the workspace", st(true), "a sub-directory, linked worktree or submodule checkout gets its repository's work tree (read-only) and git directory (writable, config and hooks read-only); a .git file whose git directory does not name the workspace back gets nothing", nil},

@@ -61,7 +61,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxFileSize, "max-file-size", "", "largest file the command may write, in MB")
 	fs.StringVar(&f.timeout, "timeout", "", "kill the whole command tree after DURATION (e.g. 30s, 5m; a bare number is seconds)")
 	fs.StringArrayVar(&f.env, "env", nil, "pass NAME from the environment, or set NAME=VALUE (repeatable)")
-	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock, seatbelt (macOS: its profile is built, its launcher not yet) or none")
+	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock (Linux), seatbelt (macOS), job (Windows: limits only) or none")
 	fs.StringVar(&f.auditLog, "audit-log", "", "audit log FILE (JSON lines)")
 }
 

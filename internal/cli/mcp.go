@@ -9,7 +9,6 @@ import (
 	"github.com/cordon-sandbox/cordon/result"
 	"github.com/cordon-sandbox/cordon/sibling"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 // MCPBinary is the name of the MCP server's program (cmd/cordon-mcp),
@@ -101,8 +100,7 @@ func execMCP(args []string) error {
 		return fmt.Errorf("finding the MCP server: %w", err)
 	}
 	argv := append([]string{b.Path, "mcp"}, args...)
-	if err := unix.Exec(b.ExecPath(), argv, os.Environ()); err != nil {
-		return fmt.Errorf("starting the MCP server %s: %w", b.Path, err)
-	}
-	return nil
+	// execProgram returns only with an error.
+	err = execProgram(b.ExecPath(), argv)
+	return fmt.Errorf("starting the MCP server %s: %w", b.Path, err)
 }

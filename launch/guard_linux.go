@@ -54,16 +54,6 @@ func startGuard(pl *plan.Plan) *guard {
 	return &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 }
 
-// WalkCache is the cache of the walks for deny globs, protected paths and
-// planted files (see globscan.Cache) in cordon's state directory
-// stateDir, which no sandbox can read or write; nil without one.
-func WalkCache(stateDir string) *globscan.Cache {
-	if stateDir == "" {
-		return nil
-	}
-	return globscan.OpenCache(filepath.Join(stateDir, "walk"))
-}
-
 // journal is what a run in progress records of itself.
 type journal struct {
 	Pid   int      `json:"pid"`

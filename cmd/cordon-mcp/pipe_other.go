@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package main
+
+// growStdoutPipe does nothing: only Linux resizes a pipe (F_SETPIPE_SZ).
+func growStdoutPipe() {}
