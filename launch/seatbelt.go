@@ -1,7 +1,7 @@
 package launch
 
 import (
-	"errors"
+	"fmt"
 	"runtime"
 
 	"github.com/cordon-sandbox/cordon/backend"
@@ -11,7 +11,7 @@ import (
 // errSeatbeltElsewhere is the refusal of a Seatbelt plan off macOS: the
 // plan builds anywhere (cordon policy --explain shows it), only macOS can
 // run it.
-var errSeatbeltElsewhere = errors.New("--backend seatbelt: the macOS backend runs only on macOS; use --backend bwrap or auto")
+var errSeatbeltElsewhere = fmt.Errorf("--backend seatbelt: the macOS backend runs only on macOS, not on %s; use --backend bwrap or auto", runtime.GOOS)
 
 // refuseUnrunnable refuses, before anything is said or started, a plan
 // this host cannot run: a Seatbelt plan (sandbox-exec) anywhere but on

@@ -177,6 +177,10 @@ func (l *lines) String() string {
 // helper dying or hanging before it is ready, forwarded signals, the
 // timeout and its grace period, the setup timeout and a cancelled
 // context.
+// readyTimeoutTest is the timeout of TestSupervise's runs that must reach
+// their command first.
+const readyTimeoutTest = 1500 * time.Millisecond
+
 func TestSupervise(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -224,12 +228,15 @@ func TestSupervise(t *testing.T) {
 		{name: "signal before ready kills the sandbox", scenario: "hang", at: "started",
 			act:  func(context.CancelFunc) { _ = syscall.Kill(os.Getpid(), syscall.SIGUSR1) },
 			want: want{setupErr: "sandbox setup failed: signal: killed", minTime: signalReadyWait, maxTime: 10 * time.Second}},
+		// The timeout counts from the start, set-up included: long enough
+		// for the stand-in to be ready on a loaded machine (a timeout
+		// that fires before is "timeout before ready").
 		{name: "timeout: SIGTERM ends the command", scenario: "wait",
-			plan: func(pl *plan.Plan) { pl.Timeout = 300 * time.Millisecond },
-			want: want{exit: result.ExitTimeout, timedOut: true, degraded: true, maxTime: gracePeriod}},
+			plan: func(pl *plan.Plan) { pl.Timeout = readyTimeoutTest },
+			want: want{exit: result.ExitTimeout, timedOut: true, degraded: true, maxTime: readyTimeoutTest + gracePeriod*3/4}},
 		{name: "timeout: SIGTERM ignored, killed after the grace period", scenario: "ignoreterm",
-			plan: func(pl *plan.Plan) { pl.Timeout = 300 * time.Millisecond },
-			want: want{exit: result.ExitTimeout, signal: int(syscall.SIGKILL), timedOut: true, degraded: true, minTime: gracePeriod, maxTime: 10 * time.Second}},
+			plan: func(pl *plan.Plan) { pl.Timeout = readyTimeoutTest },
+			want: want{exit: result.ExitTimeout, signal: int(syscall.SIGKILL), timedOut: true, degraded: true, minTime: readyTimeoutTest + gracePeriod, maxTime: 10 * time.Second}},
 		{name: "timeout before ready", scenario: "hang",
 			plan: func(pl *plan.Plan) { pl.Timeout = 300 * time.Millisecond },
 			want: want{setupErr: "sandbox setup failed: signal: killed", maxTime: 10 * time.Second}},

@@ -194,11 +194,16 @@ func succeeded(r runResult, i int) bool {
 // shared, a run may wait that long for a CPU. It says so, as it should.
 const boundedCheck = "cordon: warning: not everything the run may have planted was checked: "
 
-// withoutBoundedCheck drops boundedCheck's lines from stderr.
+// boundedLeftCheck begins the same warning for the check a run makes of
+// what a run killed before its own check left behind.
+const boundedLeftCheck = "cordon: warning: a run killed before its check: not everything the run may have planted was checked: "
+
+// withoutBoundedCheck drops boundedCheck's and boundedLeftCheck's lines
+// from stderr.
 func withoutBoundedCheck(stderr string) string {
 	var keep []string
 	for _, l := range strings.SplitAfter(stderr, "\n") {
-		if !strings.HasPrefix(l, boundedCheck) {
+		if !strings.HasPrefix(l, boundedCheck) && !strings.HasPrefix(l, boundedLeftCheck) {
 			keep = append(keep, l)
 		}
 	}
@@ -229,7 +234,7 @@ func (m *manyRuns) all(n int, dirOf func(int) string) {
 // noteBounded counts the runs whose check for planted files stopped at its
 // bound.
 func (m *manyRuns) noteBounded(r runResult) {
-	if strings.Contains(r.stderr, boundedCheck) {
+	if strings.Contains(r.stderr, boundedCheck) || strings.Contains(r.stderr, boundedLeftCheck) {
 		m.mu.Lock()
 		m.bounded++
 		m.mu.Unlock()

@@ -62,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "permissive", args: []string{"--mode", "permissive"}, want: 125, setup: true, stderrR: `^cordon: .*not built yet`},
 		{name: "net loopback on landlock", args: []string{"--backend", "landlock", "--net", "loopback"}, want: 125, setup: true, stderrR: `^cordon: .*loopback needs a network namespace`},
 		{name: "bad workspace", args: []string{"--workspace", filepath.Join(e.root, "nope")}, want: 125, setup: true, stderrR: `^cordon: .*nope`},
-		{name: "backend seatbelt", args: []string{"--backend", "seatbelt"}, want: 125, setup: true, stderrR: `^cordon: --backend seatbelt: the macOS backend runs only on macOS; use --backend bwrap or auto\n$`},
+		{name: "backend seatbelt", args: []string{"--backend", "seatbelt"}, want: 125, setup: true, stderrR: `^cordon: --backend seatbelt: the macOS backend runs only on macOS, not on linux; use --backend bwrap or auto\n$`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -71,7 +71,7 @@ func TestSeatbeltRunRefused(t *testing.T) {
 	if r.code != 125 {
 		t.Errorf("exit %d, want 125\n%s", r.code, r)
 	}
-	want := "cordon: --backend seatbelt: the macOS backend runs only on macOS; use --backend bwrap or auto\n"
+	want := "cordon: --backend seatbelt: the macOS backend runs only on macOS, not on linux; use --backend bwrap or auto\n"
 	if r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
