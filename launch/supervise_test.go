@@ -171,16 +171,16 @@ func (l *lines) String() string {
 	return l.buf.String()
 }
 
+// readyTimeoutTest is the timeout of TestSupervise's runs that must reach
+// their command first.
+const readyTimeoutTest = 5 * time.Second
+
 // TestSupervise runs Run's start, supervise and finish steps with a
 // stand-in for the helper (this test binary), so that each way a run
 // ends is tested without namespaces: the helper's status messages, a
 // helper dying or hanging before it is ready, forwarded signals, the
 // timeout and its grace period, the setup timeout and a cancelled
 // context.
-// readyTimeoutTest is the timeout of TestSupervise's runs that must reach
-// their command first.
-const readyTimeoutTest = 1500 * time.Millisecond
-
 func TestSupervise(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -236,7 +236,7 @@ func TestSupervise(t *testing.T) {
 			want: want{exit: result.ExitTimeout, timedOut: true, degraded: true, maxTime: readyTimeoutTest + gracePeriod*3/4}},
 		{name: "timeout: SIGTERM ignored, killed after the grace period", scenario: "ignoreterm",
 			plan: func(pl *plan.Plan) { pl.Timeout = readyTimeoutTest },
-			want: want{exit: result.ExitTimeout, signal: int(syscall.SIGKILL), timedOut: true, degraded: true, minTime: readyTimeoutTest + gracePeriod, maxTime: 10 * time.Second}},
+			want: want{exit: result.ExitTimeout, signal: int(syscall.SIGKILL), timedOut: true, degraded: true, minTime: readyTimeoutTest + gracePeriod, maxTime: readyTimeoutTest + 3*gracePeriod}},
 		{name: "timeout before ready", scenario: "hang",
 			plan: func(pl *plan.Plan) { pl.Timeout = 300 * time.Millisecond },
 			want: want{setupErr: "sandbox setup failed: signal: killed", maxTime: 10 * time.Second}},
