@@ -63,6 +63,12 @@ func seatbeltPolicy(t *testing.T, profile, mode string) (*policy.Policy, Options
 			t.Fatalf("a path of the temporary directory is left: %s", s)
 		}
 	}
+	// Whether the sandbox cache stays depends on whether this host could
+	// create it under /Users/dev (root can, a user cannot: see
+	// usableSandboxCache): the goldens leave it out, as on a host that
+	// cannot, so that they are the same for both.
+	p.Write = slices.DeleteFunc(p.Write, func(w string) bool { return w == p.SandboxCache })
+	p.SandboxCache = ""
 	opts := Options{Home: macHome, Cwd: macWorkspace, StateDir: macHome + "/Library/Application Support/cordon",
 		RunID: "golden", Getenv: func(string) (string, bool) { return "", false }}
 	return p, opts
