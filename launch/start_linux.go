@@ -642,6 +642,14 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	if r.groupErr != nil {
 		return nil, &SetupError{Err: r.groupErr}
 	}
+	if !r.ready && r.execErr == nil && r.timedOut {
+		// The timeout counts from the start, set-up included: it fired
+		// before the command ran (a loaded machine, a slow set-up). That
+		// is the user's timeout, exit 124, not a failure of cordon's.
+		res.TimedOut = true
+		res.ExitCode = result.ExitTimeout
+		return res, nil
+	}
 	if !r.ready && r.execErr == nil {
 		msg := r.bwErr.String()
 		return nil, &SetupError{Err: setupFailure(msg, waitErr), UserNS: userNSFailure(msg)}
