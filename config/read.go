@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,23 @@ type ReadOptions struct {
 	// component of the path below it, the file included, may be a
 	// symbolic link, and the path may not leave it.
 	Beneath string
+}
+
+// readBounded reads an opened config file of size bytes (as its fstat
+// said): at most MaxFileSize, and one byte more to see that it grew past it
+// after the fstat.
+func readBounded(r io.Reader, path string, size int64) ([]byte, error) {
+	if size > MaxFileSize {
+		return nil, tooLarge(path)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooLarge(path)
+	}
+	return data, nil
 }
 
 func tooLarge(path string) error {

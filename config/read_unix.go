@@ -5,7 +5,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -54,19 +53,7 @@ func ReadFile(path string, opts ReadOptions) ([]byte, error) {
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("%s: not a regular file (%s); a config file must be a regular file", path, fileKind(uint32(st.Mode)))
 	}
-	if st.Size > MaxFileSize {
-		return nil, tooLarge(path)
-	}
-	// The file may grow after the fstat: read at most one byte more than
-	// the limit.
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading: %w", path, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, tooLarge(path)
-	}
-	return data, nil
+	return readBounded(f, path, st.Size)
 }
 
 // fileKind names the type of a file for messages.

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,17 +47,7 @@ func ReadFile(path string, opts ReadOptions) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file (%s); a config file must be a regular file", path, fileKind(fi.Mode()))
 	}
-	if fi.Size() > MaxFileSize {
-		return nil, tooLarge(path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading: %w", path, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, tooLarge(path)
-	}
-	return data, nil
+	return readBounded(f, path, fi.Size())
 }
 
 // regularOrDir reports whether fi is a plain file or directory, not a

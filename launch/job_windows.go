@@ -3,9 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -49,17 +47,7 @@ func runInJob(ctx context.Context, pl *plan.Plan, stdio Stdio, l limits.Limits) 
 		return nil, &SetupError{Err: err}
 	}
 	defer job.Close()
-	cmd := &exec.Cmd{Path: pl.Argv[0], Args: pl.Argv, Env: pl.Env, Dir: pl.Dir,
-		SysProcAttr: &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP}}
-	if stdio.Stdin != nil {
-		cmd.Stdin = stdio.Stdin
-	}
-	if stdio.Stdout != nil {
-		cmd.Stdout = stdio.Stdout
-	}
-	if stdio.Stderr != nil {
-		cmd.Stderr = stdio.Stderr
-	}
+	cmd := directCommand(pl, stdio, &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP})
 	sigs := make(chan os.Signal, 8)
 	if stdio.ForwardSignals {
 		signal.Notify(sigs, forwarded...)
@@ -67,14 +55,7 @@ func runInJob(ctx context.Context, pl *plan.Plan, stdio Stdio, l limits.Limits) 
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		var ee *exec.Error
-		if errors.Is(err, os.ErrNotExist) || errors.As(err, &ee) {
-			return nil, &ExecError{Code: result.ExitNotFound, Msg: fmt.Sprintf("%s: command not found", pl.Command[0])}
-		}
-		if errors.Is(err, os.ErrPermission) {
-			return nil, &ExecError{Code: result.ExitCannotExec, Msg: fmt.Sprintf("%s: permission denied", pl.Command[0])}
-		}
-		return nil, &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Command[0], err)}
+		return nil, startError(pl, err)
 	}
 	pid := cmd.Process.Pid
 	if err := job.Assign(pid); err != nil {

@@ -14,8 +14,12 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/netproxy"
@@ -102,4 +106,34 @@ func run(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (
 		return runJob(ctx, pl, stdio)
 	}
 	return nil, &SetupError{Err: fmt.Errorf("launch: unknown backend %q", pl.Backend)}
+}
+
+// directCommand is the command of a plan that cordon starts itself, with
+// no helper (mode off; the Seatbelt and Job Object backends): pl's argv,
+// environment and directory, stdio's streams, and the system's attributes.
+func directCommand(pl *plan.Plan, stdio Stdio, attr *syscall.SysProcAttr) *exec.Cmd {
+	cmd := &exec.Cmd{Path: pl.Argv[0], Args: pl.Argv, Env: pl.Env, Dir: pl.Dir, SysProcAttr: attr}
+	if stdio.Stdin != nil {
+		cmd.Stdin = stdio.Stdin
+	}
+	if stdio.Stdout != nil {
+		cmd.Stdout = stdio.Stdout
+	}
+	if stdio.Stderr != nil {
+		cmd.Stderr = stdio.Stderr
+	}
+	return cmd
+}
+
+// startError words the failure to start a directCommand as a shell would
+// (127 not found, 126 not executable), else as a set-up failure.
+func startError(pl *plan.Plan, err error) error {
+	var ee *exec.Error
+	if errors.Is(err, os.ErrNotExist) || errors.As(err, &ee) {
+		return &ExecError{Code: result.ExitNotFound, Msg: fmt.Sprintf("%s: command not found", pl.Command[0])}
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return &ExecError{Code: result.ExitCannotExec, Msg: fmt.Sprintf("%s: permission denied", pl.Command[0])}
+	}
+	return &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Command[0], err)}
 }

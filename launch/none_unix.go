@@ -4,10 +4,7 @@ package launch
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -22,17 +19,7 @@ import (
 // (setsid) cannot be found: mode off confines nothing.
 func runNone(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
 	res := &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}
-	cmd := &exec.Cmd{Path: pl.Argv[0], Args: pl.Argv, Env: pl.Env, Dir: pl.Dir,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	if stdio.Stdin != nil {
-		cmd.Stdin = stdio.Stdin
-	}
-	if stdio.Stdout != nil {
-		cmd.Stdout = stdio.Stdout
-	}
-	if stdio.Stderr != nil {
-		cmd.Stderr = stdio.Stderr
-	}
+	cmd := directCommand(pl, stdio, &syscall.SysProcAttr{Setpgid: true})
 	sigs := make(chan os.Signal, 8)
 	if stdio.ForwardSignals {
 		signal.Notify(sigs, forwarded...)
@@ -40,14 +27,7 @@ func runNone(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, e
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		var ee *exec.Error
-		if errors.Is(err, os.ErrNotExist) || errors.As(err, &ee) {
-			return nil, &ExecError{Code: result.ExitNotFound, Msg: fmt.Sprintf("%s: command not found", pl.Command[0])}
-		}
-		if errors.Is(err, os.ErrPermission) {
-			return nil, &ExecError{Code: result.ExitCannotExec, Msg: fmt.Sprintf("%s: permission denied", pl.Command[0])}
-		}
-		return nil, &SetupError{Err: fmt.Errorf("starting %s: %w", pl.Command[0], err)}
+		return nil, startError(pl, err)
 	}
 	pid := cmd.Process.Pid
 	waitc := make(chan error, 1)

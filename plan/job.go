@@ -45,6 +45,10 @@ func buildJob(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if pl.Dir == "" {
 		pl.Dir = p.Workspace
 	}
+	// Windows programs need much of the host's environment (SystemRoot,
+	// TEMP, APPDATA, PATHEXT, ...), and no allowlist for it has been run
+	// on Windows: the host's passes whole, and the run says so.
+	pl.Degraded = append(pl.Degraded, "environment: the command gets the host's whole environment on Windows; the policy's allowlist (sandbox.env, --env) is not applied")
 	if r.MaxFileSizeMB > 0 {
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("max file size (%d MiB): Windows has no per-process file size limit; not enforced", r.MaxFileSizeMB))
 	}

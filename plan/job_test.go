@@ -20,9 +20,9 @@ func TestBuildJob(t *testing.T) {
 		wantLimits limits.Limits
 		degraded   int
 	}{
-		{"standard", policy.ModeStandard, policy.Resources{}, "", limits.Limits{}, 1},
-		{"limits", policy.ModeStandard, policy.Resources{MaxProcesses: 8, MaxMemoryMB: 512, MaxCPUSeconds: 5}, "", limits.Limits{MaxProcesses: 8, MaxMemoryMB: 512, MaxCPUSeconds: 5}, 1},
-		{"file size", policy.ModeStandard, policy.Resources{MaxFileSizeMB: 10}, "", limits.Limits{}, 2},
+		{"standard", policy.ModeStandard, policy.Resources{}, "", limits.Limits{}, 2},
+		{"limits", policy.ModeStandard, policy.Resources{MaxProcesses: 8, MaxMemoryMB: 512, MaxCPUSeconds: 5}, "", limits.Limits{MaxProcesses: 8, MaxMemoryMB: 512, MaxCPUSeconds: 5}, 2},
+		{"file size", policy.ModeStandard, policy.Resources{MaxFileSizeMB: 10}, "", limits.Limits{}, 3},
 		{"strict", policy.ModeStrict, policy.Resources{}, "strict mode refuses the Windows Job Object backend: files and network are not confined on Windows; use --mode standard", limits.Limits{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,7 +37,8 @@ func TestBuildJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pl.Backend != backend.Job || pl.Limits != tc.wantLimits || len(pl.Degraded) != tc.degraded || pl.Degraded[0] != JobWarning {
+			if pl.Backend != backend.Job || pl.Limits != tc.wantLimits || len(pl.Degraded) != tc.degraded || pl.Degraded[0] != JobWarning ||
+				!strings.Contains(pl.Degraded[1], "the policy's allowlist (sandbox.env, --env) is not applied") {
 				t.Errorf("plan: backend %s, limits %+v, degraded %q", pl.Backend, pl.Limits, pl.Degraded)
 			}
 			if pl.Argv[len(pl.Argv)-1] != "version" || pl.Dir != p.Workspace {
