@@ -179,6 +179,17 @@ func (r *sandboxRun) onReady(st status) {
 			r.afterWait(func() { unix.Close(fd) })
 		}
 	}
+	if r.cordonKilled {
+		// cordon is killing the sandbox already (the timeout or a signal
+		// came first, with the readiness report still on its way):
+		// releasing the dying helper could only fail, and that failure
+		// is not the run's end (the timeout is). A helper that waits for
+		// the release never ran the command: the run ends as killed
+		// before ready (finish).
+		r.ready = r.group == nil && !r.waitGo
+		r.passDegraded(st.degraded)
+		return
+	}
 	if r.group != nil {
 		// The helper waits for this before exec.
 		if r.pl.HelperIsChild {

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"github.com/cordon-sandbox/cordon/backend"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -306,5 +306,39 @@ func TestSupervise(t *testing.T) {
 				t.Errorf("the run took %v, want between %v and %v", took, w.minTime, w.maxTime)
 			}
 		})
+	}
+}
+
+// TestReadyAfterKill: the helper's readiness report can arrive after
+// cordon began to kill the sandbox (the timeout fired first, with the
+// report still on its way). Releasing the dying helper then fails, and
+// that failure must not become the run's end: CI's TestRunCommand
+// (mcpserver) ended as "releasing the helper: write status: broken pipe"
+// instead of timed out.
+func TestReadyAfterKill(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := os.NewFile(uintptr(fds[0]), "status")
+	defer host.Close()
+	unix.Close(fds[1]) // the helper is gone
+	outer := exec.Command("sleep", "10") // stands for bwrap
+	if err := outer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = outer.Process.Kill(); _ = outer.Wait() }()
+	var stderr strings.Builder
+	r := &sandboxRun{pl: &plan.Plan{}, cmd: outer, stdio: Stdio{Stderr: &stderr}, res: &result.Result{},
+		statusHost: host, waitGo: true, cordonKilled: true, timedOut: true, pidfd: -1}
+	r.onReady(status{pid: 4242, ready: true, degraded: []string{"a note"}})
+	if r.groupErr != nil {
+		t.Errorf("groupErr %v; want none: the sandbox was being killed already", r.groupErr)
+	}
+	if r.ready {
+		t.Error("ready; want not: the helper waits for the release, so the command never ran")
+	}
+	if !strings.Contains(stderr.String(), "cordon: degraded: a note") {
+		t.Errorf("stderr %q; want the helper's degraded note passed on", stderr.String())
 	}
 }
