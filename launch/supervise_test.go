@@ -322,7 +322,7 @@ func TestReadyAfterKill(t *testing.T) {
 	}
 	host := os.NewFile(uintptr(fds[0]), "status")
 	defer host.Close()
-	unix.Close(fds[1]) // the helper is gone
+	unix.Close(fds[1])                   // the helper is gone
 	outer := exec.Command("sleep", "10") // stands for bwrap
 	if err := outer.Start(); err != nil {
 		t.Fatal(err)
