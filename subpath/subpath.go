@@ -14,7 +14,9 @@ func Within(p, dir string) bool {
 		return strings.HasPrefix(p, "/")
 	}
 	dir = strings.TrimSuffix(dir, "/")
-	return p == dir || strings.HasPrefix(p, dir+"/")
+	// p == dir, or p starts with dir+"/" (not built: it would allocate,
+	// and policy decisions call this for every access the monitor sees).
+	return len(p) >= len(dir) && p[:len(dir)] == dir && (len(p) == len(dir) || p[len(dir)] == '/')
 }
 
 // Below reports whether p lies strictly below dir (Within, but not dir
