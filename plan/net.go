@@ -165,14 +165,9 @@ func orNone(ss []string) string {
 	return strings.Join(ss, ", ")
 }
 
-// netMode is the network mode a policy runs with: open with deny entries
-// is filtered with every host allowed but the denied ones.
+// netMode is the network mode a policy runs with (policy.Network.Effective).
 func netMode(p *policy.Policy) (mode policy.NetMode, allow []string) {
-	n := p.Network
-	if n.Mode == policy.NetOpen && len(n.Deny) > 0 {
-		return policy.NetFiltered, []string{"*"}
-	}
-	return n.Mode, n.Allow
+	return p.Network.Effective()
 }
 
 // planNet is the plan's Net for the policy's network, or nil when it is

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,7 +113,7 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 		case isDeny[m.Pattern]:
 			t.denied = append(t.denied, m)
 		case m.Pattern == patHEAD:
-			if d := filepath.Dir(m.Path); !m.IsDir && isGitDir(d) {
+			if d := filepath.Dir(m.Path); !m.IsDir && policy.IsGitDir(d) {
 				t.gitDirs = append(t.gitDirs, d)
 			}
 		case m.Pattern == patGit:
@@ -194,15 +193,4 @@ func denyScanNote(p *policy.Policy, roots []string, trees map[string]*tree) stri
 	}
 	return fmt.Sprintf("relative deny globs (%s) are searched in %s; not in the system directories (%s) nor in the profiles' home tool caches (~/go/pkg/mod, ~/.npm, ...)",
 		strings.Join(globs, " "), strings.Join(searched, " "), strings.Join(policy.SystemReads, " "))
-}
-
-// isGitDir reports whether d is a git directory as git itself decides: it
-// holds HEAD and either an object store or a commondir file (a worktree's).
-func isGitDir(d string) bool {
-	// Git follows links here (access(2)): a link counts as present.
-	if fi, err := os.Lstat(filepath.Join(d, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
-		return true
-	}
-	fi, err := os.Lstat(filepath.Join(d, "commondir"))
-	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }

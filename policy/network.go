@@ -428,3 +428,14 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// Effective returns the network mode the backends enforce and the hosts it
+// allows: an open network with deny entries is filtered, with every host
+// allowed but the denied ones ("*"). Load already settles this; a Policy
+// built otherwise may not have.
+func (n Network) Effective() (NetMode, []string) {
+	if n.Mode == NetOpen && len(n.Deny) > 0 {
+		return NetFiltered, []string{"*"}
+	}
+	return n.Mode, n.Allow
+}

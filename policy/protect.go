@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -148,4 +151,19 @@ func ProtectedBy(rules []string, rel string) string {
 		}
 	}
 	return ""
+}
+
+// IsGitDir reports whether d is a git directory as git itself decides: it
+// holds HEAD and either an object store or a commondir file (a
+// worktree's). Git follows links here (access(2)): a link counts as
+// present.
+func IsGitDir(d string) bool {
+	if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil || fi.IsDir() {
+		return false
+	}
+	if fi, err := os.Lstat(filepath.Join(d, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
+		return true
+	}
+	fi, err := os.Lstat(filepath.Join(d, "commondir"))
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }
