@@ -5,13 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/cordon-sandbox/cordon/subpath"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/plan"
@@ -32,6 +33,11 @@ type guard struct {
 	// cache holds what the checks after earlier runs found (see
 	// WalkCache); finish saves it.
 	cache *globscan.Cache
+	// checkLock is the file whose exclusive lock finish holds while it
+	// checks and disarms, or "": runs of one workspace check one at a
+	// time, so a file planted while several ran is reported (and
+	// disarmed) by one of them, once.
+	checkLock string
 }
 
 // startGuard takes the snapshot of pl.Guard before the command starts
@@ -51,7 +57,31 @@ func startGuard(pl *plan.Plan) *guard {
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	cache := WalkCache(pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly, Cache: cache}
-	return &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	if locksWorkspace(pl) {
+		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
+	}
+	return gd
+}
+
+// lockCheck takes the exclusive lock of g.checkLock and returns its
+// release; without one (no state directory, or it cannot be opened) the
+// check runs unlocked, and a planted file may then be reported by two
+// runs.
+func (g *guard) lockCheck() func() {
+	if g.checkLock == "" {
+		return func() {}
+	}
+	_ = os.MkdirAll(filepath.Dir(g.checkLock), 0o700)
+	f, err := os.OpenFile(g.checkLock, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	if err := flock(f, unix.LOCK_EX); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() { f.Close() }
 }
 
 // journal is what a run in progress records of itself.
@@ -186,7 +216,9 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 	if g == nil {
 		return nil
 	}
+	unlock := g.lockCheck()
 	rep, err := g.before.Check(g.roots, g.opts)
+	unlock()
 	// A cache that cannot be written only makes the next check read
 	// every directory.
 	_ = g.cache.Save()

@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/cordon-sandbox/cordon/subpath"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/subpath"
 
 	"github.com/cordon-sandbox/cordon/plan"
 	"golang.org/x/sys/unix"
@@ -48,6 +49,13 @@ func lockKey(ws, common string) string {
 	return ws
 }
 
+// lockPath is the name, without its extension, of key's lock files in
+// stateDir.
+func lockPath(stateDir, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(stateDir, "locks", hex.EncodeToString(sum[:12]))
+}
+
 // acquireLock takes the shared lock of key in stateDir. When no other run
 // holds it, it first removes the placeholders that killed runs left
 // behind, except those keep reports (nil: all of them). A lock file that
@@ -57,8 +65,7 @@ func acquireLock(stateDir, key string, keep func(string) bool) (*workspaceLock, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating lock directory: %w", err)
 	}
-	sum := sha256.Sum256([]byte(key))
-	base := filepath.Join(dir, hex.EncodeToString(sum[:12]))
+	base := lockPath(stateDir, key)
 	for range lockAttempts {
 		f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
