@@ -109,6 +109,13 @@ func Main(args []string) int {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}
+	if spec.Watch {
+		// Last of all: the helper's own calls above stay unwatched, and
+		// the filters before decide every watched call first.
+		if err := handOverWatch(status); err != nil {
+			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
+		}
+	}
 	if status == nil {
 		for _, n := range notes {
 			fmt.Fprintln(os.Stderr, "cordon: degraded: "+n)
@@ -147,6 +154,23 @@ func Main(args []string) int {
 		code = 127
 	}
 	return fail(code, "%s: %v", args[0], err)
+}
+
+// handOverWatch installs the violation monitor's filter on this thread
+// (the one that execs the command) and hands its listener to the host.
+func handOverWatch(status *os.File) error {
+	if status == nil {
+		return errors.New("it needs the launcher's status socket (run the command with Sandbox.Run, not Wrap)")
+	}
+	fd, err := seccomp.InstallWatch()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendmsg(helperspec.FdStatus, []byte{helperspec.MsgWatch}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("handing its listener to the host: %w", err)
+	}
+	return nil
 }
 
 // takeForeground makes the command the foreground process group of its

@@ -104,7 +104,21 @@ type Spec struct {
 	// network namespace and hands to the host (network modes filtered and
 	// loopback under bubblewrap), or nil.
 	Net *Net `json:"net,omitempty"`
+	// Watch asks for the violation monitor: the helper installs the
+	// watch filter (seccomp.InstallWatch) last, after the enforcing one,
+	// and hands its listener to the host (MsgWatch) before MsgReady; if
+	// it cannot, MsgReady says why as a note starting WatchUnavailable.
+	Watch bool `json:"watch,omitempty"`
 }
+
+// WatchUnavailable starts the note of a MsgReady whose helper could not
+// start the violation monitor (Spec.Watch): the command runs confined,
+// unwatched.
+const WatchUnavailable = "the violation monitor could not start"
+
+// MsgWatch carries, with SCM_RIGHTS, the listener of the violation
+// monitor's seccomp filter (Spec.Watch). The helper keeps no copy.
+const MsgWatch = 'W'
 
 // Rlimit is one setrlimit call.
 type Rlimit struct {

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/monitor"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -56,6 +57,12 @@ type Stdio struct {
 	// network proxy as it is made, from the proxy's goroutines
 	// (RunCommand records each in Request.Audit).
 	NetEvents func(netproxy.Event)
+	// Watch, when not nil, turns the violation monitor on (bubblewrap and
+	// Landlock-only runs): it receives every watched call of the command's
+	// tree (monitor.Event), from the monitor's goroutine, one at a time,
+	// after the call went on to the kernel. Run returns once the last has
+	// been received.
+	Watch func(monitor.Event)
 }
 
 // SetupError is a failure before the command ran (exit status 125).

@@ -49,6 +49,12 @@ type Request struct {
 	// SessionID and AuditCommand are the session and command of those
 	// records.
 	SessionID, AuditCommand string
+	// Watch turns the violation monitor on (so does the policy's
+	// on_violation warn or log, and audit.log_allowed: plan.Watched): every file and socket access the policy
+	// denies is classified with the rule that decides it, kept once in
+	// Result.Violations with its count, and recorded in Audit (allowed
+	// ones too with audit.log_allowed). A default run leaves it off.
+	Watch bool
 }
 
 // Recorder records audit records; *audit.Log is one.
@@ -87,6 +93,10 @@ const (
 	// (result.NetRefusal.Line): cordon run prefixes it with
 	// "cordon: network: ".
 	NetRefused
+	// Denied is one distinct access the violation monitor saw the policy
+	// deny (result.Violation.Line), said at the end of the run with on_violation:
+	// warn: cordon run prefixes it with "cordon: denied: ".
+	Denied
 )
 
 // Line is one thing a run says, without any prefix.
@@ -137,6 +147,11 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Audit != nil {
 		req.Stdio.NetEvents = netAudit(req, tell)
 	}
+	var viols *violations
+	if req.Watch || plan.Watched(p) {
+		viols = newViolations(req, pl, tell)
+		req.Stdio.Watch = viols.observe
+	}
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -149,6 +164,9 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			sayPlan(tell, fb, said)
 			pl = fb
 			setEnv(pl, req.Env)
+			if viols != nil {
+				viols.usePlan(pl)
+			}
 			res, err = Run(ctx, pl, req.Stdio)
 		}
 	}
@@ -160,6 +178,21 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			if err := req.Audit.Record(r); err != nil {
 				tell(Line{Warning, fmt.Sprintf("the planted files were not recorded in the audit log: %v", err)})
 				break
+			}
+		}
+	}
+	if viols != nil {
+		var more int
+		res.Violations, more = viols.result()
+		if res.Monitor != nil {
+			res.Monitor.More = more
+		}
+		if p.OnViolation == policy.OnViolationWarn {
+			for _, v := range res.Violations {
+				tell(Line{Denied, v.Line(req.Options.Home)})
+			}
+			if more > 0 {
+				tell(Line{Denied, fmt.Sprintf("and %d more distinct denials", more)})
 			}
 		}
 	}

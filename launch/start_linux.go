@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/limits"
+	"github.com/cordon-sandbox/cordon/monitor"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
 	"golang.org/x/sys/unix"
@@ -46,10 +47,12 @@ type sandboxRun struct {
 	spec       helperspec.Spec
 	cmd        *exec.Cmd
 	term       *terminal
-	statusHost *os.File    // the host's end of the helper's status socket
-	statusCh   chan status // the helper's status messages (see readStatus)
-	outerAdded chan error  // the move of the outer process into the group
-	cmdStderr  *os.File    // the write end of bwErr's pipe, bwrap's stderr
+	statusHost *os.File         // the host's end of the helper's status socket
+	statusCh   chan status      // the helper's status messages (see readStatus)
+	outerAdded chan error       // the move of the outer process into the group
+	watch      *monitor.Monitor // the violation monitor (Stdio.Watch), once the helper handed its listener over
+	watchErr   error            // why the monitor could not start
+	cmdStderr  *os.File         // the write end of bwErr's pipe, bwrap's stderr
 	bwErrR     *os.File
 	bwErr      lockedBuffer // bwrap's own stderr
 	bwErrDone  chan struct{}
@@ -418,6 +421,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec = r.pl.Spec
 	r.spec.Status, r.spec.Stderr = status, stderr
 	r.spec.Version, r.spec.Binary = helperspec.Version, r.pl.Helper
+	r.spec.Watch = r.stdio.Watch != nil
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}
@@ -591,7 +595,7 @@ func (r *sandboxRun) readOutputs() {
 		_, _ = io.Copy(&r.bwErr, r.bwErrR)
 	}()
 	r.statusCh = make(chan status, 1)
-	go readStatus(r.statusHost, r.statusCh, r.net.handOver)
+	go readStatus(r.statusHost, r.statusCh, r.net.handOver, r.handWatch)
 	r.waitc = make(chan error, 1)
 	go func() { r.waitc <- r.cmd.Wait() }()
 }
@@ -612,6 +616,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 			r.execErr = st.execErr
 		}
 	}
+	r.stopWatch()
 	<-r.bwErrDone
 	<-r.stderrDone
 	r.term.wait()

@@ -17,9 +17,10 @@ import (
 // kernel-translated credentials, and what it could not enforce), and one
 // at the end if it never got ready or could not exec the command. It
 // closes ch when the socket closes. The listening descriptors of each
-// helperspec.MsgListener before readiness go to listener, which owns them;
-// any other descriptor is closed.
-func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listener, []int)) {
+// helperspec.MsgListener before readiness go to listener, which owns them,
+// and the violation monitor's listener (helperspec.MsgWatch) to watch,
+// which owns it; any other descriptor is closed.
+func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listener, []int), watch func(int)) {
 	var st status
 	buf := make([]byte, 4096)
 	// Credentials, and up to two listening descriptors (127.0.0.1, ::1).
@@ -37,6 +38,10 @@ func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listen
 				continue
 			}
 			listener(l, fds)
+			continue
+		}
+		if buf[0] == helperspec.MsgWatch && !st.ready && len(fds) == 1 {
+			watch(fds[0])
 			continue
 		}
 		closeFds(fds)

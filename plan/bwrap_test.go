@@ -176,8 +176,10 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 	}{
 		{"permissive", func(p *policy.Policy) { p.Mode = policy.ModePermissive }, "--mode permissive is not built yet", nil},
 		{"forward port without a network", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port with --net deny", nil},
-		{"warn", func(p *policy.Policy) { p.OnViolation = "warn" }, "on_violation", nil},
-		{"log allowed", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true }, "audit.log_allowed: recording allowed operations is not built yet", nil},
+		// The violation monitor is built only for the Linux backends.
+		{"warn on Seatbelt", func(p *policy.Policy) { p.OnViolation = "warn"; p.Backend = backend.Seatbelt }, "on_violation warn needs the violation monitor, which is not built yet for the seatbelt backend", nil},
+		{"log allowed on the Windows Job", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true; p.Backend = backend.Job },
+			"audit.log_allowed needs the violation monitor, which is not built yet for the job backend", nil},
 		// The error launch.HostFacts found (its TestHostFactsBadBwrap).
 		{"bad bwrap", func(p *policy.Policy) { p.Backend = "bwrap"; p.BwrapPath = "/nonexistent/bwrap" }, "apt-get install bubblewrap",
 			&Host{BwrapErr: errors.New("bubblewrap (bwrap) not found at configured sandbox.bwrap_path: ...; install it with `sudo apt-get install bubblewrap`")}},

@@ -76,6 +76,7 @@ func (b *bwrapBuilder) bindGoModCache(getenv func(string) (string, bool)) string
 	c := sandboxCache(b.p)
 	b.add(opRead, src, HostModCache)
 	b.add(opWrite, policy.GoModCacheDir(c), mod)
+	b.plan.Writable = append(b.plan.Writable, mod)
 	b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("the sandbox's module cache is shown at %s (GOMODCACHE), so dependencies the host compiled are found in its build cache; the host's module cache is at %s, read-only", mod, HostModCache))
 	if policy.DeniedBy(b.p.Deny, filepath.Join(b.p.Workspace, "go.sum")) == "" {
 		b.plan.Prepare = append(b.plan.Prepare, Preparation{Kind: PrepSeedGoModules, Path: policy.GoModCacheDir(c), Workspace: b.p.Workspace, GoSum: "go.sum", From: src})

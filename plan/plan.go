@@ -95,6 +95,10 @@ type Plan struct {
 	// setting that was not carried into the environment (it holds a
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
+	// Writable lists trees the command may write besides the policy's
+	// write paths (the sandbox's module cache shown at the host's path:
+	// see goModRemap), for the violation monitor's decisions.
+	Writable []string `json:"writable,omitempty"`
 	// Interactive is set when the launcher gives the command a private
 	// pseudo-terminal (Options.Interactive).
 	Interactive bool `json:"interactive,omitempty"`
@@ -326,6 +330,9 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if (b == backend.Bwrap || b == backend.Landlock) && opts.Host.HelperErr != nil {
 		return nil, opts.Host.HelperErr
 	}
+	if err := checkWatchable(p, b); err != nil {
+		return nil, err
+	}
 	pl, err := buildBackend(p, b, command, opts)
 	if pl != nil && opts.Host.HelperSibling {
 		pl.Helper = opts.Host.Helper
@@ -378,11 +385,26 @@ func checkBuilt(p *policy.Policy) error {
 	default:
 		return fmt.Errorf("network mode %q: unknown; use deny, open or loopback", p.Network.Mode)
 	}
-	if p.OnViolation != "" && p.OnViolation != "block" {
-		return fmt.Errorf("on_violation %q needs the violation monitor, which is %w; use on_violation: block", p.OnViolation, ErrNotBuilt)
-	}
-	if p.Audit.Enabled && p.Audit.LogAllowed {
-		return fmt.Errorf("audit.log_allowed: recording allowed operations is %w (refused ones and planted files are recorded); remove it", ErrNotBuilt)
-	}
 	return nil
+}
+
+// Watched reports whether p turns the violation monitor on by itself:
+// on_violation warn or log, or an audit log that records allowed
+// operations too.
+func Watched(p *policy.Policy) bool {
+	return p.OnViolation == policy.OnViolationWarn || p.OnViolation == policy.OnViolationLog ||
+		p.Audit.Enabled && p.Audit.LogAllowed
+}
+
+// checkWatchable refuses a policy that needs the violation monitor on a
+// backend that has none yet (Seatbelt, the Windows Job).
+func checkWatchable(p *policy.Policy, b backend.Name) error {
+	if !Watched(p) || b == backend.Bwrap || b == backend.Landlock {
+		return nil
+	}
+	what := "on_violation " + p.OnViolation
+	if p.OnViolation != policy.OnViolationWarn && p.OnViolation != policy.OnViolationLog {
+		what = "audit.log_allowed"
+	}
+	return fmt.Errorf("%s needs the violation monitor, which is %w for the %s backend (only for bwrap and the Landlock-only backend on Linux); use on_violation: block and leave audit.log_allowed off", what, ErrNotBuilt, b)
 }

@@ -31,6 +31,20 @@ const (
 	ModeStrict Mode = "strict"
 )
 
+// The values of Policy.OnViolation. Every one enforces the policy; warn and
+// log also turn the violation monitor on.
+const (
+	// OnViolationBlock denies, and says nothing more than the command's
+	// own error.
+	OnViolationBlock = "block"
+	// OnViolationWarn denies, and prints each distinct denial with its
+	// rule at the end of the run.
+	OnViolationWarn = "warn"
+	// OnViolationLog denies, and records each distinct denial in the
+	// audit log only.
+	OnViolationLog = "log"
+)
+
 // NetMode is the network policy of a sandbox.
 type NetMode string
 
@@ -113,7 +127,7 @@ type Policy struct {
 	Backend backend.Name `yaml:"backend" json:"backend"`
 	// BwrapPath is the absolute path of the bubblewrap binary.
 	BwrapPath string `yaml:"bwrap_path" json:"bwrap_path"`
-	// OnViolation is block, warn or log.
+	// OnViolation is block, warn or log (see the OnViolation constants).
 	OnViolation string `yaml:"on_violation" json:"on_violation"`
 	// Audit configures the audit log.
 	Audit Audit `yaml:"audit" json:"audit"`

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cordon-sandbox/cordon/backend"
 )
@@ -36,9 +39,12 @@ type Result struct {
 	Backend backend.Name `json:"backend"`
 	// Degraded lists the rules the backend could not enforce.
 	Degraded []string `json:"degraded,omitempty"`
-	// Violations lists denials cordon observed (empty until the violation
-	// monitor exists).
+	// Violations lists the distinct denials the violation monitor
+	// observed (see Monitor), each once with its count.
 	Violations []Violation `json:"violations,omitempty"`
+	// Monitor is what the violation monitor saw, when it ran (nil
+	// otherwise).
+	Monitor *Monitor `json:"monitor,omitempty"`
 	// Usage is the resource usage of the whole run.
 	Usage Usage `json:"usage"`
 	// LimitsReached lists the resource limits the run reached, each with
@@ -121,8 +127,38 @@ type Violation struct {
 	Operation string `json:"operation"`
 	// Path is the file concerned, if any.
 	Path string `json:"path,omitempty"`
+	// Address is the internet address (host:port) of a network
+	// operation, if any.
+	Address string `json:"address,omitempty"`
 	// Rule is the policy entry that decided.
 	Rule string `json:"rule,omitempty"`
+	// Allow is the flag that would allow it, or "" when none is
+	// suggested.
+	Allow string `json:"allow,omitempty"`
+	// Locked says that no change should allow it: a secret, or a path
+	// protected because code placed there runs later on the host.
+	Locked bool `json:"locked,omitempty"`
+	// Unenforced says that the policy denies it but the backend let it
+	// happen (the Landlock-only backend cannot keep a denied or protected
+	// path inside a writable root from the command: see the run's
+	// degraded lines); its audit record's action is "warned".
+	Unenforced bool `json:"unenforced,omitempty"`
+	// Command is the program that made the call, when known (its name).
+	Command string `json:"command,omitempty"`
+	// Count is how many times it happened.
+	Count int `json:"count"`
+}
+
+// Monitor is what the violation monitor saw of a run.
+type Monitor struct {
+	// Calls counts the watched calls.
+	Calls int64 `json:"calls"`
+	// Unresolved counts the watched calls whose path or address could
+	// not be read (see monitor.Stats).
+	Unresolved int64 `json:"unresolved,omitempty"`
+	// More counts the distinct violations past the cap that are not in
+	// Result.Violations.
+	More int `json:"more,omitempty"`
 }
 
 // Usage is the resource usage of a run, summed over the command tree that
@@ -203,4 +239,55 @@ func (h LimitHit) Line() string {
 		return "probably killed: " + s + ": " + h.Evidence
 	}
 	return s + ": " + h.Evidence
+}
+
+// Line words v for its user, as cordon test and on_violation: warn print
+// it (without a prefix): what was done to what, by which program, the rule
+// that denied it and the flag that would allow it. Paths in home are
+// shortened to ~/..., and a name holding control characters is quoted.
+func (v Violation) Line(home string) string {
+	what := v.Path
+	if v.Address != "" {
+		what = v.Address
+	}
+	s := v.Operation + " " + printable(tilde(what, home))
+	if v.Command != "" {
+		s += " by " + printable(v.Command)
+	}
+	if v.Count > 1 {
+		s += fmt.Sprintf(" (%d times)", v.Count)
+	}
+	s += ": " + printable(tilde(v.Rule, home))
+	switch {
+	case v.Unenforced:
+		s += "; it happened all the same: this backend cannot enforce it (see the degraded lines)"
+	case v.Allow != "":
+		s += "; to allow it: " + printable(tilde(v.Allow, home))
+	case v.Locked:
+		s += " (not to be allowed)"
+	}
+	return s
+}
+
+// tilde shortens every path in home that s holds to ~/...
+func tilde(s, home string) string {
+	if home == "" || home == "/" {
+		return s
+	}
+	if s == home {
+		return "~"
+	}
+	return strings.ReplaceAll(s, home+"/", "~/")
+}
+
+// printable is s, quoted when it holds a character that is not printable
+// (an escape sequence, a newline, a bidirectional override), so a name
+// cannot reach the terminal raw.
+func printable(s string) string {
+	for _, r := range s {
+		if r == '\t' || !unicode.IsPrint(r) || r == utf8.RuneError {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	return s
 }

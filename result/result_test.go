@@ -44,3 +44,28 @@ func TestNetRefusalLine(t *testing.T) {
 		t.Errorf("NetRefusedMoreLine(7) = %q, want %q", got, want)
 	}
 }
+
+func TestViolationLine(t *testing.T) {
+	const home = "/h"
+	for _, tc := range []struct {
+		v    Violation
+		want string
+	}{
+		{Violation{Operation: "file-read", Path: "/h/.ssh/id_rsa", Rule: "filesystem.deny: /h/.ssh", Locked: true, Command: "cat", Count: 2},
+			"file-read ~/.ssh/id_rsa by cat (2 times): filesystem.deny: ~/.ssh (not to be allowed)"},
+		{Violation{Operation: "file-write", Path: "/h/src/o/x", Rule: "filesystem.write: not listed", Allow: "--allow-write /h/src/o", Count: 1},
+			"file-write ~/src/o/x: filesystem.write: not listed; to allow it: --allow-write ~/src/o"},
+		{Violation{Operation: "file-write", Path: "/w/.git/hooks/pre-commit", Rule: "protected: **/.git/hooks/", Locked: true, Unenforced: true, Command: "sh", Count: 1},
+			"file-write /w/.git/hooks/pre-commit by sh: protected: **/.git/hooks/; it happened all the same: this backend cannot enforce it (see the degraded lines)"},
+		{Violation{Operation: "network-connect", Address: "192.0.2.1:443", Rule: "network: deny", Count: 1},
+			"network-connect 192.0.2.1:443: network: deny"},
+		{Violation{Operation: "file-write", Path: "/w/evil\x1b[2J", Rule: "filesystem.write: not listed", Command: "a\nb", Count: 1},
+			`file-write "/w/evil\x1b[2J" by "a\nb": filesystem.write: not listed`},
+		{Violation{Operation: "file-read", Path: "/h", Rule: "filesystem.read: not listed", Count: 1},
+			"file-read ~: filesystem.read: not listed"},
+	} {
+		if got := tc.v.Line(home); got != tc.want {
+			t.Errorf("Line:\n got %q\nwant %q", got, tc.want)
+		}
+	}
+}

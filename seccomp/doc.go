@@ -43,4 +43,11 @@
 //
 // Everything else is allowed. Install sets no_new_privs and applies the
 // filter to all threads of the process (SECCOMP_FILTER_FLAG_TSYNC).
+//
+// WatchFilter is the violation monitor's second program: it allows every
+// call but sends the watched file and socket calls (Watched) to a
+// listener first (SECCOMP_RET_USER_NOTIF), where the host's supervisor
+// (package monitor) looks at them and lets each go on unchanged. It
+// enforces nothing; InstallWatch installs it after the enforcing filter,
+// whose errno wins over a notification.
 package seccomp

@@ -15,3 +15,7 @@ const (
 )
 
 var commonDenied, commonStrict, archDenied, archStrict []sysEntry
+
+// archWatched: the monitor is not built for this architecture (see
+// WatchFilter).
+func archWatched() []Call { return nil }

@@ -29,3 +29,9 @@ type Options struct {
 
 // Describe returns nil: seccomp exists only on Linux.
 func Describe(o Options) []string { return nil }
+
+// WatchAvailable reports whether the violation monitor's filter exists
+// here: never outside Linux.
+func WatchAvailable() error {
+	return fmt.Errorf("seccomp: the violation monitor runs only on Linux, not on %s", runtime.GOOS)
+}

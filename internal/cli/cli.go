@@ -69,9 +69,8 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest())
 	for _, nb := range []struct{ name, short, what string }{
-		{"test", "run CMD confined and report what was denied", "needs the violation monitor"},
 		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
 		{"shell", "interactive confined shell", "needs /sandbox commands; use cordon run -- bash meanwhile"},
 	} {
@@ -94,7 +93,7 @@ func flagError(c *cobra.Command, err error) error {
 
 func newRun() *cobra.Command {
 	pf := policyFlags{auditLogUsed: true}
-	var jsonOut, noDisarm bool
+	var o runOptions
 	c := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARG...]",
 		Short: "run CMD confined",
@@ -103,55 +102,78 @@ Exit status: the command's own; 128+N if it died of signal N; 124 if --timeout
 fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New("no command given: use cordon run [flags] -- CMD [ARG...]")
-			}
-			// Orphans of the sandbox (bwrap's init) come back to cordon,
-			// which reaps them for the command's CPU time.
-			_ = launch.BecomeSubreaper()
-			p, h, err := pf.loadPolicy(cmd)
-			if err != nil {
-				return err
-			}
-			opts := planOptions(h)
-			opts.KeepPlanted = noDisarm
-			req := launch.Request{Policy: p, Command: args, Options: opts, Helper: launch.SiblingHelper, Tell: tellStderr,
-				Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !jsonOut}}
-			if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
-				lg := &lazyLog{path: p.Audit.LogFile, max: p.Audit.MaxSize()}
-				defer lg.Close()
-				req.Audit, req.SessionID, req.AuditCommand = lg, audit.NewSessionID(), strings.Join(args, " ")
-			}
-			res, err := launch.RunCommand(context.Background(), req)
-			var xe *launch.ExecError
-			if errors.As(err, &xe) {
-				fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
-				return &exitError{xe.Code}
-			}
-			if err != nil {
-				return err
-			}
-			if jsonOut {
-				b, _ := json.Marshal(res)
-				fmt.Fprintln(os.Stderr, string(b))
-			}
-			if res.ExitCode != 0 {
-				return &exitError{res.ExitCode}
-			}
-			return nil
+			// --audit-log asks for the record of what was denied.
+			o.watch = cmd.Flags().Changed("audit-log")
+			return runConfined(cmd, &pf, o, args)
 		},
 	}
-	pf.register(c.Flags())
-	c.Flags().BoolVar(&jsonOut, "json", false, "print the result (exit code, usage) as JSON on stderr")
-	c.Flags().BoolVar(&noDisarm, "no-disarm", false, "leave git hooks, config keys and other files the command planted armed (they are still reported)")
-	c.Flags().SetInterspersed(false)
+	o.register(c, &pf)
 	return c
+}
+
+// runOptions are the flags of cordon run and cordon test besides the
+// policy's.
+type runOptions struct {
+	jsonOut, noDisarm bool
+	// watch turns the violation monitor on; report prints what it saw
+	// (cordon test).
+	watch, report bool
+}
+
+func (o *runOptions) register(c *cobra.Command, pf *policyFlags) {
+	pf.register(c.Flags())
+	c.Flags().BoolVar(&o.jsonOut, "json", false, "print the result (exit code, usage, violations) as JSON on stderr")
+	c.Flags().BoolVar(&o.noDisarm, "no-disarm", false, "leave git hooks, config keys and other files the command planted armed (they are still reported)")
+	c.Flags().SetInterspersed(false)
+}
+
+// runConfined runs args as cordon run and cordon test do.
+func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no command given: use cordon %s [flags] -- CMD [ARG...]", cmd.Name())
+	}
+	// Orphans of the sandbox (bwrap's init) come back to cordon,
+	// which reaps them for the command's CPU time.
+	_ = launch.BecomeSubreaper()
+	p, h, err := pf.loadPolicy(cmd)
+	if err != nil {
+		return err
+	}
+	opts := planOptions(h)
+	opts.KeepPlanted = o.noDisarm
+	req := launch.Request{Policy: p, Command: args, Options: opts, Helper: launch.SiblingHelper, Tell: tellStderr, Watch: o.watch,
+		Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !o.jsonOut}}
+	if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
+		lg := &lazyLog{path: p.Audit.LogFile, max: p.Audit.MaxSize()}
+		defer lg.Close()
+		req.Audit, req.SessionID, req.AuditCommand = lg, audit.NewSessionID(), strings.Join(args, " ")
+	}
+	res, err := launch.RunCommand(context.Background(), req)
+	var xe *launch.ExecError
+	if errors.As(err, &xe) {
+		fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
+		return &exitError{xe.Code}
+	}
+	if err != nil {
+		return err
+	}
+	if o.report {
+		writeReport(os.Stderr, res, h.Home)
+	}
+	if o.jsonOut {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(os.Stderr, string(b))
+	}
+	if res.ExitCode != 0 {
+		return &exitError{res.ExitCode}
+	}
+	return nil
 }
 
 // tellStderr says what a run says to its user on stderr, as "cordon: "
 // lines.
 func tellStderr(l launch.Line) {
-	prefix := map[launch.LineKind]string{launch.Warning: "warning: ", launch.Note: "note: ", launch.Degraded: "degraded: ", launch.NetRefused: "network: "}[l.Kind]
+	prefix := map[launch.LineKind]string{launch.Warning: "warning: ", launch.Note: "note: ", launch.Degraded: "degraded: ", launch.NetRefused: "network: ", launch.Denied: "denied: "}[l.Kind]
 	suffix := ""
 	if l.Kind == launch.TimedOut {
 		suffix = "; killed the command and everything it started"
@@ -451,9 +473,21 @@ func enforced(r *probe.Report) []enforcement {
 		{"seccomp", st(true), "arch-checked filter (x32 and i386 refused): ptrace, bpf, io_uring, kexec, modules, keyctl, mount family, new user namespaces, TIOCSTI/TIOCLINUX get EPERM; strict mode denies more", nil},
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
-		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted and every decision of the network proxy, allowed or refused (audit.log_file, --audit-log); allowed file operations (audit.log_allowed) and what the kernel denied a shell command are not recorded: not built yet", nil},
-		{"violation monitor", st(false), "denials of shell commands show as the command's own errors (Permission denied, Read-only file system)", nil},
+		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted and every decision of the network proxy, allowed or refused, and, with the violation monitor on, every distinct access the policy denied a command (audit.log_file, --audit-log); allowed accesses with audit.log_allowed", nil},
+		{"violation monitor", monitorState(r), "on request (cordon test, on_violation: warn or log, --audit-log, audit.log_allowed): a seccomp user-notification supervisor sees every file open, create, rename, exec and socket connect of the command's tree and names the rule that denies it; it only observes (the kernel layers enforce); off by default, at no cost", nil},
 	}...)
+}
+
+// monitorState says whether the violation monitor can run here: on the
+// Linux backends, on an architecture the watch filter is written for.
+func monitorState(r *probe.Report) string {
+	if seccomp.WatchAvailable() != nil {
+		return "unavailable"
+	}
+	if r.AutoBackend == backend.Bwrap || r.AutoBackend == backend.Landlock {
+		return "available"
+	}
+	return "unavailable"
 }
 
 // limitsState says how process and memory limits are enforced here, by

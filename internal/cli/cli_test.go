@@ -103,7 +103,7 @@ func TestMainErrors(t *testing.T) {
 	}{
 		{[]string{"run"}, "no command given"},
 		{[]string{"run", "--bogus", "--", "true"}, "unknown flag: --bogus"},
-		{[]string{"test", "--", "true"}, "cordon test is not built yet"},
+		{[]string{"test"}, "no command given: use cordon test [flags] -- CMD [ARG...]"},
 		{[]string{"shell"}, "cordon shell is not built yet"},
 	}
 	for _, tc := range tests {

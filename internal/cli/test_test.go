@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+func TestConfigSnippet(t *testing.T) {
+	const home = "/h"
+	for _, tc := range []struct {
+		name string
+		vs   []result.Violation
+		want string
+	}{
+		{"nothing to allow", []result.Violation{{Rule: "filesystem.deny: /h/.ssh", Locked: true}}, ""},
+		{"reads, writes and a socket, each once", []result.Violation{
+			{Allow: "--allow-read /h/.config/foo"},
+			{Allow: "--allow-write /h/src/other"},
+			{Allow: "--allow-write /h/src/other"},
+			{Allow: "--allow-unix-socket /run/user/1000/agent.sock"},
+		}, "sandbox:\n  filesystem:\n    read: [\"~/.config/foo\"]\n    write: [\"~/src/other\"]\n  unix_sockets: [\"/run/user/1000/agent.sock\"]\n"},
+		{"a hostile name stays one quoted scalar", []result.Violation{{Allow: "--allow-read /h/a\"], evil: [\"\n"}},
+			"sandbox:\n  filesystem:\n    read: [\"~/a\\\"], evil: [\\\"\\x0a\"]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := configSnippet(tc.vs, home); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteReport(t *testing.T) {
+	var b strings.Builder
+	writeReport(&b, &result.Result{}, "/h")
+	if !strings.Contains(b.String(), "the violation monitor did not run") {
+		t.Errorf("no monitor: %q", b.String())
+	}
+	b.Reset()
+	writeReport(&b, &result.Result{Monitor: &result.Monitor{Calls: 12}}, "/h")
+	if b.String() != "cordon: test: nothing was denied (12 calls watched)\n" {
+		t.Errorf("nothing denied: %q", b.String())
+	}
+	b.Reset()
+	writeReport(&b, &result.Result{Monitor: &result.Monitor{Calls: 9, More: 2},
+		Violations: []result.Violation{{Operation: "file-read", Path: "/h/x", Rule: "filesystem.read: not listed", Allow: "--allow-read /h/x", Count: 1}}}, "/h")
+	for _, w := range []string{"cordon: test: 3 denied (9 calls watched):\n", "  file-read ~/x: filesystem.read: not listed; to allow it: --allow-read ~/x\n", "and 2 more distinct denials", "read: [\"~/x\"]"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, b.String())
+		}
+	}
+}

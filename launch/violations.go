@@ -1,0 +1,207 @@
+package launch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/monitor"
+	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// maxViolations caps the distinct violations one run keeps (and records);
+// past it they are only counted (result.Monitor.More), so a command that
+// probes a million paths costs bounded memory.
+const maxViolations = 1000
+
+// violations classifies the violation monitor's events against the policy
+// and keeps each distinct denial once, with its count, recording the first
+// of each in the audit log.
+type violations struct {
+	policyDec *policy.Decider // the policy's
+	dec       *policy.Decider // and the plan's writable trees (usePlan)
+	// log receives the audit records, or is nil; session, command and
+	// mode fill them.
+	log                    Recorder
+	session, command, mode string
+	// allowed also records the distinct allowed file accesses
+	// (audit.log_allowed).
+	allowed bool
+	tell    func(Line)
+	// loose are the trees where the backend enforces nothing the policy
+	// denies or protects: the Landlock-only backend's writable roots.
+	loose []string
+
+	mu     sync.Mutex
+	index  map[violationKey]int // into list
+	list   []result.Violation
+	seen   map[violationKey]bool // allowed accesses recorded
+	more   int
+	failed bool // the audit log refused a record: no more are tried
+}
+
+// newViolations is the classifier of req's run.
+func newViolations(req Request, pl *plan.Plan, tell func(Line)) *violations {
+	p := req.Policy
+	v := &violations{policyDec: p.Decider(req.Options.Home), session: req.SessionID, command: req.AuditCommand,
+		mode: string(p.Mode), tell: tell, index: map[violationKey]int{}, seen: map[violationKey]bool{}}
+	v.usePlan(pl)
+	if req.Audit != nil {
+		v.log = req.Audit
+		v.allowed = p.Audit.LogAllowed
+	}
+	return v
+}
+
+type violationKey struct{ op, target, rule string }
+
+// usePlan makes the decisions follow pl (the plan that runs: after a
+// fallback, the Landlock-only one). It is called before the run.
+func (v *violations) usePlan(pl *plan.Plan) {
+	v.dec = v.policyDec.WithWritable(pl.Writable...)
+	v.loose = nil
+	if pl.Backend == backend.Landlock && pl.Spec.Landlock != nil {
+		v.loose = pl.Spec.Landlock.ReadWrite
+	}
+}
+
+// observe is Stdio.Watch: one event of the monitor.
+func (v *violations) observe(ev monitor.Event) {
+	var d policy.Decision
+	target := ev.Path
+	switch {
+	case ev.Addr.IsValid():
+		if ev.Op != monitor.OpConnect {
+			return // binding a local port is not the policy's to refuse
+		}
+		d = v.dec.DecideConnect(ev.Addr)
+		target = ev.Addr.String()
+	case ev.Op == monitor.OpBind:
+		// Binding a unix socket creates its file.
+		d = v.dec.Decide(policy.OpWrite, ev.Path)
+	default:
+		d = v.dec.Decide(policy.Op(ev.Op), ev.Path)
+	}
+	if !d.Denied {
+		if v.allowed && ev.Path != "" {
+			v.recordAllowed(ev, d)
+		}
+		return
+	}
+	if ev.Path != "" && (!onHost(ev) || hidden(ev.Path)) {
+		// Nothing there on the host either: the policy kept nothing
+		// from the command (a search along a path list, a probe).
+		return
+	}
+	k := violationKey{string(ev.Op), target, d.Rule}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if i, ok := v.index[k]; ok {
+		v.list[i].Count++
+		return
+	}
+	if len(v.list) >= maxViolations {
+		v.more++
+		return
+	}
+	viol := result.Violation{Operation: string(ev.Op), Path: ev.Path, Rule: d.Rule, Allow: d.Fix, Locked: locked(d),
+		Unenforced: ev.Path != "" && policy.CoveredBy(ev.Path, v.loose), Command: commandOf(ev.Pid), Count: 1}
+	action := audit.ActionDenied
+	if viol.Unenforced {
+		action = audit.ActionWarned
+	}
+	if ev.Addr.IsValid() {
+		viol.Address = target
+	}
+	v.index[k] = len(v.list)
+	v.list = append(v.list, viol)
+	v.write(audit.Record{Timestamp: time.Now(), Operation: viol.Operation, Path: viol.Path, Address: viol.Address,
+		Action: action, Rule: viol.Rule, Mode: v.mode})
+}
+
+// recordAllowed records the first allowed access of each kind to a path
+// (audit.log_allowed), up to the cap.
+func (v *violations) recordAllowed(ev monitor.Event, d policy.Decision) {
+	k := violationKey{string(ev.Op), ev.Path, ""}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.seen[k] || len(v.seen) >= maxViolations {
+		return
+	}
+	v.seen[k] = true
+	v.write(audit.Record{Timestamp: time.Now(), Operation: string(ev.Op), Path: ev.Path, Action: audit.ActionAllowed, Rule: d.Rule, Mode: v.mode})
+}
+
+// write records r in the audit log, if there is one; v.mu is held.
+func (v *violations) write(r audit.Record) {
+	if v.log == nil || v.failed {
+		return
+	}
+	r.SessionID, r.Command = v.session, v.command
+	if err := v.log.Record(r); err != nil {
+		v.failed = true
+		v.tell(Line{Warning, fmt.Sprintf("the violation monitor's records were not written to the audit log: %v", err)})
+	}
+}
+
+// result returns the distinct violations, in the order first seen, and
+// how many more there were past the cap.
+func (v *violations) result() ([]result.Violation, int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]result.Violation(nil), v.list...), v.more
+}
+
+// locked reports whether no change should allow what d denies: a secret,
+// or a path protected because code placed there runs later on the host
+// (a protected name, a deny_write or guarded path, a git directory's
+// hooks).
+func locked(d policy.Decision) bool {
+	if d.Secret {
+		return true
+	}
+	for _, p := range []string{"protected:", "filesystem.deny_write:", "git directory:"} {
+		if strings.HasPrefix(d.Rule, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hidden reports whether path lies where the profiles show nothing by
+// design and programs only probe: /sys, which every Go program and glibc
+// read at start (transparent huge pages, the online CPUs) and do without.
+// Denials there are not reported.
+func hidden(path string) bool { return policy.Within(path, "/sys") }
+
+// onHost reports whether a denied access concerns something on the host:
+// the path exists there, or, for a write, its directory does (the command
+// could have created it).
+func onHost(ev monitor.Event) bool {
+	if _, err := os.Lstat(ev.Path); err == nil {
+		return true
+	}
+	if ev.Op == monitor.OpWrite || ev.Op == monitor.OpBind {
+		if fi, err := os.Stat(filepath.Dir(ev.Path)); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// commandOf is the name of the program pid runs (its comm), or "".
+func commandOf(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

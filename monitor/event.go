@@ -1,0 +1,47 @@
+package monitor
+
+import "net/netip"
+
+// Op is what a watched call does, named as the audit record's operation.
+type Op string
+
+// The operations of an Event.
+const (
+	// OpRead opens a file or directory for reading.
+	OpRead Op = "file-read"
+	// OpWrite opens a file for writing, or creates, truncates, removes,
+	// renames, links or changes one.
+	OpWrite Op = "file-write"
+	// OpExec executes a file.
+	OpExec Op = "file-exec"
+	// OpConnect connects or sends to a socket address: Addr, or the unix
+	// socket Path.
+	OpConnect Op = "network-connect"
+	// OpBind binds a socket to an address: Addr, or the unix socket Path.
+	OpBind Op = "network-bind"
+)
+
+// Event is one watched call.
+type Event struct {
+	// Pid is the calling thread's id on the host.
+	Pid int
+	// Call is the system call's name (openat, renameat2, connect, ...).
+	Call string
+	// Op is what the call does.
+	Op Op
+	// Path is the file, or the unix socket, as the process sees it:
+	// absolute and lexically clean; "" for an internet address.
+	Path string
+	// Addr is the internet address of a socket call.
+	Addr netip.AddrPort
+}
+
+// Stats counts what a Monitor saw.
+type Stats struct {
+	// Calls is the number of notifications answered.
+	Calls int64
+	// Unresolved counts calls whose path or address could not be read
+	// (the process died, or its memory or its /proc entries were out of
+	// reach): they went on to the kernel unobserved.
+	Unresolved int64
+}

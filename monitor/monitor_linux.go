@@ -1,0 +1,316 @@
+//go:build linux
+
+package monitor
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cordon-sandbox/cordon/seccomp"
+	"golang.org/x/sys/unix"
+)
+
+// Monitor serves one listener.
+type Monitor struct {
+	fd       int
+	stopR    int
+	stopW    int
+	calls    map[uint32]seccomp.Call
+	emit     func(Event)
+	done     chan struct{}
+	stopOnce sync.Once
+	stats    struct{ calls, unresolved atomic.Int64 }
+}
+
+// Start serves the listener fd (it takes ownership) in a goroutine of its
+// own, calling emit for each Event, in the order the calls came, after
+// the call has been let go on. It returns an error if it could not start;
+// then fd is closed and the watched calls fail with ENOSYS.
+func Start(fd int, emit func(Event)) (*Monitor, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, done: make(chan struct{})}
+	for _, c := range seccomp.Watched() {
+		m.calls[c.Nr] = c
+	}
+	go m.serve()
+	return m, nil
+}
+
+// Stop stops serving, closes the listener and returns what was seen. Calls
+// still pending then fail with ENOSYS. It waits for the last Event to be
+// emitted; it may be called more than once.
+func (m *Monitor) Stop() Stats {
+	m.stopOnce.Do(func() {
+		_, _ = unix.Write(m.stopW, []byte{0})
+		<-m.done
+		unix.Close(m.stopW)
+		unix.Close(m.stopR)
+		unix.Close(m.fd)
+	})
+	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load()}
+}
+
+// Done is closed when the monitor has stopped serving: Stop was called,
+// or every process of the filter has exited.
+func (m *Monitor) Done() <-chan struct{} { return m.done }
+
+func (m *Monitor) serve() {
+	defer close(m.done)
+	fds := []unix.PollFd{{Fd: int32(m.fd), Events: unix.POLLIN}, {Fd: int32(m.stopR), Events: unix.POLLIN}}
+	var n notif
+	var evs []Event
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			// POLLHUP: no process of the filter is left.
+			return
+		}
+		if err := recv(m.fd, &n); err != nil {
+			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOENT) {
+				continue // the caller died meanwhile
+			}
+			return
+		}
+		evs = m.events(&n, evs[:0])
+		// The process is still the one that made the call: its memory
+		// and /proc entries were read from it, not from a successor.
+		valid := idValid(m.fd, n.ID)
+		_ = proceed(m.fd, n.ID)
+		m.stats.calls.Add(1)
+		if !valid {
+			m.stats.unresolved.Add(1)
+			continue
+		}
+		for _, ev := range evs {
+			m.emit(ev)
+		}
+	}
+}
+
+// events decodes the notification n into evs: none when the call does not
+// access anything (O_PATH), or when its path could not be read.
+func (m *Monitor) events(n *notif, evs []Event) []Event {
+	c, ok := m.calls[uint32(n.Data.Nr)]
+	if !ok {
+		return evs
+	}
+	pid := int(n.Pid)
+	args := n.Data.Args
+	ev := Event{Pid: pid, Call: c.Name}
+	switch c.Kind {
+	case seccomp.CallOpen, seccomp.CallOpenHow:
+		flags := args[c.Flags]
+		if c.Kind == seccomp.CallOpenHow {
+			var b [8]byte
+			if !readMem(pid, args[c.Flags], b[:]) {
+				m.stats.unresolved.Add(1)
+				return evs
+			}
+			flags = binary.NativeEndian.Uint64(b[:])
+		}
+		op, ok := openOp(flags)
+		if !ok {
+			return evs
+		}
+		ev.Op = op
+	case seccomp.CallWrite:
+		ev.Op = OpWrite
+	case seccomp.CallExec:
+		ev.Op = OpExec
+	case seccomp.CallAddr:
+		ev.Op = OpConnect
+		if c.Name == "bind" {
+			ev.Op = OpBind
+		}
+		ok := m.address(pid, args[c.Addr], args[c.AddrLen], &ev)
+		if !ok {
+			return evs
+		}
+		return append(evs, ev)
+	}
+	p, ok := m.path(pid, args, c.Dirfd, c.Path)
+	if !ok {
+		m.stats.unresolved.Add(1)
+		return evs
+	}
+	ev.Path = p
+	evs = append(evs, ev)
+	if c.Path2 != seccomp.NoArg {
+		if p2, ok := m.path(pid, args, c.Dirfd2, c.Path2); ok {
+			ev.Path = p2
+			evs = append(evs, ev)
+		} else {
+			m.stats.unresolved.Add(1)
+		}
+	}
+	return evs
+}
+
+// openOp says what an open with flags does: it writes with an access mode
+// other than O_RDONLY, or O_CREAT, O_TRUNC or O_TMPFILE; O_PATH accesses
+// nothing.
+func openOp(flags uint64) (Op, bool) {
+	f := int(flags)
+	switch {
+	case f&unix.O_PATH != 0:
+		return "", false
+	case f&unix.O_ACCMODE != unix.O_RDONLY, f&(unix.O_CREAT|unix.O_TRUNC) != 0, f&unix.O_TMPFILE == unix.O_TMPFILE:
+		return OpWrite, true
+	}
+	return OpRead, true
+}
+
+// path reads the path argument pathArg of pid's call and resolves it
+// against the dirfd argument dirArg (NoArg: the working directory).
+func (m *Monitor) path(pid int, args [6]uint64, dirArg, pathArg int) (string, bool) {
+	p, ok := readString(pid, args[pathArg])
+	if !ok {
+		return "", false
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), true
+	}
+	dir := "cwd"
+	if dirArg != seccomp.NoArg {
+		if fd := int32(args[dirArg]); fd != unix.AT_FDCWD {
+			dir = "fd/" + strconv.Itoa(int(fd))
+		}
+	}
+	base, ok := procLink(pid, dir)
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(base, p), true
+}
+
+// address decodes the socket address at addr, n bytes long, into ev: an
+// internet address, or a pathname unix socket resolved against the
+// working directory. Abstract and unnamed unix sockets and other families
+// are not reported.
+func (m *Monitor) address(pid int, addr, n uint64, ev *Event) bool {
+	if addr == 0 || n < 2 {
+		return false
+	}
+	n = min(n, unix.SizeofSockaddrUnix)
+	b := make([]byte, n)
+	if !readMem(pid, addr, b) {
+		m.stats.unresolved.Add(1)
+		return false
+	}
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET:
+		if n < unix.SizeofSockaddrInet4 {
+			return false
+		}
+		ip := netip.AddrFrom4([4]byte(b[4:8]))
+		ev.Addr = netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[2:4]))
+		return true
+	case unix.AF_INET6:
+		if n < unix.SizeofSockaddrInet6 {
+			return false
+		}
+		ip := netip.AddrFrom16([16]byte(b[8:24])).Unmap()
+		ev.Addr = netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[2:4]))
+		return true
+	case unix.AF_UNIX:
+		name := b[2:]
+		if len(name) == 0 || name[0] == 0 {
+			return false // unnamed or abstract
+		}
+		if i := indexNUL(name); i >= 0 {
+			name = name[:i]
+		}
+		p := string(name)
+		if !filepath.IsAbs(p) {
+			base, ok := procLink(pid, "cwd")
+			if !ok {
+				m.stats.unresolved.Add(1)
+				return false
+			}
+			p = filepath.Join(base, p)
+		}
+		ev.Path = filepath.Clean(p)
+		return true
+	}
+	return false
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// procLink reads /proc/PID/NAME (cwd, fd/N): the path as the process sees
+// it; false if it is not a path (a pipe, a socket, a deleted file) or out
+// of reach.
+func procLink(pid int, name string) (string, bool) {
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/"+strconv.Itoa(pid)+"/"+name, buf[:])
+	if err != nil || n == 0 || buf[0] != '/' {
+		return "", false
+	}
+	s := string(buf[:n])
+	if len(s) > len(deleted) && s[len(s)-len(deleted):] == deleted {
+		return "", false
+	}
+	return s, true
+}
+
+const deleted = " (deleted)"
+
+// readString reads the NUL-terminated string at addr in pid's memory, at
+// most PATH_MAX bytes, a page at a time (a string may end just before an
+// unmapped page).
+func readString(pid int, addr uint64) (string, bool) {
+	if addr == 0 {
+		return "", false
+	}
+	var out []byte
+	var buf [unix.PathMax]byte
+	for len(out) < unix.PathMax {
+		chunk := pageSize - int(addr%uint64(pageSize))
+		chunk = min(chunk, unix.PathMax-len(out))
+		if !readMem(pid, addr, buf[:chunk]) {
+			return "", false
+		}
+		if i := indexNUL(buf[:chunk]); i >= 0 {
+			return string(append(out, buf[:i]...)), true
+		}
+		out = append(out, buf[:chunk]...)
+		addr += uint64(chunk)
+	}
+	return "", false
+}
+
+var pageSize = unix.Getpagesize()
+
+// readMem fills b from pid's memory at addr.
+func readMem(pid int, addr uint64, b []byte) bool {
+	local := []unix.Iovec{{Base: &b[0]}}
+	local[0].SetLen(len(b))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	return err == nil && n == len(b)
+}

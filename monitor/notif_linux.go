@@ -1,0 +1,60 @@
+//go:build linux
+
+package monitor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccompData is struct seccomp_data.
+type seccompData struct {
+	Nr   int32
+	Arch uint32
+	IP   uint64
+	Args [6]uint64
+}
+
+// notif is struct seccomp_notif.
+type notif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Data  seccompData
+}
+
+// notifResp is struct seccomp_notif_resp.
+type notifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// recv waits for the next notification on the listener fd.
+func recv(fd int, n *notif) error {
+	*n = notif{}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_RECV), uintptr(unsafe.Pointer(n)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// idValid reports whether notification id is still pending: its process
+// has not died (and its pid been reused) since it was received.
+func idValid(fd int, id uint64) bool {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_ID_VALID), uintptr(unsafe.Pointer(&id)))
+	return e == 0
+}
+
+// proceed lets the call id go on to the kernel's own checks.
+func proceed(fd int, id uint64) error {
+	r := notifResp{ID: id, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SEND), uintptr(unsafe.Pointer(&r)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}

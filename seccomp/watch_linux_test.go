@@ -1,0 +1,54 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestWatchFilterProgram runs the monitor's program on the calls it must
+// send to the listener and on those it must leave alone.
+func TestWatchFilterProgram(t *testing.T) {
+	prog, err := WatchFilter()
+	if err != nil {
+		t.Skip(err)
+	}
+	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, retAllow
+	tests := []struct {
+		name string
+		arch uint32
+		nr   uint32
+		args []uint64
+		want uint32
+	}{
+		{"openat", nativeArch, unix.SYS_OPENAT, nil, notify},
+		{"openat2", nativeArch, unix.SYS_OPENAT2, nil, notify},
+		{"execve", nativeArch, unix.SYS_EXECVE, nil, notify},
+		{"renameat2", nativeArch, unix.SYS_RENAMEAT2, nil, notify},
+		{"connect", nativeArch, unix.SYS_CONNECT, nil, notify},
+		{"bind", nativeArch, unix.SYS_BIND, nil, notify},
+		{"sendto with an address", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0x2000, 16}, notify},
+		{"sendto with an address above 4 GiB", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0x7f00_0000_0000, 16}, notify},
+		{"sendto on a connected socket", nativeArch, unix.SYS_SENDTO, []uint64{3, 0x1000, 10, 0, 0, 0}, allow},
+		{"read", nativeArch, unix.SYS_READ, nil, allow},
+		{"fstat", nativeArch, unix.SYS_FSTAT, nil, allow},
+		{"a foreign architecture (the enforcing filter denies it)", nativeArch + 1, unix.SYS_OPENAT, nil, allow},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := run(t, prog, tc.arch, tc.nr, tc.args...); got != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+		})
+	}
+	for _, c := range Watched() {
+		if c.Nr == unix.SYS_SENDTO {
+			continue
+		}
+		if got := run(t, prog, nativeArch, c.Nr); got != notify {
+			t.Errorf("%s: %#x, want the listener", c.Name, got)
+		}
+	}
+}
