@@ -186,10 +186,17 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		res.Violations, more = viols.result()
 		if res.Monitor != nil {
 			res.Monitor.More = more
+			res.Monitor.LoopbackPorts = viols.loopbackPorts()
 		}
-		if p.OnViolation == policy.OnViolationWarn {
+		// Mode permissive says what it let through, unless asked only
+		// to log.
+		if p.OnViolation == policy.OnViolationWarn || p.Mode == policy.ModePermissive && p.OnViolation != policy.OnViolationLog {
 			for _, v := range res.Violations {
-				tell(Line{Denied, v.Line(req.Options.Home)})
+				kind := Denied
+				if v.Unenforced != "" {
+					kind = Warning
+				}
+				tell(Line{kind, v.Line(req.Options.Home)})
 			}
 			if more > 0 {
 				tell(Line{Denied, fmt.Sprintf("and %d more distinct denials", more)})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,20 +40,28 @@ type violations struct {
 	// loose are the trees where the backend enforces nothing the policy
 	// denies or protects: the Landlock-only backend's writable roots.
 	loose []string
+	// permissive: nothing the policy denies was enforced, but the
+	// secrets when hideDenied.
+	permissive, hideDenied bool
 
-	mu     sync.Mutex
-	index  map[violationKey]int // into list
-	list   []result.Violation
-	seen   map[violationKey]bool // allowed accesses recorded
-	more   int
-	failed bool // the audit log refused a record: no more are tried
+	mu sync.Mutex
+	// loopback and bound are the loopback ports connected to and bound
+	// in mode permissive (result.Monitor.LoopbackPorts).
+	loopback, bound map[uint16]bool
+	index           map[violationKey]int // into list
+	list            []result.Violation
+	seen            map[violationKey]bool // allowed accesses recorded
+	more            int
+	failed          bool // the audit log refused a record: no more are tried
 }
 
 // newViolations is the classifier of req's run.
 func newViolations(req Request, pl *plan.Plan, tell func(Line)) *violations {
 	p := req.Policy
 	v := &violations{policyDec: p.Decider(req.Options.Home), session: req.SessionID, command: req.AuditCommand,
-		mode: string(p.Mode), tell: tell, index: map[violationKey]int{}, seen: map[violationKey]bool{}}
+		mode: string(p.Mode), tell: tell, index: map[violationKey]int{}, seen: map[violationKey]bool{},
+		loopback: map[uint16]bool{}, bound: map[uint16]bool{}}
+	v.permissive, v.hideDenied = p.Mode == policy.ModePermissive, req.Options.HideDenied
 	v.usePlan(pl)
 	if req.Audit != nil {
 		v.log = req.Audit
@@ -62,6 +71,20 @@ func newViolations(req Request, pl *plan.Plan, tell func(Line)) *violations {
 }
 
 type violationKey struct{ op, target, rule string }
+
+// unenforced says why what ev did happened although the policy denies it,
+// or "".
+func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
+	switch {
+	case v.permissive && d.Secret && v.hideDenied:
+		return "" // hidden all the same (plan.Options.HideDenied)
+	case v.permissive:
+		return "mode permissive"
+	case ev.Path != "" && policy.CoveredBy(ev.Path, v.loose):
+		return "this backend cannot enforce it (see the degraded lines)"
+	}
+	return ""
+}
 
 // usePlan makes the decisions follow pl (the plan that runs: after a
 // fallback, the Landlock-only one). It is called before the run.
@@ -79,6 +102,9 @@ func (v *violations) observe(ev monitor.Event) {
 	target := ev.Path
 	switch {
 	case ev.Addr.IsValid():
+		if v.permissive && ev.Addr.Addr().IsLoopback() || ev.Addr.Addr().IsUnspecified() {
+			v.loopbackPort(ev)
+		}
 		if ev.Op != monitor.OpConnect {
 			return // binding a local port is not the policy's to refuse
 		}
@@ -113,9 +139,9 @@ func (v *violations) observe(ev monitor.Event) {
 		return
 	}
 	viol := result.Violation{Operation: string(ev.Op), Path: ev.Path, Rule: d.Rule, Allow: d.Fix, Locked: locked(d),
-		Unenforced: ev.Path != "" && policy.CoveredBy(ev.Path, v.loose), Command: commandOf(ev.Pid), Count: 1}
+		Unenforced: v.unenforced(ev, d), Command: commandOf(ev.Pid), Count: 1}
 	action := audit.ActionDenied
-	if viol.Unenforced {
+	if viol.Unenforced != "" {
 		action = audit.ActionWarned
 	}
 	if ev.Addr.IsValid() {
@@ -150,6 +176,37 @@ func (v *violations) write(r audit.Record) {
 		v.failed = true
 		v.tell(Line{Warning, fmt.Sprintf("the violation monitor's records were not written to the audit log: %v", err)})
 	}
+}
+
+// loopbackPort notes a loopback port connected to or bound in mode
+// permissive.
+func (v *violations) loopbackPort(ev monitor.Event) {
+	if !v.permissive {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	port := ev.Addr.Port()
+	if ev.Op == monitor.OpBind {
+		v.bound[port] = true
+	} else if ev.Addr.Addr().IsLoopback() && len(v.loopback) < maxViolations {
+		v.loopback[port] = true
+	}
+}
+
+// loopbackPorts are the loopback ports connected to and not bound, in
+// order.
+func (v *violations) loopbackPorts() []int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []int
+	for p := range v.loopback {
+		if !v.bound[p] && p != 0 {
+			out = append(out, int(p))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // result returns the distinct violations, in the order first seen, and

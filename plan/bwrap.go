@@ -94,6 +94,11 @@ type bwrapBuilder struct {
 	// emptyHome: the home is an empty tmpfs, made read-only once
 	// everything inside it is in place.
 	emptyHome bool
+	// permissive builds mode permissive's plan (see permissiveMounts).
+	permissive bool
+	// denied are the existing paths the deny rules name, literal ones and
+	// the deny globs' matches in the trees walked (for HideDenied).
+	denied []string
 }
 
 type root struct {
@@ -102,6 +107,12 @@ type root struct {
 }
 
 func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error) {
+	return buildBwrapMode(p, command, opts, p.Mode == policy.ModePermissive)
+}
+
+// buildBwrapMode is buildBwrap, for mode permissive when permissive is
+// set.
+func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive bool) (*Plan, error) {
 	bw := opts.Host.Bwrap
 	if err := opts.Host.BwrapErr; err != nil {
 		return nil, err
@@ -115,7 +126,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 	if err := dirProblem(opts.StateDir); err != nil {
 		return nil, fmt.Errorf("creating state directory %s: %w", opts.StateDir, err)
 	}
-	b := &bwrapBuilder{p: p, opts: opts, plan: &Plan{
+	b := &bwrapBuilder{p: p, opts: opts, permissive: permissive, plan: &Plan{
 		Backend:       backend.Bwrap,
 		Command:       command,
 		StateDir:      opts.StateDir,
@@ -133,7 +144,7 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		"--die-with-parent", "--cap-drop", "ALL", "--hostname", "cordon",
 	}
 	mode, _ := netMode(p)
-	if mode != policy.NetOpen {
+	if mode != policy.NetOpen && !permissive {
 		// bwrap brings the new namespace's loopback up.
 		args = append(args, "--unshare-net")
 	}
@@ -143,12 +154,32 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		args = append(args, "--new-session")
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
-	b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
-	b.keepMountedPlaceholders()
-	for _, m := range b.ops {
-		args = append(args, m.args()...)
+	if permissive {
+		mounts, err := permissiveMounts("/")
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, mounts...)
+		for _, d := range b.denied {
+			args = append(args, b.maskArgs(d)...)
+		}
+		// Nothing is mounted over the host's files: no placeholders,
+		// and the sandbox's module cache is not shown at the host's.
+		b.plan.Placeholders, b.plan.LockWorkspace = nil, false
+		b.goMod, b.plan.Writable = "", nil
+		b.plan.Notes = slices.DeleteFunc(b.plan.Notes, func(n string) bool { return strings.HasPrefix(n, "the sandbox's module cache is shown at") })
+		b.plan.Dir = b.p.Workspace
+		if c := opts.Cwd; c != "" {
+			b.plan.Dir = c
+		}
+	} else {
+		b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
+		b.keepMountedPlaceholders()
+		for _, m := range b.ops {
+			args = append(args, m.args()...)
+		}
+		b.plan.Dir = b.workdir()
 	}
-	b.plan.Dir = b.workdir()
 	args = append(args, "--chdir", b.plan.Dir, "--", helperspec.HelperPath, helperspec.HelperCommand, "--")
 	b.plan.Argv = append(args, command...)
 	var dropped []string
@@ -164,6 +195,13 @@ func buildBwrap(p *policy.Policy, command []string, opts Options) (*Plan, error)
 		b.plan.Env = addGoFlag(b.plan.Env, "-buildvcs=false")
 	}
 	b.plan.Spec = buildSpec(p)
+	if permissive {
+		b.plan.Spec.Seccomp.DenyOtherFamilies = false
+		b.plan.Degraded = append(b.plan.Degraded, PermissiveNote)
+		b.plan.Timeout = p.Timeout
+		b.plan.Limits = limits.Limits{MaxProcesses: p.Resources.MaxProcesses, MaxMemoryMB: p.Resources.MaxMemoryMB, MaxCPUSeconds: p.Resources.MaxCPUSeconds}
+		return b.plan, nil
+	}
 	b.plan.Spec.Landlock = b.landlockRules()
 	n, err := planNet(p, true, helperspec.HelperPath)
 	if err != nil {
@@ -263,6 +301,9 @@ func (b *bwrapBuilder) collect() error {
 	}
 	if err := b.mask(trees); err != nil {
 		return err
+	}
+	if b.permissive && b.opts.HideDenied {
+		b.denied = deniedPaths(p, trees)
 	}
 	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
 	b.plan.Guard.KnownReadOnly = true // protect mounts them read-only

@@ -224,6 +224,10 @@ type Options struct {
 	// KeepPlanted keeps what the run planted armed (Guard.KeepArmed); it
 	// is still reported.
 	KeepPlanted bool
+	// HideDenied keeps the policy's denied paths hidden in mode
+	// permissive (cordon learn): what may never be allowed is not
+	// exposed to learn that it is needed.
+	HideDenied bool
 	// WalkLimits bound the walk of the workspace and the writable roots
 	// for deny globs and protected paths; zero fields take globscan's
 	// defaults. Going over a bound refuses the run.
@@ -330,6 +334,9 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if (b == backend.Bwrap || b == backend.Landlock) && opts.Host.HelperErr != nil {
 		return nil, opts.Host.HelperErr
 	}
+	if p.Mode == policy.ModePermissive && b != backend.Bwrap {
+		return nil, fmt.Errorf("--mode permissive is %w for the %s backend: it runs under bubblewrap, which keeps the pid namespace while the files and the network are the host's; use --backend bwrap, or --mode standard", ErrNotBuilt, b)
+	}
 	if err := checkWatchable(p, b); err != nil {
 		return nil, err
 	}
@@ -374,9 +381,6 @@ func Fallback(p *policy.Policy, command []string, opts Options) (pl *Plan, ok bo
 // checkBuilt refuses, with a clear message, policy features that exist in
 // the contract but are not implemented yet. A rule is never silently dropped.
 func checkBuilt(p *policy.Policy) error {
-	if p.Mode == policy.ModePermissive {
-		return fmt.Errorf("--mode permissive is %w (it will log violations instead of blocking them); use --mode standard to enforce, or --mode off to run unconfined", ErrNotBuilt)
-	}
 	if p.Mode == policy.ModeOff {
 		return nil
 	}
@@ -389,10 +393,10 @@ func checkBuilt(p *policy.Policy) error {
 }
 
 // Watched reports whether p turns the violation monitor on by itself:
-// on_violation warn or log, or an audit log that records allowed
-// operations too.
+// mode permissive, on_violation warn or log, or an audit log that records
+// allowed operations too.
 func Watched(p *policy.Policy) bool {
-	return p.OnViolation == policy.OnViolationWarn || p.OnViolation == policy.OnViolationLog ||
+	return p.Mode == policy.ModePermissive || p.OnViolation == policy.OnViolationWarn || p.OnViolation == policy.OnViolationLog ||
 		p.Audit.Enabled && p.Audit.LogAllowed
 }
 

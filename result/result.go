@@ -138,11 +138,12 @@ type Violation struct {
 	// Locked says that no change should allow it: a secret, or a path
 	// protected because code placed there runs later on the host.
 	Locked bool `json:"locked,omitempty"`
-	// Unenforced says that the policy denies it but the backend let it
-	// happen (the Landlock-only backend cannot keep a denied or protected
-	// path inside a writable root from the command: see the run's
-	// degraded lines); its audit record's action is "warned".
-	Unenforced bool `json:"unenforced,omitempty"`
+	// Unenforced, when not empty, says why the policy denies it but it
+	// happened all the same: mode permissive, or a backend that cannot
+	// enforce it (the Landlock-only backend cannot keep a denied or
+	// protected path inside a writable root from the command). Its audit
+	// record's action is "warned".
+	Unenforced string `json:"unenforced,omitempty"`
 	// Command is the program that made the call, when known (its name).
 	Command string `json:"command,omitempty"`
 	// Count is how many times it happened.
@@ -159,6 +160,11 @@ type Monitor struct {
 	// More counts the distinct violations past the cap that are not in
 	// Result.Violations.
 	More int `json:"more,omitempty"`
+	// LoopbackPorts are the loopback TCP and UDP ports the command
+	// connected to in mode permissive, where its loopback is the host's,
+	// but those it bound itself: under a network of its own it needs
+	// them forwarded (cordon learn).
+	LoopbackPorts []int `json:"loopback_ports,omitempty"`
 }
 
 // Usage is the resource usage of a run, summed over the command tree that
@@ -259,8 +265,8 @@ func (v Violation) Line(home string) string {
 	}
 	s += ": " + printable(tilde(v.Rule, home))
 	switch {
-	case v.Unenforced:
-		s += "; it happened all the same: this backend cannot enforce it (see the degraded lines)"
+	case v.Unenforced != "":
+		s += " denies it, but it happened: " + v.Unenforced
 	case v.Allow != "":
 		s += "; to allow it: " + printable(tilde(v.Allow, home))
 	case v.Locked:

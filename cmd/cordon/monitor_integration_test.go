@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // monitorFixture is a workspace that is a git repository, a secret key in
@@ -71,7 +72,7 @@ func TestCordonTest(t *testing.T) {
 				// Landlock cannot carve a read-only path out of a
 				// writable root: the hook is written (and would be
 				// disarmed were it executable), and the report says so.
-				hook = "file-write ~/src/proj/.git/hooks/pre-commit by sh: protected: **/.git/hooks/; it happened all the same: this backend cannot enforce it"
+				hook = "file-write ~/src/proj/.git/hooks/pre-commit by sh: protected: **/.git/hooks/ denies it, but it happened: this backend cannot enforce it"
 			}
 			want := []string{
 				"file-read ~/.ssh/id_rsa by cat (2 times): filesystem.deny: ~/.ssh (not to be allowed)",
@@ -140,4 +141,125 @@ func TestOnViolationWarn(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stderr, "cordon: denied: file-read ~/.ssh/id_rsa by cat: filesystem.deny: ~/.ssh") != 1 {
 		t.Fatalf("on_violation: warn: %s", r)
 	}
+}
+
+// TestPermissiveMode: mode permissive lets what the policy denies happen
+// (a secret read, a write beside the workspace) and records each as
+// warned; the pid namespace and the seccomp filter stay.
+func TestPermissiveMode(t *testing.T) {
+	e, _ := monitorFixture(t)
+	r := e.run("run", "--mode", "permissive", "--", "sh", "-c", `cat ~/.ssh/id_rsa; echo x > ../other/out.txt; echo "pid $$"; unshare -U true && echo UNSHARED; true`)
+	if r.code != 0 {
+		t.Fatalf("permissive: %s", r)
+	}
+	for _, w := range []string{"PRIVATE-KEY-4d1f", "pid "} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("stdout lacks %q: %s", w, r)
+		}
+	}
+	if pid := strings.TrimSpace(strings.SplitN(strings.SplitN(r.stdout, "pid ", 2)[1], "\n", 2)[0]); len(pid) > 2 {
+		t.Errorf("the shell's pid %s: want a small one, in a pid namespace of its own", pid)
+	}
+	if strings.Contains(r.stdout, "UNSHARED") {
+		t.Error("a new user namespace was created: the seccomp filter must stay in mode permissive")
+	}
+	if !exists(filepath.Join(e.sibling, "out.txt")) {
+		t.Error("mode permissive must let the write beside the workspace happen")
+	}
+	for _, w := range []string{
+		"cordon: degraded: mode permissive: the filesystem and network rules are not enforced",
+		"cordon: warning: file-read ~/.ssh/id_rsa by cat: filesystem.deny: ~/.ssh denies it, but it happened: mode permissive",
+		"cordon: warning: file-write ~/src/other/out.txt by sh: filesystem.write: not listed denies it, but it happened: mode permissive",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	v := e.run("violations", "--json")
+	if n := strings.Count(v.stdout, `"action":"warned"`); n != 2 || strings.Count(v.stdout, `"mode":"permissive"`) != 2 {
+		t.Errorf("want the two accesses recorded as warned in mode permissive:\n%s", v.stdout)
+	}
+}
+
+// learnThenRun runs cordon learn with flags and script, writes the policy
+// it printed to a file, and runs script again under it with cordon test,
+// in mode standard: it must pass with nothing denied but what learn left
+// denied on purpose (the secret).
+func learnThenRun(t *testing.T, e *sandboxEnv, flags []string, script string) (policyYAML string, test runResult) {
+	t.Helper()
+	args := append(append([]string{"learn"}, flags...), "--", "sh", "-c", script)
+	r := e.runTimeout(3*time.Minute, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("cordon learn: %s", r)
+	}
+	learned := filepath.Join(e.root, "learned.yaml")
+	writeFile(t, learned, r.stdout)
+	args = append(append(append([]string{"test"}, flags...), "--config", learned, "--"), "sh", "-c", script)
+	test = e.runTimeout(3*time.Minute, nil, args...)
+	if test.code != 0 {
+		t.Fatalf("the command under the learnt policy:\n%s\n%s", r.stdout, test)
+	}
+	return r.stdout, test
+}
+
+// TestLearn: cordon learn on real commands yields a policy under which the
+// same command passes in mode standard, which allows no secret, and during
+// which no secret was readable.
+func TestLearn(t *testing.T) {
+	t.Run("go build to a directory outside the workspace", func(t *testing.T) {
+		e, _ := monitorFixture(t)
+		goBin := requireGo(t)
+		e.extra = append(e.extra, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+		writeFile(t, filepath.Join(e.ws, "go.mod"), "module example.com/learn\n\ngo 1.22\n")
+		writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"learnt\") }\n")
+		mkdir(t, filepath.Join(e.home, "out"))
+		script := `go build -o ~/out/app . && ~/out/app && cat ~/.ssh/id_rsa; true`
+		y, test := learnThenRun(t, e, []string{"--env", "GOFLAGS", "--env", "GOPROXY", "--env", "GOTOOLCHAIN"}, script)
+		if !strings.Contains(y, `"~/out"`) {
+			t.Errorf("the learnt policy does not let the build write ~/out:\n%s", y)
+		}
+		if !strings.Contains(test.stdout, "learnt") || strings.Contains(y+test.all(), "PRIVATE-KEY") {
+			t.Errorf("the build did not run, or the secret was read:\n%s\n%s", y, test)
+		}
+		for _, l := range strings.Split(y, "\n") {
+			if !strings.HasPrefix(l, "#") && strings.Contains(l, ".ssh") {
+				t.Errorf("the learnt policy allows the secret: %q", l)
+			}
+		}
+		if !strings.Contains(y, "#     ~/.ssh/id_rsa") {
+			t.Errorf("the secret is not listed as left denied:\n%s", y)
+		}
+	})
+	t.Run("git commit", func(t *testing.T) {
+		e, _ := monitorFixture(t)
+		writeFile(t, filepath.Join(e.ws, "a.txt"), "a\n")
+		for _, args := range [][]string{{"-C", e.ws, "add", "a.txt"}, {"-C", e.ws, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a"}} {
+			if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v: %s", args, err, out)
+			}
+		}
+		script := `echo b >> a.txt && git -c user.name=t -c user.email=t@example.com commit -qam b && git log --oneline | wc -l`
+		_, test := learnThenRun(t, e, nil, script)
+		if !strings.Contains(test.stdout, "3") && !strings.Contains(test.stdout, "2") {
+			t.Errorf("no commit under the learnt policy: %s", test)
+		}
+	})
+	t.Run("npm install from a registry on 127.0.0.1 with the network denied", func(t *testing.T) {
+		needProgram(t, "npm")
+		e, _ := monitorFixture(t)
+		reg := newRegistry(t)
+		writeFile(t, filepath.Join(e.home, ".npmrc"), "registry="+reg.srv.URL+"/\nupdate-notifier=false\naudit=false\nfund=false\n")
+		writeFile(t, filepath.Join(e.ws, "package.json"), `{"name":"proj","version":"1.0.0","dependencies":{"cordon-pad":"1.0.0"}}`)
+		base := filepath.Join(e.root, "base.yaml")
+		writeFile(t, base, "sandbox:\n  network:\n    mode: deny\n")
+		script := `rm -rf node_modules package-lock.json; npm install --no-audit --no-fund && node -e 'console.log(require("cordon-pad")("ok"))'`
+		y, test := learnThenRun(t, e, []string{"--config", base}, script)
+		port := reg.srv.URL[strings.LastIndex(reg.srv.URL, ":")+1:]
+		if !strings.Contains(y, "mode: loopback") || !strings.Contains(y, "forward_ports: ["+port+"]") {
+			t.Errorf("the learnt policy does not forward the registry's port %s:\n%s", port, y)
+		}
+		if !strings.Contains(test.stdout, "[ok]") {
+			t.Errorf("npm install under the learnt policy: %s", test)
+		}
+	})
 }

@@ -69,9 +69,8 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn())
 	for _, nb := range []struct{ name, short, what string }{
-		{"learn", "run CMD permissively and print a minimal policy", "needs permissive mode"},
 		{"shell", "interactive confined shell", "needs /sandbox commands; use cordon run -- bash meanwhile"},
 	} {
 		root.AddCommand(&cobra.Command{
@@ -118,6 +117,9 @@ type runOptions struct {
 	// watch turns the violation monitor on; report prints what it saw
 	// (cordon test).
 	watch, report bool
+	// learn runs permissively, with the command's stdout on stderr, and
+	// prints the learned policy on stdout (cordon learn).
+	learn bool
 }
 
 func (o *runOptions) register(c *cobra.Command, pf *policyFlags) {
@@ -141,8 +143,21 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 	}
 	opts := planOptions(h)
 	opts.KeepPlanted = o.noDisarm
+	stdout := os.Stdout
+	if o.learn {
+		profileMode := p.Mode
+		// What it let through is the learnt policy, not a warning each.
+		p.Mode, p.OnViolation = policy.ModePermissive, policy.OnViolationLog
+		if profileMode == policy.ModeOff {
+			return errors.New("cordon learn learns a policy for a confined mode: drop --mode off (or --no-sandbox, or sandbox.mode: off)")
+		}
+		// The policy is learnt on stdout.
+		stdout = os.Stderr
+		// Secrets stay hidden: the learnt policy never allows them.
+		opts.HideDenied = true
+	}
 	req := launch.Request{Policy: p, Command: args, Options: opts, Helper: launch.SiblingHelper, Tell: tellStderr, Watch: o.watch,
-		Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !o.jsonOut}}
+		Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !o.jsonOut}}
 	if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
 		lg := &lazyLog{path: p.Audit.LogFile, max: p.Audit.MaxSize()}
 		defer lg.Close()
@@ -159,6 +174,11 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 	}
 	if o.report {
 		writeReport(os.Stderr, res, h.Home)
+	}
+	if o.learn {
+		if err := writeLearned(os.Stdout, p, res, h.Home, args); err != nil {
+			return err
+		}
 	}
 	if o.jsonOut {
 		b, _ := json.Marshal(res)

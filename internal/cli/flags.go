@@ -40,7 +40,7 @@ type policyFlags struct {
 func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "profile: minimal, development, ci or untrusted (default development)")
 	fs.StringVar(&f.sandboxProfile, "sandbox-profile", "", "alias of --profile")
-	fs.StringVar(&f.mode, "mode", "", "mode: off, standard or strict (default standard); permissive is not built yet")
+	fs.StringVar(&f.mode, "mode", "", "mode: off, permissive (files and network not enforced, what the policy would deny recorded), standard or strict (default standard)")
 	fs.StringVar(&f.sandbox, "sandbox", "", "alias of --mode")
 	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "same as --mode off: run unconfined")
 	fs.StringArrayVar(&f.configs, "config", nil, "YAML policy file (repeatable, later wins)")

@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
+	"github.com/spf13/cobra"
+)
+
+func newLearn() *cobra.Command {
+	pf := policyFlags{auditLogUsed: true}
+	o := runOptions{watch: true, learn: true}
+	c := &cobra.Command{
+		Use:   "learn [flags] -- CMD [ARG...]",
+		Short: "run CMD permissively and print a minimal policy that lets it run",
+		Long: `Run CMD in mode permissive (the files and the network are the host's; the
+pid namespace, the seccomp filter and the limits stay), with the violation
+monitor recording every access the effective policy would deny, and print
+on stdout a YAML policy that adds what CMD needed: read and write paths
+(directories, never a secret, a protected path or a system directory),
+unix sockets, network addresses and forwarded loopback ports. Under it the
+same CMD runs in mode standard. CMD's own stdout goes to stderr. Secrets and
+protected paths it touched are listed as comments and stay denied.
+Exit status: CMD's, as cordon run.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, f := range []string{"mode", "sandbox", "no-sandbox"} {
+				if cmd.Flags().Changed(f) {
+					return fmt.Errorf("cordon learn always runs mode permissive and learns for mode standard: drop --%s", f)
+				}
+			}
+			return runConfined(cmd, &pf, o, args)
+		},
+	}
+	o.register(c, &pf)
+	return c
+}
+
+// learned is what cordon learn adds to the policy.
+type learned struct {
+	read, write, sockets, allowNet []string
+	forward                        []int
+	netMode                        policy.NetMode
+	kept                           []keptGroup // left denied
+}
+
+// keptGroup is one kind of access left denied: the operation and rule,
+// and the paths.
+type keptGroup struct {
+	what  string // "file-write: filesystem.write: not listed"
+	paths []string
+	// locked: a secret or a protected path; else no change was
+	// suggested (a system directory, a tool cache).
+	locked bool
+}
+
+// keep adds path to the group of what.
+func (l *learned) keep(what, path string, locked bool) {
+	for i := range l.kept {
+		if l.kept[i].what == what {
+			l.kept[i].paths = append(l.kept[i].paths, path)
+			return
+		}
+	}
+	l.kept = append(l.kept, keptGroup{what: what, paths: []string{path}, locked: locked})
+}
+
+// learn gathers what res's violations and loopback ports ask of p.
+func learn(p *policy.Policy, res *result.Result, home string) learned {
+	var l learned
+	for _, v := range res.Violations {
+		if v.Locked {
+			l.keep(v.Operation+": "+tildeText(v.Rule, home), tildeArg(v.Path, home), true)
+			continue
+		}
+		if v.Address != "" {
+			l.allowNet = appendNew(l.allowNet, v.Address)
+			continue
+		}
+		flag, arg, ok := strings.Cut(v.Allow, " ")
+		if !ok {
+			l.keep(v.Operation+": "+tildeText(v.Rule, home), tildeArg(v.Path, home), false)
+			continue
+		}
+		switch flag {
+		case "--allow-read":
+			l.read = appendNew(l.read, arg)
+		case "--allow-write":
+			l.write = appendNew(l.write, arg)
+		case "--allow-unix-socket":
+			l.sockets = appendNew(l.sockets, arg)
+		}
+	}
+	// A directory covers what lies below it; a write path is readable.
+	l.write = collapse(l.write, nil)
+	l.read = collapse(l.read, l.write)
+	if m, _ := p.Network.Effective(); m != policy.NetOpen && res.Monitor != nil {
+		for _, port := range res.Monitor.LoopbackPorts {
+			if !slices.Contains(p.Network.ForwardPorts, port) {
+				l.forward = append(l.forward, port)
+			}
+		}
+		if len(l.forward) > 0 && m == policy.NetDeny {
+			// A forwarded port needs a network namespace with its own
+			// loopback.
+			l.netMode = policy.NetLoopback
+		}
+	}
+	return l
+}
+
+// collapse drops the paths of l that another path of l, or of also,
+// covers.
+func collapse(l, also []string) []string {
+	var out []string
+	for i, p := range l {
+		covered := policy.CoveredBy(p, also)
+		for j, q := range l {
+			if i != j && p != q && policy.Within(p, q) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writeLearned prints the learned policy for command.
+func writeLearned(w io.Writer, p *policy.Policy, res *result.Result, home string, command []string) error {
+	if res.Monitor == nil {
+		return errors.New("cordon learn: the violation monitor did not run (see the degraded line above): nothing was learnt")
+	}
+	l := learn(p, res, home)
+	q := func(paths []string) string {
+		out := make([]string, len(paths))
+		for i, s := range paths {
+			out[i] = yamlQuote(tildeArg(s, home))
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# cordon learn: what %s needed beyond the %s profile, from %d watched calls.\n", printableCommand(command), p.Profile, res.Monitor.Calls)
+	if slices.ContainsFunc(l.kept, func(k keptGroup) bool { return !k.locked }) {
+		b.WriteString("# Under this policy it may still fail in mode standard: see what is left denied below.\n")
+	} else {
+		b.WriteString("# Under this policy it runs in mode standard.\n")
+	}
+	fmt.Fprintf(&b, "# Pass it with --config FILE after your other config files, with the same flags\n# (profile %s), or add it to your user config (~/.config/cordon/config.yaml).\n", p.Profile)
+	b.WriteString("sandbox:\n")
+	if len(l.read)+len(l.write) > 0 {
+		b.WriteString("  filesystem:\n")
+		if len(l.read) > 0 {
+			fmt.Fprintf(&b, "    read: %s\n", q(l.read))
+		}
+		if len(l.write) > 0 {
+			fmt.Fprintf(&b, "    write: %s\n", q(l.write))
+		}
+	}
+	if len(l.sockets) > 0 {
+		fmt.Fprintf(&b, "  unix_sockets: %s\n", q(l.sockets))
+	}
+	if len(l.allowNet)+len(l.forward) > 0 || l.netMode != "" {
+		b.WriteString("  network:\n")
+		if l.netMode != "" {
+			fmt.Fprintf(&b, "    mode: %s\n", l.netMode)
+		}
+		if len(l.allowNet) > 0 {
+			fmt.Fprintf(&b, "    allow: %s  # through cordon's proxy (HTTP_PROXY)\n", q(l.allowNet))
+		}
+		if len(l.forward) > 0 {
+			ports := make([]string, len(l.forward))
+			for i, port := range l.forward {
+				ports[i] = fmt.Sprint(port)
+			}
+			fmt.Fprintf(&b, "    forward_ports: [%s]\n", strings.Join(ports, ", "))
+		}
+	}
+	for _, locked := range []bool{true, false} {
+		head := "# Left denied: secrets and protected paths are never allowed.\n"
+		if !locked {
+			head = "# Left denied, with no change suggested (a system directory, a host tool's cache or\n# config, a directory too broad): the command may fail on them in mode standard.\n"
+		}
+		said := false
+		for _, k := range l.kept {
+			if k.locked != locked {
+				continue
+			}
+			if !said {
+				b.WriteString(head)
+				said = true
+			}
+			const show = 3
+			fmt.Fprintf(&b, "#   %s\n", printableLine(k.what))
+			for _, p := range k.paths[:min(show, len(k.paths))] {
+				fmt.Fprintf(&b, "#     %s\n", printableLine(p))
+			}
+			if n := len(k.paths) - show; n > 0 {
+				fmt.Fprintf(&b, "#     and %d more\n", n)
+			}
+		}
+	}
+	if res.Monitor.More > 0 {
+		fmt.Fprintf(&b, "# %d more distinct accesses were not kept (the monitor's cap): run cordon learn again under this policy.\n", res.Monitor.More)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// printableCommand is command for a comment line.
+func printableCommand(command []string) string {
+	return printableLine(strings.Join(command, " "))
+}
+
+// printableLine quotes s when it holds a character that is not printable
+// (see printable), so it stays on one comment line.
+func printableLine(s string) string {
+	if p := printable(s); p != "-" {
+		return p
+	}
+	return s
+}
+
+// tildeText writes every path in home that s holds as ~/...
+func tildeText(s, home string) string {
+	if home == "" || home == "/" {
+		return s
+	}
+	return strings.ReplaceAll(s, home+"/", "~/")
+}

@@ -1,0 +1,98 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/cordon-sandbox/cordon/helperspec"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// PermissiveNote is the degraded line of every permissive run.
+const PermissiveNote = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny"
+
+// permissiveMounts are the mounts of mode permissive's bwrap plan: every
+// entry of the host's root as it is (directories bound writable, as far as
+// the user may write them, symbolic links recreated; /sys read-only),
+// /proc and /dev being the sandbox's own; /run's entries one by one, so
+// that the helper's directory, /run/cordon, is the sandbox's and nothing
+// is created on the host for it.
+func permissiveMounts(root string) ([]string, error) {
+	var args []string
+	add := func(dir string, skip func(string) bool) error {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("mode permissive: listing %s: %w", dir, err)
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if skip(e.Name()) {
+				continue
+			}
+			switch {
+			case e.Type()&os.ModeSymlink != 0:
+				t, err := os.Readlink(p)
+				if err != nil {
+					return fmt.Errorf("mode permissive: %w", err)
+				}
+				args = append(args, "--symlink", t, p)
+			case p == "/sys":
+				args = append(args, "--ro-bind", p, p)
+			default:
+				args = append(args, "--bind", p, p)
+			}
+		}
+		return nil
+	}
+	err := add(root, func(name string) bool { return name == "proc" || name == "dev" || name == "run" })
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "run")); err == nil && fi.IsDir() {
+		args = append(args, "--dir", "/run")
+		if err := add(filepath.Join(root, "run"), func(name string) bool { return name == filepath.Base(filepath.Dir(helperspec.HelperPath)) }); err != nil {
+			return nil, err
+		}
+	}
+	return append(args, "--ro-bind-fd", fmt.Sprint(helperspec.FdHelperExe), helperspec.HelperPath), nil
+}
+
+// deniedPaths are the existing paths p's deny rules name: its literal
+// absolute entries, and the deny globs' matches in the walked trees.
+func deniedPaths(p *policy.Policy, trees map[string]*tree) []string {
+	var out []string
+	for _, d := range p.Deny {
+		if filepath.IsAbs(d) && !policy.IsGlob(d) {
+			if _, err := os.Lstat(d); err == nil {
+				out = append(out, d)
+			}
+		}
+	}
+	for _, t := range trees {
+		for _, m := range t.denied {
+			out = append(out, m.Path)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// maskArgs hides the denied path d in mode permissive: an unreadable empty
+// directory or file of the state directory bound over it (over what a
+// symbolic link points to, when it is one).
+func (b *bwrapBuilder) maskArgs(d string) []string {
+	fi, err := os.Stat(d)
+	if err != nil {
+		return nil // dangling, or gone
+	}
+	if t, err := filepath.EvalSymlinks(d); err == nil {
+		d = t
+	}
+	mask := maskFile
+	if fi.IsDir() {
+		mask = maskDir
+	}
+	return []string{"--ro-bind", filepath.Join(b.opts.StateDir, mask), d}
+}
