@@ -61,6 +61,11 @@ func Main(args []string) int {
 	// Capabilities are per thread: this goroutine stays on its thread until
 	// exec, so the exec happens from the thread that dropped them.
 	runtime.LockOSThread()
+	// This thread tries the command's candidates on PATH: the violation
+	// monitor names what it was denied by this name, not "3" (the
+	// helper runs as /proc/self/fd/3).
+	name := []byte(helperspec.HelperBinary + "\x00")
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 	if err := dropCapabilities(); err != nil {
 		return fail(125, "helper: %v", err)
 	}

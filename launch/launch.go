@@ -63,6 +63,9 @@ type Stdio struct {
 	// after the call went on to the kernel. Run returns once the last has
 	// been received.
 	Watch func(monitor.Event)
+	// WatchOptions tune the monitor (the trees whose symbolic links it
+	// follows).
+	WatchOptions monitor.Options
 }
 
 // SetupError is a failure before the command ran (exit status 125).

@@ -151,6 +151,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Watch || plan.Watched(p) {
 		viols = newViolations(req, pl, tell)
 		req.Stdio.Watch = viols.observe
+		req.Stdio.WatchOptions.FollowIn = viols.writeRoots
 	}
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
@@ -166,6 +167,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			setEnv(pl, req.Env)
 			if viols != nil {
 				viols.usePlan(pl)
+				req.Stdio.WatchOptions.FollowIn = viols.writeRoots
 			}
 			res, err = Run(ctx, pl, req.Stdio)
 		}
@@ -191,15 +193,20 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		// Mode permissive says what it let through, unless asked only
 		// to log.
 		if p.OnViolation == policy.OnViolationWarn || p.Mode == policy.ModePermissive && p.OnViolation != policy.OnViolationLog {
-			for _, v := range res.Violations {
+			shown := res.Violations[:min(len(res.Violations), maxSaid)]
+			for _, v := range shown {
 				kind := Denied
 				if v.Unenforced != "" {
 					kind = Warning
 				}
 				tell(Line{kind, v.Line(req.Options.Home)})
 			}
-			if more > 0 {
-				tell(Line{Denied, fmt.Sprintf("and %d more distinct denials", more)})
+			if n := more + len(res.Violations) - len(shown); n > 0 {
+				where := "the audit log has the first 1000 (cordon violations)"
+				if req.Audit == nil {
+					where = "the audit log is off"
+				}
+				tell(Line{Denied, fmt.Sprintf("and %d more distinct denials: %s", n, where)})
 			}
 		}
 	}
@@ -220,6 +227,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	return res, nil
 }
+
+// maxSaid caps the denials a run says one line each (on_violation: warn,
+// mode permissive).
+const maxSaid = 50
 
 // buildLocked builds the plan for p, under p's workspace lock when the
 // plan may be bubblewrap's: the plan reads the workspace as it is,

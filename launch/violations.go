@@ -23,6 +23,9 @@ import (
 // probes a million paths costs bounded memory.
 const maxViolations = 1000
 
+// maxNames caps the programs a violation names.
+const maxNames = 3
+
 // violations classifies the violation monitor's events against the policy
 // and keeps each distinct denial once, with its count, recording the first
 // of each in the audit log.
@@ -43,8 +46,18 @@ type violations struct {
 	// permissive: nothing the policy denies was enforced, but the
 	// secrets when hideDenied.
 	permissive, hideDenied bool
+	// unixLoose: the backend does not confine pathname unix sockets.
+	unixLoose bool
+	// bwrap and hidden: the plan is bubblewrap's, which hides the denied
+	// paths in hidden (plan.Plan.Hidden).
+	bwrap  bool
+	hidden []string
+	// writeRoots are the trees the command may write (where it can make
+	// symbolic links, and denied paths); hostWrites the policy's.
+	writeRoots, hostWrites []string
 
-	mu sync.Mutex
+	mu    sync.Mutex
+	names [][]string // the programs of each of list, at most maxNames
 	// loopback and bound are the loopback ports connected to and bound
 	// in mode permissive (result.Monitor.LoopbackPorts).
 	loopback, bound map[uint16]bool
@@ -62,6 +75,7 @@ func newViolations(req Request, pl *plan.Plan, tell func(Line)) *violations {
 		mode: string(p.Mode), tell: tell, index: map[violationKey]int{}, seen: map[violationKey]bool{},
 		loopback: map[uint16]bool{}, bound: map[uint16]bool{}}
 	v.permissive, v.hideDenied = p.Mode == policy.ModePermissive, req.Options.HideDenied
+	v.hostWrites = p.HostWrites()
 	v.usePlan(pl)
 	if req.Audit != nil {
 		v.log = req.Audit
@@ -82,6 +96,12 @@ func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
 		return "mode permissive"
 	case ev.Path != "" && policy.CoveredBy(ev.Path, v.loose):
 		return "this backend cannot enforce it (see the degraded lines)"
+	case v.unixLoose && ev.Op == monitor.OpConnect && ev.Path != "":
+		return "this backend cannot confine pathname unix sockets (see the degraded lines)"
+	case v.bwrap && d.Secret && ev.Path != "" && policy.CoveredBy(ev.Path, v.writeRoots) && !policy.CoveredBy(ev.Path, v.hidden):
+		// bubblewrap hides a denied path where it exists when the run
+		// starts; one the command made since is its own.
+		return "it did not exist when the run started, and only what existed then is hidden"
 	}
 	return ""
 }
@@ -90,10 +110,17 @@ func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
 // fallback, the Landlock-only one). It is called before the run.
 func (v *violations) usePlan(pl *plan.Plan) {
 	v.dec = v.policyDec.WithWritable(pl.Writable...)
-	v.loose = nil
-	if pl.Backend == backend.Landlock && pl.Spec.Landlock != nil {
-		v.loose = pl.Spec.Landlock.ReadWrite
+	v.loose, v.unixLoose = nil, false
+	if ll := pl.Spec.Landlock; pl.Backend == backend.Landlock && ll != nil {
+		v.loose = ll.ReadWrite
+		v.unixLoose = !ll.RestrictUnix && (pl.Spec.Seccomp == nil || !pl.Spec.Seccomp.DenyUnix)
 	}
+	v.bwrap, v.hidden = pl.Backend == backend.Bwrap, pl.Hidden
+	v.writeRoots = append(slices.Clone(pl.Writable), policy.SandboxTmpDir)
+	if pl.PrivateTmp != "" {
+		v.writeRoots = append(v.writeRoots, pl.PrivateTmp)
+	}
+	v.writeRoots = append(v.writeRoots, v.hostWrites...)
 }
 
 // observe is Stdio.Watch: one event of the monitor.
@@ -115,6 +142,13 @@ func (v *violations) observe(ev monitor.Event) {
 		d = v.dec.Decide(policy.OpWrite, ev.Path)
 	default:
 		d = v.dec.Decide(policy.Op(ev.Op), ev.Path)
+		if ev.Resolved != "" {
+			// Through a symbolic link the command made: what the
+			// kernel reached decides, when it is denied.
+			if rd := v.dec.Decide(policy.Op(ev.Op), ev.Resolved); rd.Denied && !d.Denied {
+				d, ev.Path, target = rd, ev.Resolved, ev.Resolved
+			}
+		}
 	}
 	if !d.Denied {
 		if v.allowed && ev.Path != "" {
@@ -132,6 +166,12 @@ func (v *violations) observe(ev monitor.Event) {
 	defer v.mu.Unlock()
 	if i, ok := v.index[k]; ok {
 		v.list[i].Count++
+		if len(v.names[i]) < maxNames && !slices.Contains(v.names[i], commandOf(ev.Pid)) {
+			if c := commandOf(ev.Pid); c != "" {
+				v.names[i] = append(v.names[i], c)
+				v.list[i].Command = strings.Join(v.names[i], ", ")
+			}
+		}
 		return
 	}
 	if len(v.list) >= maxViolations {
@@ -149,6 +189,11 @@ func (v *violations) observe(ev monitor.Event) {
 	}
 	v.index[k] = len(v.list)
 	v.list = append(v.list, viol)
+	var names []string
+	if viol.Command != "" {
+		names = []string{viol.Command}
+	}
+	v.names = append(v.names, names)
 	v.write(audit.Record{Timestamp: time.Now(), Operation: viol.Operation, Path: viol.Path, Address: viol.Address,
 		Action: action, Rule: viol.Rule, Mode: v.mode})
 }

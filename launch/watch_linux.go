@@ -25,7 +25,7 @@ func (r *sandboxRun) handWatch(fd int) {
 		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
 		return
 	}
-	m, err := monitor.Start(fd, r.stdio.Watch)
+	m, err := monitor.Start(fd, r.stdio.Watch, r.stdio.WatchOptions)
 	if err != nil {
 		r.watchErr = err
 		return

@@ -34,6 +34,19 @@ type Event struct {
 	Path string
 	// Addr is the internet address of a socket call.
 	Addr netip.AddrPort
+	// Resolved is Path with its symbolic links followed in the process's
+	// root, as the kernel does, when Path lies in Options.FollowIn and
+	// leads through one; "" otherwise.
+	Resolved string
+}
+
+// Options tune a Monitor.
+type Options struct {
+	// FollowIn are the trees in which paths are followed through their
+	// symbolic links (Event.Resolved): those the command can write, the
+	// only ones where it can have made a link. Following costs a lookup
+	// per path component, before the call goes on.
+	FollowIn []string
 }
 
 // Stats counts what a Monitor saw.

@@ -6,12 +6,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/cordon-sandbox/cordon/seccomp"
+	"github.com/cordon-sandbox/cordon/subpath"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,6 +25,7 @@ type Monitor struct {
 	stopW    int
 	calls    map[uint32]seccomp.Call
 	emit     func(Event)
+	opts     Options
 	done     chan struct{}
 	stopOnce sync.Once
 	stats    struct{ calls, unresolved atomic.Int64 }
@@ -31,13 +35,13 @@ type Monitor struct {
 // own, calling emit for each Event, in the order the calls came, after
 // the call has been let go on. It returns an error if it could not start;
 // then fd is closed and the watched calls fail with ENOSYS.
-func Start(fd int, emit func(Event)) (*Monitor, error) {
+func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, done: make(chan struct{})}
+	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, opts: opts, done: make(chan struct{})}
 	for _, c := range seccomp.Watched() {
 		m.calls[c.Nr] = c
 	}
@@ -151,17 +155,36 @@ func (m *Monitor) events(n *notif, evs []Event) []Event {
 		m.stats.unresolved.Add(1)
 		return evs
 	}
-	ev.Path = p
-	evs = append(evs, ev)
+	if (c.Name == "mkdir" || c.Name == "mkdirat") && isDirIn(pid, p) {
+		// A directory that is there: mkdir fails with EEXIST and writes
+		// nothing (mkdir -p).
+		return evs
+	}
+	evs = append(evs, m.resolved(ev, p, followsLast(c.Name)))
 	if c.Path2 != seccomp.NoArg {
 		if p2, ok := m.path(pid, args, c.Dirfd2, c.Path2); ok {
-			ev.Path = p2
-			evs = append(evs, ev)
+			evs = append(evs, m.resolved(ev, p2, false))
 		} else {
 			m.stats.unresolved.Add(1)
 		}
 	}
 	return evs
+}
+
+// resolved is ev for path p, with Resolved set when p lies in
+// Options.FollowIn and leads through a symbolic link (the last component's
+// only when followLast).
+func (m *Monitor) resolved(ev Event, p string, followLast bool) Event {
+	ev.Path, ev.Resolved = p, ""
+	for _, dir := range m.opts.FollowIn {
+		if subpath.Within(p, dir) {
+			if r, ok := resolveIn(ev.Pid, p, followLast); ok && r != p {
+				ev.Resolved = r
+			}
+			break
+		}
+	}
+	return ev
 }
 
 // openOp says what an open with flags does: it writes with an access mode
@@ -313,4 +336,65 @@ func readMem(pid int, addr uint64, b []byte) bool {
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
 	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
 	return err == nil && n == len(b)
+}
+
+// isDirIn reports whether path is a directory in pid's view of the files
+// (its root, /proc/PID/root).
+func isDirIn(pid int, path string) bool {
+	fi, err := os.Stat(procRoot(pid) + path)
+	return err == nil && fi.IsDir()
+}
+
+func procRoot(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/root" }
+
+// maxLinks bounds the symbolic links resolveIn follows, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// followsLast reports whether the system call follows a symbolic link in
+// the last component of its path: opening, executing, truncating and
+// changing a file do; creating, removing, renaming and linking a name, and
+// lchown, do not.
+func followsLast(call string) bool {
+	switch call {
+	case "open", "openat", "openat2", "creat", "execve", "execveat", "truncate",
+		"chmod", "fchmodat", "fchmodat2", "chown", "fchownat", "connect", "sendto":
+		return true
+	}
+	return false
+}
+
+// resolveIn follows the symbolic links of the absolute, clean path p in
+// pid's view of the files, as the kernel will (a link's absolute target
+// from pid's root), the last component's only when followLast is set; a
+// missing component ends the walk, the rest taken as written. False if
+// pid's root is out of reach or the links loop.
+func resolveIn(pid int, p string, followLast bool) (string, bool) {
+	root := procRoot(pid)
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	cur, links := "/", 0
+	for i := 0; i < len(parts); i++ {
+		next := filepath.Join(cur, parts[i])
+		fi, err := os.Lstat(root + next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), true
+		}
+		if fi.Mode()&os.ModeSymlink == 0 || !followLast && i == len(parts)-1 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", false
+		}
+		t, err := os.Readlink(root + next)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(cur, t)
+		}
+		parts = append(strings.Split(strings.TrimPrefix(filepath.Clean(t), "/"), "/"), parts[i+1:]...)
+		cur, i = "/", -1
+	}
+	return cur, true
 }

@@ -75,6 +75,15 @@ func child(scenario string) int {
 		}
 		say("write", os.WriteFile(filepath.Join(dir, "w.txt"), []byte("x"), 0o600))
 		say("rename", os.Rename(filepath.Join(dir, "w.txt"), filepath.Join(dir, "w2.txt")))
+		say("symlink", os.Symlink(filepath.Join(dir, "r.txt"), filepath.Join(dir, "link")))
+		f, err = os.Open(filepath.Join(dir, "link"))
+		say("read-link", err)
+		if err == nil {
+			f.Close()
+		}
+		if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); !errors.Is(err, os.ErrExist) {
+			say("mkdir-exists", err)
+		}
 		say("chdir", os.Chdir(filepath.Join(dir, "sub")))
 		say("mkdir-relative", os.Mkdir("made", 0o700))
 		dfd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -146,7 +155,7 @@ func watched(t *testing.T, scenario, dir string, env ...string) (*exec.Cmd, *Mon
 		t.Fatalf("no listener from the child (%v)", err)
 	}
 	col := &collector{}
-	m, err := Start(rights[0], col.add)
+	m, err := Start(rights[0], col.add, Options{FollowIn: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +280,21 @@ func TestEvents(t *testing.T) {
 		if !col.has(w.op, w.path, w.addr) {
 			t.Errorf("no %s event for %q %v; got %+v", w.op, w.path, w.addr, col.evs)
 		}
+	}
+	col.mu.Lock()
+	for _, ev := range col.evs {
+		switch {
+		case ev.Path == filepath.Join(dir, "sub"):
+			t.Errorf("a mkdir of a directory that is there was reported: %+v", ev)
+		case ev.Path == filepath.Join(dir, "link") && ev.Op == OpWrite && ev.Resolved != "":
+			t.Errorf("symlink creates the link, it does not follow it: %+v", ev)
+		case ev.Path == filepath.Join(dir, "link") && ev.Op == OpRead && ev.Resolved != filepath.Join(dir, "r.txt"):
+			t.Errorf("an open through the link: Resolved %q, want the target: %+v", ev.Resolved, ev)
+		}
+	}
+	col.mu.Unlock()
+	if !col.has(OpRead, filepath.Join(dir, "link"), none) || !col.has(OpWrite, filepath.Join(dir, "link"), none) {
+		t.Errorf("no events for the link: %+v", col.evs)
 	}
 	if col.has(OpRead, filepath.Join(dir, "r.txt"), none) && countPath(col, filepath.Join(dir, "r.txt")) != 1 {
 		t.Errorf("r.txt reported %d times; the O_PATH open must not count", countPath(col, filepath.Join(dir, "r.txt")))

@@ -468,6 +468,7 @@ func (b *bwrapBuilder) maskPath(path string) {
 		if !b.visible(t) && !b.maskInvisible(t) {
 			continue
 		}
+		b.plan.Hidden = append(b.plan.Hidden, t)
 		if fi.IsDir() && b.inEmptyHome(t) {
 			// The home is a tmpfs, read-only once set up: an unreadable
 			// directory made in it hides this one as a mask would

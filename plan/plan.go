@@ -95,6 +95,10 @@ type Plan struct {
 	// setting that was not carried into the environment (it holds a
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
+	// Hidden lists the denied paths the bwrap plan hides where they are
+	// visible (a mask over each): what a deny rule names inside a
+	// visible tree is hidden only if it existed when the plan was built.
+	Hidden []string `json:"hidden,omitempty"`
 	// Writable lists trees the command may write besides the policy's
 	// write paths (the sandbox's module cache shown at the host's path:
 	// see goModRemap), for the violation monitor's decisions.

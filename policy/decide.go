@@ -122,6 +122,9 @@ var noWriteFix = append(slices.Clone(SystemReads), procDir, "/sys", devDir, "/bo
 type Decider struct {
 	off  bool
 	home string
+	// workspace is the policy's: a directory above it is never
+	// suggested (it holds the user's other projects).
+	workspace string
 	// reads and writes are the host trees bound inside, with their
 	// rules: the read paths but the private /tmp, and the write paths
 	// but the private /tmp (HostWrites).
@@ -187,7 +190,7 @@ type globRoot struct {
 // its name), and with an open network where /etc/resolv.conf points.
 // Entries that do not compile (Load refuses them) are left out.
 func (p *Policy) Decider(home string) *Decider {
-	d := &Decider{off: p.Mode == ModeOff, exempt: map[string]bool{}, above: map[string]bool{"/": true}, sockets: map[string]string{}}
+	d := &Decider{off: p.Mode == ModeOff, workspace: p.Workspace, exempt: map[string]bool{}, above: map[string]bool{"/": true}, sockets: map[string]string{}}
 	if home != "" {
 		d.home = filepath.Clean(home)
 	}
@@ -721,7 +724,8 @@ func (d *Decider) fix(path string, write bool) string {
 // directory or a directory above it, and for a write a directory inside or above
 // the trees of noWriteFix, or one holding a Guarded path.
 func (d *Decider) tooBroad(dir string, write bool) bool {
-	if dir == "/" || dir == SandboxTmpDir || d.home != "" && Within(d.home, dir) {
+	if dir == "/" || dir == SandboxTmpDir || d.home != "" && Within(d.home, dir) ||
+		d.workspace != "" && dir != d.workspace && Within(d.workspace, dir) {
 		// A /tmp flag names the private /tmp, not the host's.
 		return true
 	}

@@ -195,6 +195,12 @@ func TestDecideDevelopment(t *testing.T) {
 		{"home file", OpWrite, H + "/notes.txt", true, "filesystem.write: not listed", "--allow-write " + H + "/notes.txt", false},
 		{"home new file", OpWrite, H + "/new.txt", true, "filesystem.write: not listed", "", false},
 		{"cordon.yaml outside", OpWrite, H + "/other/.cordon.yaml", true, "protected: .cordon.yaml", "", false},
+		// Settings through which a later run on the host runs code.
+		{"go env file", OpWrite, H + "/.config/go/env", true, "filesystem.deny_write: " + H + "/.config/go/env", "", false},
+		{"python user site", OpWrite, H + "/.local/lib/python3/site-packages/evil.pth", true, "filesystem.deny_write: " + H + "/.local/lib", "", false},
+		{"ipython start-up", OpWrite, H + "/.ipython/profile_default/startup/00.py", true, "filesystem.deny_write: " + H + "/.ipython", "", false},
+		// A directory above the workspace holds the user's other projects.
+		{"new beside the workspace", OpWrite, filepath.Dir(W) + "/newproj/a/b", true, "filesystem.write: not listed", "", false},
 
 		// Unix sockets.
 		{"listed socket", OpConnect, sock, false, "unix_sockets: " + sock, "", false},

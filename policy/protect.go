@@ -112,6 +112,13 @@ var HomeProtected = []string{
 	"${HOME}/.m2/settings.xml",
 	"${HOME}/.config/pip",
 	"${HOME}/.pip",
+	// The go command's own settings (go env -w): GOFLAGS=-toolexec=...
+	// or CC there run a program at the next build on the host.
+	"${HOME}/.config/go/env",
+	// Python's user site: a .pth file or sitecustomize.py there runs at
+	// every start of the host's Python; IPython's start-up scripts.
+	"${HOME}/.local/lib",
+	"${HOME}/.ipython",
 }
 
 // ShellStartup reports whether name is a shell start-up file, which every

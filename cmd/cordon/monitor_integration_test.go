@@ -42,9 +42,13 @@ func monitorFixture(t *testing.T) (*sandboxEnv, string) {
 
 // attacks is a script that tries what the policy denies: a secret read
 // twice, a write beside the workspace, a hook planted in the workspace's
-// repository, a connect to a unix socket the policy does not list; and
-// what it allows (a write in the workspace).
+// repository, a connect to a unix socket the policy does not list, the
+// secret again through a symbolic link made in the workspace; and what it
+// allows (a write in the workspace, a mkdir -p of directories that are
+// there).
 const attacks = `cat ~/.ssh/id_rsa; cat ~/.ssh/id_rsa
+ln -s ~/.ssh/id_rsa key && cat key
+mkdir -p /usr/local/bin
 echo x > ../other/out.txt
 echo evil > .git/hooks/pre-commit
 curl -s --max-time 5 --unix-socket ~/agent.sock http://agent/ >/dev/null
@@ -75,11 +79,17 @@ func TestCordonTest(t *testing.T) {
 				hook = "file-write ~/src/proj/.git/hooks/pre-commit by sh: protected: **/.git/hooks/ denies it, but it happened: this backend cannot enforce it"
 			}
 			want := []string{
-				"file-read ~/.ssh/id_rsa by cat (2 times): filesystem.deny: ~/.ssh (not to be allowed)",
+				"file-read ~/.ssh/id_rsa by cat (3 times): filesystem.deny: ~/.ssh (not to be allowed)",
 				"file-write ~/src/other/out.txt by sh: filesystem.write: not listed; to allow it: --allow-write ~/src/other",
 				hook,
-				"network-connect ~/agent.sock by curl: unix_sockets: not listed; to allow it: --allow-unix-socket ~/agent.sock",
 			}
+			sock := "network-connect ~/agent.sock by curl: unix_sockets: not listed; to allow it: --allow-unix-socket ~/agent.sock"
+			if b == "landlock" && !strings.Contains(r.stderr, sock) {
+				// Below Landlock ABI 9 nothing confines the socket: the
+				// connect happened, and the report says so.
+				sock = "network-connect ~/agent.sock by curl: unix_sockets: not listed denies it, but it happened: this backend cannot confine pathname unix sockets"
+			}
+			want = append(want, sock)
 			for _, w := range want {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("the report lacks %q:\n%s", w, r.stderr)
@@ -90,7 +100,8 @@ func TestCordonTest(t *testing.T) {
 					t.Errorf("%q reported %d times, want once:\n%s", once, n, r.stderr)
 				}
 			}
-			if strings.Contains(r.stderr, "allowed.txt") || strings.Contains(r.stdout, "PRIVATE-KEY") {
+			report := r.stderr[strings.Index(r.stderr, "cordon: test:"):]
+			if strings.Contains(report, "allowed.txt") || strings.Contains(report, "/usr") || strings.Contains(r.stdout, "PRIVATE-KEY") {
 				t.Errorf("an allowed write reported, or the secret read:\n%s", r)
 			}
 			if exists(filepath.Join(e.sibling, "out.txt")) || b == "bwrap" && exists(filepath.Join(e.ws, ".git", "hooks", "pre-commit")) || !exists(filepath.Join(e.ws, "allowed.txt")) {
@@ -119,7 +130,11 @@ func TestCordonTest(t *testing.T) {
 			}
 			for _, k := range []string{"file-read /.ssh/id_rsa", "file-write /src/other/out.txt", "network-connect /agent.sock"} {
 				rec, ok := found[k]
-				if !ok || rec.Action != "denied" || rec.Rule == "" || rec.Mode != "standard" || rec.SessionID == "" || rec.Command != "sh -c "+attacks {
+				action := "denied"
+				if b == "landlock" && k == "network-connect /agent.sock" && strings.Contains(sock, "it happened") {
+					action = "warned"
+				}
+				if !ok || rec.Action != action || rec.Rule == "" || rec.Mode != "standard" || rec.SessionID == "" || rec.Command != "sh -c "+attacks {
 					t.Errorf("audit record %q: %+v (found: %v)", k, rec, recs)
 				}
 			}

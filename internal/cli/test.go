@@ -31,6 +31,9 @@ Exit status: as cordon run.`,
 	return c
 }
 
+// maxReported caps the denials cordon test prints one line each.
+const maxReported = 100
+
 // writeReport prints what the violation monitor saw of res for cordon
 // test: one line a denial, then the config snippet that allows what may
 // be allowed.
@@ -49,8 +52,12 @@ func writeReport(w io.Writer, res *result.Result, home string) {
 		return
 	}
 	fmt.Fprintf(w, "cordon: test: %d denied (%s):\n", n+res.Monitor.More, watched)
-	for _, v := range res.Violations {
+	shown := res.Violations[:min(n, maxReported)]
+	for _, v := range shown {
 		fmt.Fprintln(w, "  "+v.Line(home))
+	}
+	if rest := n - len(shown); rest > 0 {
+		fmt.Fprintf(w, "  and %d more (cordon test --json lists them)\n", rest)
 	}
 	if res.Monitor.More > 0 {
 		fmt.Fprintf(w, "  and %d more distinct denials (only the first %d are kept)\n", res.Monitor.More, n)

@@ -19,17 +19,19 @@ import (
 const defaultSince = "24h"
 
 func newViolations() *cobra.Command {
-	pf := policyFlags{allowHomeWorkspace: true}
+	pf := policyFlags{allowHomeWorkspace: true, auditLogUsed: true} // --audit-log names the log to read
 	var since, session string
 	var jsonOut bool
 	c := &cobra.Command{
 		Use:   "violations [--since DUR] [--session ID] [--json]",
 		Short: "recent denials from the audit log",
-		Long: `Print the operations the policy refused (and, with on_violation: warn, let
-through) as the audit log recorded them: what cordon mcp refused, what the
-network proxy refused, and the files a run planted. --since takes a duration
+		Long: `Print the operations the policy refused (and those mode permissive, or a
+backend that could not enforce them, let through: warned) as the audit log
+recorded them: what cordon mcp refused, what the network proxy refused, the
+files a run planted, and what the violation monitor saw a command denied
+(cordon test, cordon learn, on_violation: warn or log). --since takes a duration
 (90m, 24h, 7d; 0 for the whole log); --json prints the records as JSON lines,
-in the audit log's own format. The log is audit.log_file (--audit-log),
+in the audit log's own format. The log is audit.log_file (--audit-log FILE),
 including its rotated generation (FILE.1).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
