@@ -362,7 +362,10 @@ func (d *Decider) DecideConnect(addr netip.AddrPort) Decision {
 		}
 		return d.net
 	}
-	if a := addr.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() {
+	if a := addr.Addr().Unmap(); (a.IsLoopback() || a.IsUnspecified()) && d.net.Rule != ruleNetDeny {
+		// The sandbox's own loopback. With the network denied there is
+		// none to speak of: the bwrap backend's Landlock layer refuses
+		// every TCP connect, the Landlock-only one every inet socket.
 		return Decision{Rule: ruleNetLoopback}
 	}
 	return d.net

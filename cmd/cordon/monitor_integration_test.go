@@ -278,3 +278,21 @@ func TestLearn(t *testing.T) {
 		}
 	})
 }
+
+// TestCordonTestConnect: with the network denied, a TCP connect (to a
+// server the test runs on 127.0.0.1: nothing leaves the machine) is
+// reported once with the network rule.
+func TestCordonTestConnect(t *testing.T) {
+	e, _ := monitorFixture(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	r := e.run("test", "--net", "deny", "--", "sh", "-c", "curl -s --max-time 3 http://"+addr+"/; curl -s --max-time 3 http://"+addr+"/; true")
+	want := "network-connect " + addr + " by curl (2 times): network: deny"
+	if r.code != 0 || strings.Count(r.stderr, "network-connect "+addr) != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("want %q once: %s", want, r)
+	}
+}
