@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -79,6 +80,9 @@ func learn(p *policy.Policy, res *result.Result, home string) learned {
 			continue
 		}
 		if v.Address != "" {
+			if ap, err := netip.ParseAddrPort(v.Address); err == nil && (ap.Addr().Unmap().IsLoopback() || ap.Addr().IsUnspecified()) {
+				continue // the host's loopback: a port to forward (below)
+			}
 			l.allowNet = appendNew(l.allowNet, v.Address)
 			continue
 		}
@@ -105,9 +109,10 @@ func learn(p *policy.Policy, res *result.Result, home string) learned {
 				l.forward = append(l.forward, port)
 			}
 		}
-		if len(l.forward) > 0 && m == policy.NetDeny {
+		if len(l.forward) > 0 && m == policy.NetDeny && len(l.allowNet) == 0 {
 			// A forwarded port needs a network namespace with its own
-			// loopback.
+			// loopback (allow entries make the network filtered, which
+			// has one).
 			l.netMode = policy.NetLoopback
 		}
 	}

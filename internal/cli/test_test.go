@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 )
 
@@ -50,5 +52,29 @@ func TestWriteReport(t *testing.T) {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("report lacks %q:\n%s", w, b.String())
 		}
+	}
+}
+
+func TestLearnNetwork(t *testing.T) {
+	deny := &policy.Policy{Profile: "development", Network: policy.Network{Mode: policy.NetDeny}}
+	for _, tc := range []struct {
+		name      string
+		vs        []result.Violation
+		loopback  []int
+		wantMode  policy.NetMode
+		wantAllow []string
+		wantFwd   []int
+	}{
+		{"a loopback port is forwarded, not allowed", []result.Violation{{Operation: "network-connect", Address: "127.0.0.1:4873", Rule: "network: deny"}}, []int{4873},
+			policy.NetLoopback, nil, []int{4873}},
+		{"an address is allowed; the allow makes the network filtered", []result.Violation{{Operation: "network-connect", Address: "192.0.2.1:443", Rule: "network: deny"}}, []int{4873},
+			"", []string{"192.0.2.1:443"}, []int{4873}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := learn(deny, &result.Result{Violations: tc.vs, Monitor: &result.Monitor{LoopbackPorts: tc.loopback}}, "/h")
+			if l.netMode != tc.wantMode || !slices.Equal(l.allowNet, tc.wantAllow) || !slices.Equal(l.forward, tc.wantFwd) {
+				t.Errorf("mode %q allow %q forward %v; want %q %q %v", l.netMode, l.allowNet, l.forward, tc.wantMode, tc.wantAllow, tc.wantFwd)
+			}
+		})
 	}
 }
