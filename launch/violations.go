@@ -141,11 +141,11 @@ func (v *violations) observe(ev monitor.Event) {
 		// Binding a unix socket creates its file.
 		d = v.dec.Decide(policy.OpWrite, ev.Path)
 	default:
-		d = v.dec.Decide(policy.Op(ev.Op), ev.Path)
+		d = v.dec.Decide(ev.Op, ev.Path)
 		if ev.Resolved != "" {
 			// Through a symbolic link the command made: what the
 			// kernel reached decides, when it is denied.
-			if rd := v.dec.Decide(policy.Op(ev.Op), ev.Resolved); rd.Denied && !d.Denied {
+			if rd := v.dec.Decide(ev.Op, ev.Resolved); rd.Denied && !d.Denied {
 				d, ev.Path, target = rd, ev.Resolved, ev.Resolved
 			}
 		}

@@ -1,22 +1,27 @@
 package monitor
 
-import "net/netip"
+import (
+	"net/netip"
 
-// Op is what a watched call does, named as the audit record's operation.
-type Op string
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Op is what a watched call does: the policy's operations (the audit
+// record's names), and OpBind.
+type Op = policy.Op
 
 // The operations of an Event.
 const (
 	// OpRead opens a file or directory for reading.
-	OpRead Op = "file-read"
+	OpRead = policy.OpRead
 	// OpWrite opens a file for writing, or creates, truncates, removes,
 	// renames, links or changes one.
-	OpWrite Op = "file-write"
+	OpWrite = policy.OpWrite
 	// OpExec executes a file.
-	OpExec Op = "file-exec"
+	OpExec = policy.OpExec
 	// OpConnect connects or sends to a socket address: Addr, or the unix
 	// socket Path.
-	OpConnect Op = "network-connect"
+	OpConnect = policy.OpConnect
 	// OpBind binds a socket to an address: Addr, or the unix socket Path.
 	OpBind Op = "network-bind"
 )
