@@ -58,3 +58,13 @@ func proceed(fd int, id uint64) error {
 	}
 	return nil
 }
+
+// setSyncWakeUp asks the kernel to wake the supervisor synchronously when
+// a notification arrives (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP).
+func setSyncWakeUp(fd int) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), uintptr(unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
