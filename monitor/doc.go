@@ -16,8 +16,11 @@
 //
 // Paths are resolved as the process sees them: a relative path against its
 // working directory or its dirfd, read from /proc/PID/cwd and
-// /proc/PID/fd/N; "." and ".." are cleaned lexically and symbolic links
-// are not followed, so a path through a link is reported as written.
+// /proc/PID/fd/N; "." and ".." are cleaned lexically. In the trees the
+// caller names (Options.FollowIn: those the command may write, where it
+// can have made a link) a path is also followed through its symbolic
+// links in the process's root (/proc/PID/root) before the call goes on
+// (Event.Resolved). A mkdir of a directory that is there is no event.
 //
 // It must not decide anything: classifying an Event against the policy is
 // the caller's (policy.Decider), and so is what to record.

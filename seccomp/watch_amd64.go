@@ -16,6 +16,7 @@ func archWatched() []Call {
 		open, rename, renameat,
 		plain(unix.SYS_CREAT, "creat", CallWrite, 0),
 		plain(unix.SYS_MKDIR, "mkdir", CallWrite, 0),
+		plain(unix.SYS_MKNOD, "mknod", CallWrite, 0),
 		plain(unix.SYS_RMDIR, "rmdir", CallWrite, 0),
 		plain(unix.SYS_UNLINK, "unlink", CallWrite, 0),
 		plain(unix.SYS_LINK, "link", CallWrite, 1),

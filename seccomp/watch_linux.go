@@ -82,6 +82,7 @@ func commonWatched() []Call {
 	return []Call{
 		openat, openat2,
 		at(unix.SYS_MKDIRAT, "mkdirat", CallWrite, 0),
+		at(unix.SYS_MKNODAT, "mknodat", CallWrite, 0),
 		at(unix.SYS_UNLINKAT, "unlinkat", CallWrite, 0),
 		renameat,
 		at(unix.SYS_LINKAT, "linkat", CallWrite, 2),
