@@ -166,8 +166,8 @@ func (v *violations) observe(ev monitor.Event) {
 	defer v.mu.Unlock()
 	if i, ok := v.index[k]; ok {
 		v.list[i].Count++
-		if len(v.names[i]) < maxNames && !slices.Contains(v.names[i], commandOf(ev.Pid)) {
-			if c := commandOf(ev.Pid); c != "" {
+		if len(v.names[i]) < maxNames && !slices.Contains(v.names[i], commandOf(ev)) {
+			if c := commandOf(ev); c != "" {
 				v.names[i] = append(v.names[i], c)
 				v.list[i].Command = strings.Join(v.names[i], ", ")
 			}
@@ -179,7 +179,7 @@ func (v *violations) observe(ev monitor.Event) {
 		return
 	}
 	viol := result.Violation{Operation: string(ev.Op), Path: ev.Path, Rule: d.Rule, Allow: d.Fix, Locked: locked(d),
-		Unenforced: v.unenforced(ev, d), Command: commandOf(ev.Pid), Count: 1}
+		Unenforced: v.unenforced(ev, d), Command: commandOf(ev), Count: 1}
 	action := audit.ActionDenied
 	if viol.Unenforced != "" {
 		action = audit.ActionWarned
@@ -299,9 +299,13 @@ func onHost(ev monitor.Event) bool {
 	return false
 }
 
-// commandOf is the name of the program pid runs (its comm), or "".
-func commandOf(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+// commandOf is the name of the program that made ev's call: as the
+// monitor read it, or from /proc now.
+func commandOf(ev monitor.Event) string {
+	if ev.Comm != "" {
+		return ev.Comm
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(ev.Pid) + "/comm")
 	if err != nil {
 		return ""
 	}

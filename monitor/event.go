@@ -39,6 +39,9 @@ type Event struct {
 	Path string
 	// Addr is the internet address of a socket call.
 	Addr netip.AddrPort
+	// Comm is the name of the calling program (its /proc/PID/comm), read
+	// before the call went on; "" if it could not be read.
+	Comm string
 	// Resolved is Path with its symbolic links followed in the process's
 	// root, as the kernel does, when Path lies in Options.FollowIn and
 	// leads through one; "" otherwise.

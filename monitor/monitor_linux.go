@@ -20,12 +20,15 @@ import (
 
 // Monitor serves one listener.
 type Monitor struct {
-	fd       int
-	stopR    int
-	stopW    int
-	calls    map[uint32]seccomp.Call
-	emit     func(Event)
-	opts     Options
+	fd    int
+	stopR int
+	stopW int
+	calls map[uint32]seccomp.Call
+	emit  func(Event)
+	opts  Options
+	// comms caches the name of each thread's program (Event.Comm), read
+	// once, and again after it executes another; at most maxComms.
+	comms    map[int]string
 	done     chan struct{}
 	stopOnce sync.Once
 	stats    struct{ calls, unresolved atomic.Int64 }
@@ -41,7 +44,7 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, opts: opts, done: make(chan struct{})}
+	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, opts: opts, comms: map[int]string{}, done: make(chan struct{})}
 	for _, c := range seccomp.Watched() {
 		m.calls[c.Nr] = c
 	}
@@ -99,6 +102,17 @@ func (m *Monitor) serve() {
 			return
 		}
 		evs = m.events(&n, evs[:0])
+		if len(evs) > 0 {
+			comm := m.comm(int(n.Pid))
+			for i := range evs {
+				evs[i].Comm = comm
+			}
+		}
+		if c, ok := m.calls[uint32(n.Data.Nr)]; ok && c.Kind == seccomp.CallExec {
+			// The program changes: its name is read again at its next
+			// call.
+			delete(m.comms, int(n.Pid))
+		}
 		// The process is still the one that made the call: its memory
 		// and /proc entries were read from it, not from a successor.
 		valid := idValid(m.fd, n.ID)
@@ -190,6 +204,32 @@ func (m *Monitor) resolved(ev Event, p string, followLast bool) Event {
 		}
 	}
 	return ev
+}
+
+// maxComms bounds the program names the monitor keeps: past it, the cache
+// starts again.
+const maxComms = 4096
+
+// comm is the name of pid's program (/proc/PID/comm), read while its call
+// waits for the answer, so that a program that ends at once is still
+// named; "" if it cannot be read.
+func (m *Monitor) comm(pid int) string {
+	if c, ok := m.comms[pid]; ok {
+		return c
+	}
+	var buf [64]byte
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/comm", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	n, _ := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	c := strings.TrimSpace(string(buf[:max(n, 0)]))
+	if len(m.comms) >= maxComms {
+		clear(m.comms)
+	}
+	m.comms[pid] = c
+	return c
 }
 
 // openOp says what an open with flags does: it writes with an access mode

@@ -281,8 +281,16 @@ func TestEvents(t *testing.T) {
 			t.Errorf("no %s event for %q %v; got %+v", w.op, w.path, w.addr, col.evs)
 		}
 	}
+	// Each call is named by the program that made it: the test binary,
+	// then, once it executed /bin/true, true (the loader's opens).
+	self := filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))]
 	col.mu.Lock()
+	sawTrue := false
 	for _, ev := range col.evs {
+		sawTrue = sawTrue || ev.Comm == "true"
+		if ev.Comm != self && ev.Comm != "true" || ev.Op == OpExec && ev.Comm != self {
+			t.Errorf("Comm %q, want %q (or true after the exec): %+v", ev.Comm, self, ev)
+		}
 		switch {
 		case ev.Path == filepath.Join(dir, "sub"):
 			t.Errorf("a mkdir of a directory that is there was reported: %+v", ev)
@@ -293,6 +301,9 @@ func TestEvents(t *testing.T) {
 		}
 	}
 	col.mu.Unlock()
+	if !sawTrue {
+		t.Error("no call named by /bin/true after the exec")
+	}
 	if !col.has(OpRead, filepath.Join(dir, "link"), none) || !col.has(OpWrite, filepath.Join(dir, "link"), none) {
 		t.Errorf("no events for the link: %+v", col.evs)
 	}
