@@ -25,6 +25,12 @@ type terminal struct {
 	winch    chan os.Signal
 	copyDone chan struct{}
 	once     sync.Once
+	// stopIn ends copyIn, which closes inDone: the host terminal is read
+	// only while the command runs, so nothing typed after it ended is
+	// taken from whoever reads the terminal next (cordon shell, a
+	// library host).
+	stopIn *os.File
+	inDone chan struct{}
 }
 
 // IsTerminal reports whether f is a terminal.
@@ -116,13 +122,51 @@ func (t *terminal) start(int) {
 			t.resize()
 		}
 	}()
-	go func() { _, _ = io.Copy(t.master, t.host) }()
+	if r, w, err := os.Pipe(); err == nil {
+		t.stopIn, t.inDone = w, make(chan struct{})
+		go t.copyIn(r)
+	}
 	go func() {
 		defer close(t.copyDone)
 		if t.out != nil {
 			_, _ = io.Copy(t.out, t.master) // ends with EIO when the last slave closes
 		}
 	}()
+}
+
+// copyIn copies what is typed on the host terminal to the pty until stop
+// is closed (or either end fails): it reads only what poll says is there,
+// so it never sits in a read of the host terminal when the run is over.
+func (t *terminal) copyIn(stop *os.File) {
+	defer close(t.inDone)
+	defer stop.Close()
+	fds := []unix.PollFd{{Fd: int32(t.host.Fd()), Events: unix.POLLIN}, {Fd: int32(stop.Fd()), Events: unix.POLLIN}}
+	buf := make([]byte, 4096)
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) == 0 {
+			continue
+		}
+		n, err := unix.Read(int(t.host.Fd()), buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n <= 0 {
+			return
+		}
+		if _, err := t.master.Write(buf[:n]); err != nil {
+			return
+		}
+	}
 }
 
 // wait lets the pty's remaining output through after the command ended.
@@ -139,6 +183,10 @@ func (t *terminal) close() {
 		return
 	}
 	t.once.Do(func() {
+		if t.stopIn != nil {
+			t.stopIn.Close()
+			<-t.inDone
+		}
 		if t.winch != nil {
 			signal.Stop(t.winch)
 			close(t.winch)
