@@ -174,7 +174,7 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 		want   string
 		host   *Host // the host's facts, when not fakeHost's
 	}{
-		{"permissive on the Landlock-only backend", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Landlock }, "--mode permissive is not built yet for the landlock backend", nil},
+		{"permissive on Seatbelt", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Seatbelt }, "--mode permissive is not built yet for the seatbelt backend", nil},
 		{"forward port without a network", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port with --net deny", nil},
 		// The violation monitor is built only for the Linux backends.
 		{"warn on Seatbelt", func(p *policy.Policy) { p.OnViolation = "warn"; p.Backend = backend.Seatbelt }, "on_violation warn needs the violation monitor, which is not built yet for the seatbelt backend", nil},

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,12 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// PermissiveNote is the degraded line of every permissive run.
-const PermissiveNote = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny"
+// PermissiveNote is the degraded line of every permissive run under
+// bubblewrap; PermissiveLandlockNote on the Landlock-only backend.
+const (
+	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny"
+	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
+)
 
 // permissiveMounts are the mounts of mode permissive's bwrap plan: every
 // entry of the host's root as it is (directories bound writable, as far as
@@ -95,4 +100,28 @@ func (b *bwrapBuilder) maskArgs(d string) []string {
 		mask = maskDir
 	}
 	return []string{"--ro-bind", filepath.Join(b.opts.StateDir, mask), d}
+}
+
+// buildLandlockPermissive is mode permissive's plan on the Landlock-only
+// backend: the helper runs the command with no Landlock rules and the
+// seccomp filter's dangerous calls only (no socket families refused), with
+// the host's network; the limits, the timeout, the private TMPDIR and the
+// check for planted files stay. The policy's denied paths cannot be hidden
+// there (Options.HideDenied: cordon learn), so that is refused.
+func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (*Plan, error) {
+	if opts.HideDenied {
+		return nil, errors.New("cordon learn needs bubblewrap, which keeps the policy's secrets hidden while it learns; the Landlock-only backend cannot (see cordon status)")
+	}
+	q := *p
+	q.Network = policy.Network{Mode: policy.NetOpen}
+	pl, err := buildLandlock(&q, command, opts)
+	if err != nil {
+		return nil, err
+	}
+	pl.Spec.Landlock = nil
+	if sc := pl.Spec.Seccomp; sc != nil {
+		sc.DenyNetwork, sc.DenyUnix, sc.StreamOnly, sc.DenyOtherFamilies = false, false, false, false
+	}
+	pl.Degraded = []string{PermissiveLandlockNote}
+	return pl, nil
 }

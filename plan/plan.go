@@ -338,8 +338,8 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if (b == backend.Bwrap || b == backend.Landlock) && opts.Host.HelperErr != nil {
 		return nil, opts.Host.HelperErr
 	}
-	if p.Mode == policy.ModePermissive && b != backend.Bwrap {
-		return nil, fmt.Errorf("--mode permissive is %w for the %s backend: it runs under bubblewrap, which keeps the pid namespace while the files and the network are the host's; use --backend bwrap, or --mode standard", ErrNotBuilt, b)
+	if p.Mode == policy.ModePermissive && b != backend.Bwrap && b != backend.Landlock {
+		return nil, fmt.Errorf("--mode permissive is %w for the %s backend: it needs the violation monitor, built only for bwrap and the Landlock-only backend on Linux; use --mode standard", ErrNotBuilt, b)
 	}
 	if err := checkWatchable(p, b); err != nil {
 		return nil, err
@@ -357,6 +357,9 @@ func buildBackend(p *policy.Policy, b backend.Name, command []string, opts Optio
 	case backend.Bwrap:
 		return buildBwrap(p, command, opts)
 	case backend.Landlock:
+		if p.Mode == policy.ModePermissive {
+			return buildLandlockPermissive(p, command, opts)
+		}
 		return buildLandlock(p, command, opts)
 	case backend.Seatbelt:
 		return buildSeatbelt(p, command, opts)

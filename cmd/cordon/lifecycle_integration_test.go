@@ -59,7 +59,6 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad timeout", args: []string{"--timeout", "soon"}, want: 125, setup: true, stderrR: `^cordon: .*--timeout`},
 		{name: "bad config", args: []string{"--config", badCfg}, want: 125, setup: true, stderrR: `^cordon: .*bad\.yaml:3:.*bogus_key`},
 		{name: "missing config", args: []string{"--config", filepath.Join(e.root, "nope.yaml")}, want: 125, setup: true, stderrR: `^cordon: .*nope\.yaml`},
-		{name: "permissive on landlock", args: []string{"--mode", "permissive", "--backend", "landlock"}, want: 125, setup: true, stderrR: `^cordon: --mode permissive is not built yet for the landlock backend`},
 		{name: "net loopback on landlock", args: []string{"--backend", "landlock", "--net", "loopback"}, want: 125, setup: true, stderrR: `^cordon: .*loopback needs a network namespace`},
 		{name: "bad workspace", args: []string{"--workspace", filepath.Join(e.root, "nope")}, want: 125, setup: true, stderrR: `^cordon: .*nope`},
 		{name: "backend seatbelt", args: []string{"--backend", "seatbelt"}, want: 125, setup: true, stderrR: `^cordon: --backend seatbelt: the macOS backend runs only on macOS, not on linux; use --backend bwrap or auto\n$`},
