@@ -160,39 +160,55 @@ func TestOnViolationWarn(t *testing.T) {
 
 // TestPermissiveMode: mode permissive lets what the policy denies happen
 // (a secret read, a write beside the workspace) and records each as
-// warned; the pid namespace and the seccomp filter stay.
+// warned; the seccomp filter stays, and under bubblewrap the pid
+// namespace.
 func TestPermissiveMode(t *testing.T) {
-	e, _ := monitorFixture(t)
-	r := e.run("run", "--mode", "permissive", "--", "sh", "-c", `cat ~/.ssh/id_rsa; echo x > ../other/out.txt; echo "pid $$"; unshare -U true && echo UNSHARED; true`)
-	if r.code != 0 {
-		t.Fatalf("permissive: %s", r)
-	}
-	for _, w := range []string{"PRIVATE-KEY-4d1f", "pid "} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("stdout lacks %q: %s", w, r)
-		}
-	}
-	if pid := strings.TrimSpace(strings.SplitN(strings.SplitN(r.stdout, "pid ", 2)[1], "\n", 2)[0]); len(pid) > 2 {
-		t.Errorf("the shell's pid %s: want a small one, in a pid namespace of its own", pid)
-	}
-	if strings.Contains(r.stdout, "UNSHARED") {
-		t.Error("a new user namespace was created: the seccomp filter must stay in mode permissive")
-	}
-	if !exists(filepath.Join(e.sibling, "out.txt")) {
-		t.Error("mode permissive must let the write beside the workspace happen")
-	}
-	for _, w := range []string{
-		"cordon: degraded: mode permissive: the filesystem and network rules are not enforced",
-		"cordon: warning: file-read ~/.ssh/id_rsa by cat: filesystem.deny: ~/.ssh denies it, but it happened: mode permissive",
-		"cordon: warning: file-write ~/src/other/out.txt by sh: filesystem.write: not listed denies it, but it happened: mode permissive",
-	} {
-		if !strings.Contains(r.stderr, w) {
-			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
-		}
-	}
-	v := e.run("violations", "--json")
-	if n := strings.Count(v.stdout, `"action":"warned"`); n != 2 || strings.Count(v.stdout, `"mode":"permissive"`) != 2 {
-		t.Errorf("want the two accesses recorded as warned in mode permissive:\n%s", v.stdout)
+	for _, b := range []string{"bwrap", "landlock"} {
+		t.Run(b, func(t *testing.T) {
+			e, _ := monitorFixture(t)
+			if b == "landlock" {
+				requireLandlock(t)
+			}
+			r := e.run("run", "--mode", "permissive", "--backend", b, "--", "sh", "-c", `cat ~/.ssh/id_rsa; echo x > ../other/out.txt; echo "pid $$"; unshare -U true && echo UNSHARED; true`)
+			if r.code != 0 {
+				t.Fatalf("permissive: %s", r)
+			}
+			for _, w := range []string{"PRIVATE-KEY-4d1f", "pid "} {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("stdout lacks %q: %s", w, r)
+				}
+			}
+			if pid := strings.TrimSpace(strings.SplitN(strings.SplitN(r.stdout, "pid ", 2)[1], "\n", 2)[0]); b == "bwrap" && len(pid) > 2 {
+				t.Errorf("the shell's pid %s: want a small one, in a pid namespace of its own", pid)
+			}
+			if strings.Contains(r.stdout, "UNSHARED") {
+				t.Error("a new user namespace was created: the seccomp filter must stay in mode permissive")
+			}
+			if !exists(filepath.Join(e.sibling, "out.txt")) {
+				t.Error("mode permissive must let the write beside the workspace happen")
+			}
+			note := "cordon: degraded: mode permissive: the filesystem and network rules are not enforced"
+			if b == "landlock" {
+				note = "cordon: degraded: mode permissive on the Landlock-only backend: nothing confines the files and the network"
+			}
+			for _, w := range []string{note,
+				"cordon: warning: file-read ~/.ssh/id_rsa by cat: filesystem.deny: ~/.ssh denies it, but it happened: mode permissive",
+				"cordon: warning: file-write ~/src/other/out.txt by sh: filesystem.write: not listed denies it, but it happened: mode permissive",
+			} {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			v := e.run("violations", "--json")
+			if n := strings.Count(v.stdout, `"action":"warned"`); n != 2 || strings.Count(v.stdout, `"mode":"permissive"`) != 2 {
+				t.Errorf("want the two accesses recorded as warned in mode permissive:\n%s", v.stdout)
+			}
+			if b == "landlock" {
+				if r := e.run("learn", "--backend", "landlock", "--", "true"); r.code != 125 || !strings.Contains(r.stderr, "cordon learn needs bubblewrap") {
+					t.Errorf("cordon learn on the Landlock-only backend: %s", r)
+				}
+			}
+		})
 	}
 }
 
