@@ -13,6 +13,7 @@ require (
 	golang.org/x/mod v0.42.0
 	golang.org/x/net v0.47.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.37.0
 )
 
 require (

@@ -69,19 +69,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn())
-	for _, nb := range []struct{ name, short, what string }{
-		{"shell", "interactive confined shell", "needs /sandbox commands; use cordon run -- bash meanwhile"},
-	} {
-		root.AddCommand(&cobra.Command{
-			Use:                nb.name,
-			Short:              nb.short + " (not built yet)",
-			DisableFlagParsing: true,
-			RunE: func(*cobra.Command, []string) error {
-				return fmt.Errorf("cordon %s is not built yet (%s)", nb.name, nb.what)
-			},
-		})
-	}
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell())
 	return root
 }
 

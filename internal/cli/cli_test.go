@@ -104,7 +104,7 @@ func TestMainErrors(t *testing.T) {
 		{[]string{"run"}, "no command given"},
 		{[]string{"run", "--bogus", "--", "true"}, "unknown flag: --bogus"},
 		{[]string{"test"}, "no command given: use cordon test [flags] -- CMD [ARG...]"},
-		{[]string{"shell"}, "cordon shell is not built yet"},
+		{[]string{"shell"}, "cordon shell needs a terminal on stdin and stdout; run one command with cordon run -- CMD"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
