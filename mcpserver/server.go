@@ -12,9 +12,12 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/audit"
@@ -85,6 +88,9 @@ type Server struct {
 	p    *policy.Policy
 	fs   *workspace.FS
 	srv  *mcp.Server
+	// decider names the rule of an allowed call (recordAllowed).
+	deciderOnce sync.Once
+	decider     *policy.Decider
 }
 
 // New opens the workspace and registers the tools.
@@ -165,6 +171,36 @@ func (s *Server) record(tool string, v *workspace.Violation) {
 		Path: path, Action: audit.ActionDenied, Rule: rule, Mode: string(s.p.Mode)})
 }
 
+// allowedOps is the audit operation of each file tool whose allowed calls
+// audit.log_allowed records.
+var allowedOps = map[string]string{
+	ToolReadFile: "file-read", ToolListDir: "file-read", ToolFindFiles: "file-read", ToolGrep: "file-read", ToolFileInfo: "file-read",
+	ToolWriteFile: "file-write", ToolEditFile: "file-write", ToolReplaceLines: "file-write", ToolCreateDir: "file-write",
+}
+
+// recordAllowed records an allowed call of a file tool with the policy
+// entry that allows it, when audit.log_allowed asks for it.
+func (s *Server) recordAllowed(tool string, in any) {
+	op, ok := allowedOps[tool]
+	if !ok || s.opts.Audit == nil || !s.p.Audit.LogAllowed {
+		return
+	}
+	path := s.fs.Workspace()
+	var f struct {
+		Path string `json:"path"`
+	}
+	if b, err := json.Marshal(in); err == nil && json.Unmarshal(b, &f) == nil && f.Path != "" {
+		path = f.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.fs.Workspace(), path)
+		}
+	}
+	path = filepath.Clean(path)
+	s.deciderOnce.Do(func() { s.decider = s.p.Decider(s.opts.Plan.Home) })
+	_ = s.opts.Audit.Record(audit.Record{SessionID: s.opts.SessionID, Command: "mcp " + tool, Operation: op,
+		Path: path, Action: audit.ActionAllowed, Rule: s.decider.Decide(policy.Op(op), path).Rule, Mode: string(s.p.Mode)})
+}
+
 // add registers a tool whose handler returns text or an error.
 func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, error)) {
 	t.Description += "\n\n" + s.note()
@@ -178,6 +214,7 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 		if err != nil {
 			return s.fail(t.Name, err), nil, nil
 		}
+		s.recordAllowed(t.Name, in)
 		return text(out), nil, nil
 	})
 }

@@ -566,3 +566,25 @@ func TestSandboxStatus(t *testing.T) {
 		t.Errorf("status: %s", out)
 	}
 }
+
+// TestLogAllowed: with audit.log_allowed, an allowed file tool call is
+// recorded too, with the policy entry that allows it; without it, only
+// refusals are.
+func TestLogAllowed(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		e := startWith(t, "standard", func(l *config.Layer) { l.Audit.LogAllowed = config.Ptr(on) })
+		e.ok(t, ToolReadFile, map[string]any{"path": "a.txt"})
+		e.ok(t, ToolWriteFile, map[string]any{"path": "new.txt", "content": "x\n"})
+		recs := e.auditRecords(t)
+		if !on {
+			if len(recs) != 0 {
+				t.Errorf("log_allowed off: %+v", recs)
+			}
+			continue
+		}
+		if len(recs) != 2 || recs[0].Action != "allowed" || recs[0].Operation != "file-read" || recs[0].Path != filepath.Join(e.ws, "a.txt") ||
+			recs[1].Operation != "file-write" || recs[1].Path != filepath.Join(e.ws, "new.txt") || !strings.HasPrefix(recs[1].Rule, "filesystem.write: ") {
+			t.Errorf("log_allowed: %+v", recs)
+		}
+	}
+}
