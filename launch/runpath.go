@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/planted"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 )
@@ -175,6 +177,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range disarmGuarded(pl.GuardedMissing) {
+		tell(Line{Warning, f.Warning})
+		res.Planted = append(res.Planted, f)
+	}
 	if req.Audit != nil {
 		for _, r := range audit.PlantedRecords(req.SessionID, req.AuditCommand, string(p.Mode), res.Planted) {
 			if err := req.Audit.Record(r); err != nil {
@@ -226,6 +232,29 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell(Line{Hint, hint})
 	}
 	return res, nil
+}
+
+// disarmGuarded renames aside each of paths (guarded paths that did not
+// exist when a permissive run started: plan.Plan.GuardedMissing) that the
+// run created, so that it loosens no later run and runs no code later,
+// and reports it as planted.
+func disarmGuarded(paths []string) []result.Planted {
+	var out []result.Planted
+	for _, g := range paths {
+		if _, err := os.Lstat(g); err != nil {
+			continue
+		}
+		f := result.Planted{Path: g, Kind: "guarded", Rule: "filesystem.deny_write: " + g}
+		aside := g + planted.DisarmedSuffix
+		if err := os.Rename(g, aside); err != nil {
+			f.Warning = fmt.Sprintf("mode permissive: the run created %s, which decides later runs or runs code later, and it could not be moved aside: %v; remove it", g, err)
+		} else {
+			f.Disarmed = true
+			f.Warning = fmt.Sprintf("mode permissive: the run created %s, which decides later runs or runs code later: moved aside to %s; review it", g, aside)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // maxSaid caps the denials a run says one line each (on_violation: warn,

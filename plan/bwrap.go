@@ -163,6 +163,9 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		for _, d := range b.denied {
 			args = append(args, b.maskArgs(d)...)
 		}
+		guards, missing := permissiveGuards(p, opts.StateDir)
+		args = append(args, guards...)
+		b.plan.GuardedMissing = missing
 		// Nothing is mounted over the host's files: no placeholders,
 		// and the sandbox's module cache is not shown at the host's.
 		b.plan.Placeholders, b.plan.LockWorkspace = nil, false

@@ -14,8 +14,8 @@ import (
 // PermissiveNote is the degraded line of every permissive run under
 // bubblewrap; PermissiveLandlockNote on the Landlock-only backend.
 const (
-	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny"
-	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
+	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny; cordon's own config and the paths through which code runs later (deny_write's guarded entries) stay read-only and its state hidden"
+	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules): cordon's own config and state and the paths through which code runs later are writable too, and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
 )
 
 // permissiveMounts are the mounts of mode permissive's bwrap plan: every
@@ -124,4 +124,24 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 	}
 	pl.Degraded = []string{PermissiveLandlockNote}
 	return pl, nil
+}
+
+// permissiveGuards keep, in mode permissive under bubblewrap, what must
+// never be changed from inside even then: the guarded paths (cordon's
+// config, the paths through which code runs later on the host) bound
+// read-only over themselves, and the state directory (cordon's masks and
+// locks, and by default the audit log) hidden. missing are the guarded
+// paths that do not exist (see Plan.GuardedMissing).
+func permissiveGuards(p *policy.Policy, stateDir string) (args, missing []string) {
+	for _, g := range p.Guarded {
+		if _, err := os.Lstat(g); err == nil {
+			args = append(args, "--ro-bind", g, g)
+		} else {
+			missing = append(missing, g)
+		}
+	}
+	if stateDir != "" {
+		args = append(args, "--ro-bind", filepath.Join(stateDir, maskDir), stateDir)
+	}
+	return args, missing
 }

@@ -95,6 +95,12 @@ type Plan struct {
 	// setting that was not carried into the environment (it holds a
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
+	// GuardedMissing lists, in mode permissive under bubblewrap, the
+	// guarded paths (policy.Policy.Guarded) that did not exist when the
+	// plan was built: nothing can be bound over them without creating
+	// them on the host, so the launcher disarms any the run created
+	// (renames it aside) and reports it as planted.
+	GuardedMissing []string `json:"guarded_missing,omitempty"`
 	// Hidden lists the denied paths the bwrap plan hides where they are
 	// visible (a mask over each): what a deny rule names inside a
 	// visible tree is hidden only if it existed when the plan was built.

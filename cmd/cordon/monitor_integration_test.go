@@ -207,6 +207,20 @@ func TestPermissiveMode(t *testing.T) {
 				if r := e.run("learn", "--backend", "landlock", "--", "true"); r.code != 125 || !strings.Contains(r.stderr, "cordon learn needs bubblewrap") {
 					t.Errorf("cordon learn on the Landlock-only backend: %s", r)
 				}
+				return
+			}
+			// Even permissive, a run cannot loosen the next: cordon's
+			// config, made where there was none, is moved aside, and an
+			// existing guarded file stays read-only.
+			writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = me\n")
+			cfg := filepath.Join(e.home, ".config", "cordon", "config.yaml")
+			r = e.run("run", "--mode", "permissive", "--", "sh", "-c", `mkdir -p ~/.config/cordon && echo "sandbox: {mode: off}" > ~/.config/cordon/config.yaml; echo "[core]" >> ~/.gitconfig; true`)
+			if exists(cfg) || !exists(filepath.Join(e.home, ".config", "cordon.cordon-disarmed", "config.yaml")) ||
+				!strings.Contains(r.stderr, "cordon: warning: mode permissive: the run created "+filepath.Join(e.home, ".config", "cordon")) {
+				t.Errorf("a config planted in mode permissive was not moved aside: %s", r)
+			}
+			if readFile(t, filepath.Join(e.home, ".gitconfig")) != "[user]\n\tname = me\n" {
+				t.Error("~/.gitconfig was changed in mode permissive")
 			}
 		})
 	}
