@@ -155,25 +155,9 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
 	if permissive {
-		mounts, err := permissiveMounts("/")
-		if err != nil {
+		var err error
+		if args, err = b.permissiveArgs(args); err != nil {
 			return nil, err
-		}
-		args = append(args, mounts...)
-		for _, d := range b.denied {
-			args = append(args, b.maskArgs(d)...)
-		}
-		guards, missing := permissiveGuards(p, opts.StateDir)
-		args = append(args, guards...)
-		b.plan.GuardedMissing = missing
-		// Nothing is mounted over the host's files: no placeholders,
-		// and the sandbox's module cache is not shown at the host's.
-		b.plan.Placeholders, b.plan.LockWorkspace = nil, false
-		b.goMod, b.plan.Writable = "", nil
-		b.plan.Notes = slices.DeleteFunc(b.plan.Notes, func(n string) bool { return strings.HasPrefix(n, "the sandbox's module cache is shown at") })
-		b.plan.Dir = b.p.Workspace
-		if c := opts.Cwd; c != "" {
-			b.plan.Dir = c
 		}
 	} else {
 		b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -144,4 +145,32 @@ func permissiveGuards(p *policy.Policy, stateDir string) (args, missing []string
 		args = append(args, "--ro-bind", filepath.Join(stateDir, maskDir), stateDir)
 	}
 	return args, missing
+}
+
+// permissiveArgs adds mode permissive's mounts to args (see
+// permissiveMounts, permissiveGuards, Options.HideDenied) and drops what
+// only the standard layout needs.
+func (b *bwrapBuilder) permissiveArgs(args []string) ([]string, error) {
+	p, opts := b.p, b.opts
+	mounts, err := permissiveMounts("/")
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, mounts...)
+	for _, d := range b.denied {
+		args = append(args, b.maskArgs(d)...)
+	}
+	guards, missing := permissiveGuards(p, opts.StateDir)
+	args = append(args, guards...)
+	b.plan.GuardedMissing = missing
+	// Nothing is mounted over the host's files: no placeholders,
+	// and the sandbox's module cache is not shown at the host's.
+	b.plan.Placeholders, b.plan.LockWorkspace = nil, false
+	b.goMod, b.plan.Writable = "", nil
+	b.plan.Notes = slices.DeleteFunc(b.plan.Notes, func(n string) bool { return strings.HasPrefix(n, "the sandbox's module cache is shown at") })
+	b.plan.Dir = b.p.Workspace
+	if c := opts.Cwd; c != "" {
+		b.plan.Dir = c
+	}
+	return args, nil
 }
