@@ -109,7 +109,12 @@ func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
 // usePlan makes the decisions follow pl (the plan that runs: after a
 // fallback, the Landlock-only one). It is called before the run.
 func (v *violations) usePlan(pl *plan.Plan) {
-	v.dec = v.policyDec.WithWritable(pl.Writable...)
+	writable := slices.Clone(pl.Writable)
+	if pl.PrivateTmp != "" {
+		// The Landlock-only backend's stand-in for /tmp (TMPDIR).
+		writable = append(writable, pl.PrivateTmp)
+	}
+	v.dec = v.policyDec.WithWritable(writable...)
 	v.loose, v.unixLoose = nil, false
 	if ll := pl.Spec.Landlock; pl.Backend == backend.Landlock && ll != nil {
 		v.loose = ll.ReadWrite

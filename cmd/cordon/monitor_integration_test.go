@@ -53,6 +53,7 @@ echo x > ../other/out.txt
 echo evil > .git/hooks/pre-commit
 curl -s --max-time 5 --unix-socket ~/agent.sock http://agent/ >/dev/null
 echo ok > allowed.txt
+echo t > "$TMPDIR/t" && cat "$TMPDIR/t" >/dev/null
 true`
 
 // TestCordonTest: cordon test reports each denial once, with its count,
@@ -101,7 +102,7 @@ func TestCordonTest(t *testing.T) {
 				}
 			}
 			report := r.stderr[strings.Index(r.stderr, "cordon: test:"):]
-			if strings.Contains(report, "allowed.txt") || strings.Contains(report, "/usr") || strings.Contains(r.stdout, "PRIVATE-KEY") {
+			if strings.Contains(report, "allowed.txt") || strings.Contains(report, "/t by") || strings.Contains(report, "/usr") || strings.Contains(r.stdout, "PRIVATE-KEY") {
 				t.Errorf("an allowed write reported, or the secret read:\n%s", r)
 			}
 			if exists(filepath.Join(e.sibling, "out.txt")) || b == "bwrap" && exists(filepath.Join(e.ws, ".git", "hooks", "pre-commit")) || !exists(filepath.Join(e.ws, "allowed.txt")) {
