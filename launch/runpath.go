@@ -153,7 +153,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Watch || plan.Watched(p) {
 		viols = newViolations(req, pl, tell)
 		req.Stdio.Watch = viols.observe
-		req.Stdio.WatchOptions.FollowIn = viols.writeRoots
+		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
@@ -169,7 +169,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			setEnv(pl, req.Env)
 			if viols != nil {
 				viols.usePlan(pl)
-				req.Stdio.WatchOptions.FollowIn = viols.writeRoots
+				req.Stdio.WatchOptions.FollowIn = viols.followIn()
 			}
 			res, err = Run(ctx, pl, req.Stdio)
 		}

@@ -55,6 +55,8 @@ type violations struct {
 	// writeRoots are the trees the command may write (where it can make
 	// symbolic links, and denied paths); hostWrites the policy's.
 	writeRoots, hostWrites []string
+	// sandboxCache is the policy's (policy.Policy.SandboxCache).
+	sandboxCache string
 
 	mu    sync.Mutex
 	names [][]string // the programs of each of list, at most maxNames
@@ -75,7 +77,7 @@ func newViolations(req Request, pl *plan.Plan, tell func(Line)) *violations {
 		mode: string(p.Mode), tell: tell, index: map[violationKey]int{}, seen: map[violationKey]bool{},
 		loopback: map[uint16]bool{}, bound: map[uint16]bool{}}
 	v.permissive, v.hideDenied = p.Mode == policy.ModePermissive, req.Options.HideDenied
-	v.hostWrites = p.HostWrites()
+	v.hostWrites, v.sandboxCache = p.HostWrites(), p.SandboxCache
 	v.usePlan(pl)
 	if req.Audit != nil {
 		v.log = req.Audit
@@ -126,6 +128,17 @@ func (v *violations) usePlan(pl *plan.Plan) {
 		v.writeRoots = append(v.writeRoots, pl.PrivateTmp)
 	}
 	v.writeRoots = append(v.writeRoots, v.hostWrites...)
+}
+
+// followIn are the trees whose symbolic links the monitor follows: those
+// the command may write, where it can make a link, but the sandbox's tool
+// caches (Go's build cache, npm's), where a build makes thousands of
+// files and a link would only hide what the kernel denies anyway from
+// the report, not from the kernel.
+func (v *violations) followIn() []string {
+	return slices.DeleteFunc(slices.Clone(v.writeRoots), func(r string) bool {
+		return v.sandboxCache != "" && policy.Within(r, v.sandboxCache)
+	})
 }
 
 // observe is Stdio.Watch: one event of the monitor.

@@ -46,6 +46,8 @@ type Event struct {
 	// root, as the kernel does, when Path lies in Options.FollowIn and
 	// leads through one; "" otherwise.
 	Resolved string
+	// follow: the call follows a link in Path's last component.
+	follow bool
 }
 
 // Options tune a Monitor.

@@ -123,7 +123,10 @@ func (m *Monitor) serve() {
 			continue
 		}
 		for _, ev := range evs {
-			m.emit(ev)
+			// Links are followed once the call went on: the caller
+			// does not wait for it, and a link changed meanwhile can at
+			// worst mislabel the event.
+			m.emit(m.resolved(ev))
 		}
 	}
 }
@@ -179,10 +182,12 @@ func (m *Monitor) events(n *notif, evs []Event) []Event {
 		// nothing (mkdir -p).
 		return evs
 	}
-	evs = append(evs, m.resolved(ev, p, followsLast(c.Name)))
+	ev.Path, ev.follow = p, followsLast(c.Name)
+	evs = append(evs, ev)
 	if c.Path2 != seccomp.NoArg {
 		if p2, ok := m.path(pid, args, c.Dirfd2, c.Path2); ok {
-			evs = append(evs, m.resolved(ev, p2, false))
+			ev.Path, ev.follow = p2, false
+			evs = append(evs, ev)
 		} else {
 			m.stats.unresolved.Add(1)
 		}
@@ -190,14 +195,17 @@ func (m *Monitor) events(n *notif, evs []Event) []Event {
 	return evs
 }
 
-// resolved is ev for path p, with Resolved set when p lies in
-// Options.FollowIn and leads through a symbolic link (the last component's
-// only when followLast).
-func (m *Monitor) resolved(ev Event, p string, followLast bool) Event {
-	ev.Path, ev.Resolved = p, ""
+// resolved is ev with Resolved set when its Path lies in Options.FollowIn
+// and leads through a symbolic link (the last component's only when the
+// call follows it).
+func (m *Monitor) resolved(ev Event) Event {
+	p := ev.Path
+	if p == "" {
+		return ev
+	}
 	for _, dir := range m.opts.FollowIn {
 		if subpath.Within(p, dir) {
-			if r, ok := resolveIn(ev.Pid, p, followLast); ok && r != p {
+			if r, ok := resolveIn(ev.Pid, p, ev.follow); ok && r != p {
 				ev.Resolved = r
 			}
 			break
@@ -315,7 +323,7 @@ func (m *Monitor) address(pid int, addr, n uint64, ev *Event) bool {
 			}
 			p = filepath.Join(base, p)
 		}
-		ev.Path = filepath.Clean(p)
+		ev.Path, ev.follow = filepath.Clean(p), true
 		return true
 	}
 	return false
@@ -392,9 +400,54 @@ func isDirIn(pid int, path string) bool {
 
 func procRoot(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/root" }
 
-// maxLinks bounds the symbolic links resolveIn follows, as the kernel's
-// ELOOP does.
-const maxLinks = 40
+// resolveIn follows the symbolic links of the absolute, clean path p in
+// pid's view of the files, as the kernel does: openat2 with
+// RESOLVE_IN_ROOT from pid's root (/proc/PID/root), so a link's absolute
+// target starts there, then the path the kernel reached, read back from
+// the descriptor. The last component is followed only when followLast is
+// set. Where the kernel cannot resolve it (a missing file being created, a
+// link to a denied path), resolveWalk does, a component at a time. False
+// if pid's root is out of reach or the links loop.
+func resolveIn(pid int, p string, followLast bool) (string, bool) {
+	root, err := unix.Open(procRoot(pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(root)
+	dir, last := p, ""
+	if !followLast && p != "/" {
+		dir, last = filepath.Dir(p), filepath.Base(p)
+	}
+	fd, err := openIn(root, dir)
+	if err != nil {
+		// Where the kernel cannot go (a missing or masked directory),
+		// the walk still names what the path leads to.
+		return resolveWalk(pid, p, followLast)
+	}
+	defer unix.Close(fd)
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err != nil || n == 0 || buf[0] != '/' {
+		return "", false
+	}
+	return filepath.Join(string(buf[:n]), last), true
+}
+
+// openIn opens the absolute path p with O_PATH below root as if root were
+// "/" (RESOLVE_IN_ROOT), never through a /proc magic link.
+func openIn(root int, p string) (int, error) {
+	rel := strings.TrimPrefix(p, "/")
+	if rel == "" {
+		rel = "."
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
+	for {
+		fd, err := unix.Openat2(root, rel, &how)
+		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
 
 // followsLast reports whether the system call follows a symbolic link in
 // the last component of its path: opening, executing, truncating and
@@ -409,12 +462,18 @@ func followsLast(call string) bool {
 	return false
 }
 
-// resolveIn follows the symbolic links of the absolute, clean path p in
+// maxLinks bounds the symbolic links resolveWalk follows, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// resolveWalk is resolveIn one component at a time, for a path the kernel
+// could not resolve (a directory the process may not search, such as a
+// mask over a denied one): it follows the symbolic links of p in
 // pid's view of the files, as the kernel will (a link's absolute target
 // from pid's root), the last component's only when followLast is set; a
 // missing component ends the walk, the rest taken as written. False if
 // pid's root is out of reach or the links loop.
-func resolveIn(pid int, p string, followLast bool) (string, bool) {
+func resolveWalk(pid int, p string, followLast bool) (string, bool) {
 	root := procRoot(pid)
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	cur, links := "/", 0
