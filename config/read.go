@@ -65,9 +65,10 @@ func beneathRel(path, root string) (string, error) {
 	if !filepath.IsAbs(path) || !filepath.IsAbs(root) {
 		return "", fmt.Errorf("%s: reading beneath %s needs absolute paths", path, root)
 	}
-	rel, ok := subpath.Rel(filepath.Clean(root), filepath.Clean(path))
+	// subpath works on "/": Windows paths are compared in that form.
+	rel, ok := subpath.Rel(filepath.ToSlash(filepath.Clean(root)), filepath.ToSlash(filepath.Clean(path)))
 	if !ok || rel == "." {
 		return "", fmt.Errorf("%s: not inside %s", path, root)
 	}
-	return rel, nil
+	return filepath.FromSlash(rel), nil
 }

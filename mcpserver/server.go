@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package mcpserver is cordon's Model Context Protocol server: file tools
 // confined to the workspace by the workspace package, run_command executed
 // through the OS sandbox, and sandbox_status, all under one Policy.

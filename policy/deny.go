@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -43,11 +43,11 @@ type DenyRule struct {
 // CompileDeny validates and compiles one deny or deny_write entry (see
 // ValidateDeny).
 func CompileDeny(d string) (*DenyRule, error) {
-	r := &DenyRule{Entry: d, abs: filepath.IsAbs(d)}
+	r := &DenyRule{Entry: d, abs: IsAbs(d)}
 	pat := d
 	if r.abs {
 		if !IsGlob(d) {
-			r.root = filepath.Clean(d)
+			r.root = path.Clean(d)
 			return r, nil
 		}
 		r.root, pat = globscan.SplitAbs(d)

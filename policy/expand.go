@@ -85,7 +85,7 @@ func (b *builder) path(l layer, key, raw string) (string, error) {
 	if IsGlob(s) {
 		return "", l.Errorf(key, "%s: wildcards (* ? [ {) are only allowed in %s and %s", entryName(l, key, raw), config.KeyFilesystemDeny, config.KeyFilesystemDenyWrite)
 	}
-	if !filepath.IsAbs(s) {
+	if !IsAbs(s) {
 		if !l.IsFlags() {
 			return "", l.Errorf(key, "%s is a relative path; use an absolute path or ${PROJECT_DIR}/...", entryName(l, key, raw))
 		}
@@ -108,7 +108,7 @@ func (b *builder) pattern(l layer, key, raw string) (string, error) {
 	if err := checkGlob(s); err != nil {
 		return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)
 	}
-	if filepath.IsAbs(s) {
+	if IsAbs(s) {
 		c := filepath.Clean(s)
 		if err := ValidateDeny(c); err != nil {
 			return "", l.Errorf(key, "%s: %v", entryName(l, key, raw), err)

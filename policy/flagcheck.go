@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -37,7 +36,7 @@ func deniedBy(deny []string, path string) string {
 		return d
 	}
 	for _, d := range deny {
-		if !filepath.IsAbs(d) || !IsGlob(d) {
+		if !IsAbs(d) || !IsGlob(d) {
 			continue
 		}
 		if r, err := CompileDeny(d); err == nil && r.Hides("/", path) {
@@ -74,7 +73,7 @@ func (b *builder) noteFlagPath(l layer, key, raw, abs string, write bool) {
 		return
 	}
 	s, err := b.expand(raw)
-	b.flagPaths = append(b.flagPaths, flagPath{name: entryName(l, key, raw), abs: abs, relative: err == nil && !filepath.IsAbs(s), write: write})
+	b.flagPaths = append(b.flagPaths, flagPath{name: entryName(l, key, raw), abs: abs, relative: err == nil && !IsAbs(s), write: write})
 }
 
 // flagWarnings explains the --allow-read and --allow-write values of the

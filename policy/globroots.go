@@ -91,7 +91,7 @@ func (p *Policy) DenyGlobForFile(path string) string {
 func (p *Policy) denyGlobForName(path string) string {
 	name := filepath.Base(path)
 	for _, d := range p.Deny {
-		if filepath.IsAbs(d) {
+		if IsAbs(d) {
 			continue
 		}
 		if g, err := globscan.Compile(d); err == nil && g.Match(name) {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/globscan"
 
@@ -32,7 +33,7 @@ func IsGlob(s string) bool { return globscan.IsGlob(s) }
 // matched by the backends' walk, not here.
 func DeniedBy(deny []string, path string) string {
 	for _, d := range deny {
-		if filepath.IsAbs(d) && !IsGlob(d) && Within(path, d) {
+		if IsAbs(d) && !IsGlob(d) && Within(path, d) {
 			return d
 		}
 	}
@@ -49,4 +50,13 @@ func (p *Policy) HostWrites() []string {
 		}
 	}
 	return out
+}
+
+// IsAbs reports whether p is an absolute path as the policy reads one:
+// the system's (filepath.IsAbs: "C:\x" on Windows), or rooted ("/usr",
+// and "\usr" as Windows cleans it).
+// The built-in profiles name Unix paths ("/usr"); on Windows, where files
+// are not confined, they name nothing there but are still well-formed.
+func IsAbs(p string) bool {
+	return filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, string(filepath.Separator))
 }

@@ -258,7 +258,7 @@ func (b *builder) applyMisc(l layer) error {
 		if err != nil {
 			return l.Errorf(config.KeyBwrapPath, "%s %q: %v", l.Name(config.KeyBwrapPath), raw, err)
 		}
-		if !filepath.IsAbs(s) {
+		if !IsAbs(s) {
 			return l.Errorf(config.KeyBwrapPath, "%s %q must be an absolute path, like \"/usr/bin/bwrap\"", l.Name(config.KeyBwrapPath), raw)
 		}
 		b.p.BwrapPath = filepath.Clean(s)

@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -9,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"golang.org/x/sys/unix"
 )
 
 // maxGitignoreBytes is the most bytes read from one .gitignore file.
@@ -93,8 +90,8 @@ func (f *FS) newIgnoreStack(t *target) *ignoreStack {
 		if i > 0 {
 			rel = strings.Join(t.names[:i], "/")
 		}
-		var st unix.Stat_t
-		hasGit := fstatat(t.dirs[i], ".git", &st) == nil
+		var st sysStat
+		hasGit := lstatAt(t.dirs[i], ".git", &st) == nil
 		s.push(t.dirs[i], rel, hasGit, true)
 	}
 	return s
@@ -113,7 +110,7 @@ func (s *ignoreStack) leave() { s.frames = s.frames[:len(s.frames)-1] }
 // push reads rel/.gitignore from the directory dirfd, when present and not
 // denied, and pushes its rules; hasGit makes the frame a barrier. It reports
 // whether a frame was pushed.
-func (s *ignoreStack) push(dirfd int, rel string, hasGit, hasIgnore bool) bool {
+func (s *ignoreStack) push(dirfd handle, rel string, hasGit, hasIgnore bool) bool {
 	fr := ignoreFrame{base: rel, barrier: hasGit}
 	if hasIgnore {
 		name := ".gitignore"

@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -105,7 +103,7 @@ var ignoreTree = map[string]string{
 // oracle.
 func TestGitignoreAsGit(t *testing.T) {
 	git := needGit(t)
-	base, err := filepath.EvalSymlinks(t.TempDir())
+	base, err := filepath.EvalSymlinks(tempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +196,7 @@ func TestGitignoreAsGit(t *testing.T) {
 // that repository), also when the search starts inside it.
 func TestGitignoreNestedRepository(t *testing.T) {
 	git := needGit(t)
-	base, err := filepath.EvalSymlinks(t.TempDir())
+	base, err := filepath.EvalSymlinks(tempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

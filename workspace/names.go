@@ -36,8 +36,9 @@ var protectedComponents = func() []string {
 // is refused, or "" when it is not. It is pure Go, so that the rules of
 // every system are tested on any of them.
 //
-// On windows it refuses a drive letter ("C:\x", the drive-relative
-// "C:foo"), UNC and device paths ("\\server\share", "\\?\C:\x",
+// On windows it refuses a path relative to a drive's current directory
+// ("C:foo"; a full path such as "C:\x" is checked name by name), UNC and
+// device paths ("\\server\share", "\\?\C:\x",
 // "\\.\pipe\x"), a component that is a reserved device name (CON, NUL,
 // COM1, LPT1, also "con.txt" and with trailing dots or spaces), one that
 // ends in a dot or a space (Windows drops them, so "x." is "x"), one
@@ -53,7 +54,10 @@ func CheckName(goos, p string) string {
 	}
 	if goos == "windows" {
 		if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
-			return fmt.Sprintf("it names a drive (%q); give a path inside the workspace, with / between names", p[:2])
+			if len(p) == 2 || (p[2] != '\\' && p[2] != '/') {
+				return fmt.Sprintf("it names a drive's current directory (%q); give a path inside the workspace, relative or in full (%s\\...)", p, p[:2])
+			}
+			p = p[2:] // C:\x: the names after the drive are checked
 		}
 		if strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, `//`) || strings.HasPrefix(p, `/\`) || strings.HasPrefix(p, `\/`) {
 			return "it is a UNC or device path (\\\\server\\share, \\\\?\\, \\\\.\\); give a path inside the workspace"

@@ -1,10 +1,9 @@
-//go:build unix
-
 package workspace
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 )
 
 // Entry describes one file or directory.
@@ -90,37 +87,37 @@ func truncUTF8(s string, n int) string {
 // opened with openat(parent, name, O_RDONLY|O_NOFOLLOW|O_NONBLOCK) relative
 // to the directory the walk holds; the descriptor's fstat must show a
 // regular file, the one the walk saw. The caller closes the descriptor.
-func (f *FS) openRegular(op string, t *target) (int, *fileStat, error) {
+func (f *FS) openRegular(op string, t *target) (handle, *fileStat, error) {
 	if !t.exists {
-		return -1, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "open", Path: t.rel, Err: unix.ENOENT})
+		return noHandle, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "open", Path: t.rel, Err: errNoEnt})
 	}
 	fi := &fileStat{name: path.Base(t.rel), st: t.st}
 	if fi.IsDir() {
-		return -1, nil, fmt.Errorf("%s %s: is a directory", strings.TrimPrefix(op, "file-"), quote(t.user))
+		return noHandle, nil, fmt.Errorf("%s %s: is a directory", strings.TrimPrefix(op, "file-"), quote(t.user))
 	}
 	if !fi.Mode().IsRegular() {
-		return -1, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(fi.Mode()), Workspace: f.workspace}
+		return noHandle, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(fi.Mode()), Workspace: f.workspace}
 	}
 	dirfd, name := t.leaf()
-	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
-	if err == unix.ELOOP {
-		return -1, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
+	fd, err := openFileAt(dirfd, name)
+	if metLink(err) {
+		return noHandle, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
 	}
 	if err != nil {
-		return -1, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "openat", Path: t.rel, Err: err})
+		return noHandle, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "openat", Path: t.rel, Err: err})
 	}
 	st := &fileStat{name: fi.name}
-	if err := unix.Fstat(fd, &st.st); err != nil {
-		unix.Close(fd)
-		return -1, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "fstat", Path: t.rel, Err: err})
+	if err := fstat(fd, &st.st); err != nil {
+		closeHandle(fd)
+		return noHandle, nil, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "fstat", Path: t.rel, Err: err})
 	}
 	if !st.Mode().IsRegular() {
-		unix.Close(fd)
-		return -1, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(st.Mode()), Workspace: f.workspace}
+		closeHandle(fd)
+		return noHandle, nil, &Violation{Op: op, Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(st.Mode()), Workspace: f.workspace}
 	}
 	if !sameFile(&t.st, &st.st) {
-		unix.Close(fd)
-		return -1, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
+		closeHandle(fd)
+		return noHandle, nil, fmt.Errorf("%s %s: the file changed while it was opened; try again", strings.TrimPrefix(op, "file-"), quote(t.user))
 	}
 	return fd, st, nil
 }
@@ -132,17 +129,14 @@ func (f *FS) readAll(op string, t *target) (data []byte, fi fs.FileInfo, truncat
 	if err != nil {
 		return nil, nil, false, err
 	}
-	defer unix.Close(fd)
+	defer closeHandle(fd)
 	limit := f.Limits.MaxReadBytes
 	data = make([]byte, 0, min(st.Size(), limit)+1)
 	for int64(len(data)) <= limit {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
-		n, rerr := unix.Read(fd, data[len(data):min(int64(cap(data)), limit+1)])
-		if rerr == unix.EINTR {
-			continue
-		}
+		n, rerr := readHandle(fd, data[len(data):min(int64(cap(data)), limit+1)])
 		if rerr != nil {
 			return nil, nil, false, f.wrapErr(op, t.user, t.m, &fs.PathError{Op: "read", Path: t.rel, Err: rerr})
 		}
@@ -234,8 +228,8 @@ func (f *FS) checkExisting(t *target) (mode fs.FileMode, exists bool, err error)
 	}
 	dirfd, name := t.leaf()
 	fi := &fileStat{name: name}
-	err = fstatat(dirfd, name, &fi.st)
-	if err == unix.ENOENT {
+	err = lstatAt(dirfd, name, &fi.st)
+	if errors.Is(err, fs.ErrNotExist) {
 		return 0o644, false, nil
 	}
 	if err != nil {
@@ -247,7 +241,7 @@ func (f *FS) checkExisting(t *target) (mode fs.FileMode, exists bool, err error)
 	if !fi.Mode().IsRegular() {
 		return 0, false, &Violation{Op: "file-write", Path: t.user, Resolved: t.abs, Kind: KindSpecial, Detail: fileType(fi.Mode()), Workspace: f.workspace}
 	}
-	if n := uint64(fi.st.Nlink); n > 1 && !f.off {
+	if n := fi.st.links(); n > 1 && !f.off {
 		return 0, false, &Violation{Op: "file-write", Path: t.user, Resolved: t.abs, Kind: KindHardLink, Detail: fmt.Sprint(n), Workspace: f.workspace}
 	}
 	return fi.Mode().Perm(), true, nil
@@ -279,15 +273,14 @@ func (f *FS) write(t *target, content string) (*WriteResult, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmpBase := ".cordon-tmp-" + hex.EncodeToString(rnd[:]) + "-" + truncUTF8(base, 100)
-	fd, err := openatMode(dirfd, tmpBase, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
+	file, err := createFileAt(dirfd, tmpBase, mode)
 	if err != nil {
 		return nil, f.wrapErr("file-write", t.user, t.m, &fs.PathError{Op: "openat", Path: path.Join(path.Dir(t.rel), tmpBase), Err: err})
 	}
-	file := os.NewFile(uintptr(fd), tmpBase)
 	ok := false
 	defer func() {
 		if !ok {
-			_ = unix.Unlinkat(dirfd, tmpBase, 0)
+			_ = unlinkAt(dirfd, tmpBase)
 		}
 	}()
 	if _, err := io.WriteString(file, content); err != nil {
@@ -305,7 +298,7 @@ func (f *FS) write(t *target, content string) (*WriteResult, error) {
 	if _, _, err := f.checkExisting(t); err != nil {
 		return nil, err
 	}
-	if err := unix.Renameat(dirfd, tmpBase, dirfd, base); err != nil {
+	if err := renameAt(dirfd, tmpBase, base); err != nil {
 		return nil, f.wrapErr("file-write", t.user, t.m, &os.LinkError{Op: "renameat", Old: tmpBase, New: t.rel, Err: err})
 	}
 	ok = true
@@ -377,15 +370,15 @@ func (f *FS) Mkdir(p string) (*Entry, error) {
 	if err := f.checkWrite(t); err != nil {
 		return nil, err
 	}
-	if t.exists && t.st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil, f.wrapErr("file-write", p, t.m, &fs.PathError{Op: "mkdir", Path: t.rel, Err: unix.ENOTDIR})
+	if t.exists && !t.st.isDir() {
+		return nil, f.wrapErr("file-write", p, t.m, &fs.PathError{Op: "mkdir", Path: t.rel, Err: errNotDir})
 	}
 	if err := t.makeParents(true); err != nil {
 		return nil, f.wrapErr("file-write", p, t.m, err)
 	}
 	dirfd, name := t.leaf()
 	fi := &fileStat{name: name}
-	if err := fstatat(dirfd, name, &fi.st); err != nil {
+	if err := lstatAt(dirfd, name, &fi.st); err != nil {
 		return nil, f.wrapErr("file-write", p, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: err})
 	}
 	e := entryOf(t.abs, fi)
@@ -406,7 +399,7 @@ func (f *FS) statChecked(p string) (*target, fs.FileInfo, error) {
 	}
 	if !t.exists {
 		t.close()
-		return nil, nil, f.wrapErr("file-read", p, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: unix.ENOENT})
+		return nil, nil, f.wrapErr("file-read", p, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: errNoEnt})
 	}
 	return t, &fileStat{name: path.Base(t.rel), st: t.st}, nil
 }
@@ -444,14 +437,14 @@ func (f *FS) List(p string) (*ListResult, error) {
 		return nil, fmt.Errorf("list %s: not a directory", quote(p))
 	}
 	dirfd, name := t.leaf()
-	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	fd, err := openDirAt(dirfd, name)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: the directory changed while it was opened; try again", quote(p))
 	}
-	dir := os.NewFile(uintptr(fd), t.abs)
+	dir := dirFile(fd, t.abs)
 	defer dir.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || !sameFile(&st, &t.st) {
+	var st sysStat
+	if err := fstat(fd, &st); err != nil || !st.isDir() || !sameFile(&st, &t.st) {
 		return nil, fmt.Errorf("list %s: the directory changed while it was opened; try again", quote(p))
 	}
 	res := &ListResult{Path: t.abs}
@@ -467,7 +460,7 @@ func (f *FS) List(p string) (*ListResult, error) {
 			}
 			// Described by fstatat on the listed directory's descriptor.
 			info := &fileStat{name: de.Name()}
-			if fstatat(fd, de.Name(), &info.st) != nil {
+			if lstatAt(fd, de.Name(), &info.st) != nil {
 				continue
 			}
 			res.Entries = append(res.Entries, entryOf(de.Name(), info))

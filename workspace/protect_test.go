@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -66,7 +64,10 @@ func TestProtectedAnyDepth(t *testing.T) {
 	mustWrite(t, filepath.Join(ws, "halfgit", "HEAD"), "x\n")
 	mustMkdir(t, filepath.Join(ws, "cfgfirst")) // config first, HEAD and objects after
 	mustWrite(t, filepath.Join(ws, "cfgfirst", "config"), "[alias]\n\tx = !touch pwned\n")
-	mustLink(t, "x.git", filepath.Join(ws, "bare-link"))
+	links := linksWork(t)
+	if links {
+		mustLink(t, "x.git", filepath.Join(ws, "bare-link"))
+	}
 	mustMkdir(t, filepath.Join(ws, "src"))
 
 	const (
@@ -132,6 +133,9 @@ func TestProtectedAnyDepth(t *testing.T) {
 		{write, "cfgfirst/commondir", KindProtected, "commondir", SourceGitDir},
 	}
 	for _, tc := range refused {
+		if !links && strings.Contains(tc.path, "link") {
+			continue // see linksWork
+		}
 		t.Run(tc.op+" "+tc.path, func(t *testing.T) {
 			abs := tc.path
 			if !filepath.IsAbs(abs) {
@@ -157,6 +161,7 @@ func TestProtectedAnyDepth(t *testing.T) {
 				_, err = fsys.Mkdir(tc.path)
 			}
 			v := violation(t, err, tc.kind)
+			tc.rule = filepath.ToSlash(tc.rule) // rules are named with "/" on every system
 			if v.Rule != tc.rule || v.Source != tc.source {
 				t.Errorf("rule %q (%s), want %q (%s): %v", v.Rule, v.Source, tc.rule, tc.source, v)
 			}

@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -7,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
+	"path"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -27,7 +24,7 @@ var errStop = errors.New("stop")
 // display returns how a result path is shown: relative to the workspace for
 // paths in the workspace root, absolute otherwise.
 func (f *FS) display(m *mount, rel string) string {
-	abs := filepath.Join(m.Path, rel)
+	abs := path.Join(m.Path, rel)
 	if !f.off && m == f.mounts[0] {
 		return rel
 	}
@@ -135,7 +132,7 @@ func (f *FS) dirTarget(dir string) (*target, error) {
 	}
 	if !t.exists {
 		t.close()
-		return nil, f.wrapErr("file-read", dir, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: syscall.ENOENT})
+		return nil, f.wrapErr("file-read", dir, t.m, &fs.PathError{Op: "fstatat", Path: t.rel, Err: errNoEnt})
 	}
 	return t, nil
 }
@@ -228,7 +225,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 		}
 		return true
 	}
-	if t.st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+	if !t.st.isDir() {
 		emit(t.rel, f.grepFile(mt, t, max))
 		return res, nil
 	}

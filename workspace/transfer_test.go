@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -81,7 +79,7 @@ func TestDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0].Content != "alpha\nbeta\ngamma\n" || got[0].Base64 || got[0].Resolved != filepath.Join(ws, "a.txt") {
+	if got[0].Content != "alpha\nbeta\ngamma\n" || got[0].Base64 || got[0].Resolved != filepath.ToSlash(filepath.Join(ws, "a.txt")) {
 		t.Errorf("a.txt: %+v", got[0])
 	}
 	if !got[1].Base64 || got[1].Content != base64.StdEncoding.EncodeToString([]byte("\x00\x01\x02")) {

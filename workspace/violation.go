@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -93,6 +91,9 @@ func (v *Violation) Error() string {
 		}
 	case KindSymlink:
 		s = fmt.Sprintf("path %s leads through a symbolic link outside %s: the file tools follow only links that stay inside the root they start in", p, quote(v.Rule))
+		if v.Detail != "" {
+			s = fmt.Sprintf("path %s leads through a symbolic link or a junction: %s; give the path it names", p, v.Detail)
+		}
 	case KindDenied:
 		s = fmt.Sprintf("path %s is denied by rule %s (the user's policy: filesystem.deny)", p, quote(v.Rule))
 	case KindProtected:

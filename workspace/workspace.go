@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package workspace is cordon's confined file API: read, write, edit by
 // unique string or by line anchors, list, find, grep, info and mkdir over one
 // or more roots (the workspace first, plus extra read-only or read-write
@@ -53,8 +51,14 @@
 // checked directory could still come to a protected place by a rename of the
 // directory itself; the OS sandbox of the commands the agent runs refuses
 // that for the protected and denied paths, which it keeps read-only or
-// hidden.) The walk needs openat, readlinkat and friends: the package is for
-// Linux.
+// hidden.) The walk's system calls are in sys_unix.go (openat, fstatat,
+// readlinkat, ...) and sys_windows.go, where each name is opened with
+// NtCreateFile relative to the handle of its directory and
+// FILE_OPEN_REPARSE_POINT, and a symbolic link or junction is refused, not
+// followed. Paths are kept with "/" between names on every system
+// ("C:/Users/you/proj" on Windows), the form the policy's matchers use;
+// where file systems ignore case (Windows, macOS) the rules are matched
+// without case (fold.go).
 //
 // A symbolic link from one root into another root is refused like any other
 // escape.
@@ -85,13 +89,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
-	"golang.org/x/sys/unix"
 )
 
 // Root is one directory tree the FS may reach.
@@ -154,7 +158,7 @@ type FS struct {
 
 type mount struct {
 	Root
-	fd    int // the root directory, opened once by New
+	fd    handle // the root directory, opened once by New
 	parts []string
 }
 
@@ -176,19 +180,19 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	f.workspace = ws
+	f.workspace = filepath.ToSlash(ws)
 	if f.off {
-		m, err := openMount(Root{Path: "/", Writable: true})
+		m, err := openMount(Root{Path: offRoot(ws), Writable: true})
 		if err != nil {
 			return nil, err
 		}
 		f.mounts = []*mount{m}
 		return f, nil
 	}
-	if f.deny, err = policy.CompileDenyList(p.Deny); err != nil {
+	if f.deny, err = compileDeny(p.Deny); err != nil {
 		return nil, fmt.Errorf("workspace: filesystem.deny: %w", err)
 	}
-	if f.denyWrite, err = policy.CompileDenyList(p.DenyWrite); err != nil {
+	if f.denyWrite, err = compileDeny(p.DenyWrite); err != nil {
 		return nil, fmt.Errorf("workspace: filesystem.deny_write: %w", err)
 	}
 	f.protected = p.Protected
@@ -214,7 +218,7 @@ func writableBy(dir string, write []string) bool {
 		if rw, err := filepath.EvalSymlinks(w); err == nil {
 			w = rw
 		}
-		if policy.Within(dir, w) {
+		if policy.Within(filepath.ToSlash(dir), filepath.ToSlash(w)) {
 			return true
 		}
 	}
@@ -230,6 +234,9 @@ func PolicyRoots(p *policy.Policy) []Root {
 	var out []Root
 	seen := map[string]bool{}
 	add := func(path string, writable bool) {
+		if !filepath.IsAbs(path) {
+			return // a Unix path of a built-in profile, on Windows ("\\tmp")
+		}
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil || seen[real] || path == "/tmp" {
 			return
@@ -262,10 +269,11 @@ func openMount(r Root) (*mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
-	fd, err := openMountFD(real)
+	fd, err := openRootDir(real)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
+	real = filepath.ToSlash(real)
 	return &mount{Root: Root{Path: real, Writable: r.Writable}, fd: fd, parts: split(real)}, nil
 }
 
@@ -273,7 +281,7 @@ func openMount(r Root) (*mount, error) {
 func (f *FS) Close() error {
 	var errs []error
 	for _, m := range f.mounts {
-		errs = append(errs, unix.Close(m.fd))
+		errs = append(errs, closeHandle(m.fd))
 	}
 	return errors.Join(errs...)
 }
@@ -301,16 +309,24 @@ func split(p string) []string {
 	return out
 }
 
+// hasPrefix reports whether the path parts starts with the components
+// prefix, compared as the file system does (fold).
 func hasPrefix(parts, prefix []string) bool {
 	if len(prefix) > len(parts) {
 		return false
 	}
 	for i := range prefix {
-		if parts[i] != prefix[i] {
+		if parts[i] != prefix[i] && (!foldCase || !strings.EqualFold(parts[i], prefix[i])) {
 			return false
 		}
 	}
 	return true
+}
+
+// hasVolume reports whether p starts with a Windows drive ("C:/"), on
+// Windows; CheckName has refused every other use of a colon there.
+func hasVolume(p string) bool {
+	return runtime.GOOS == "windows" && len(p) >= 3 && p[1] == ':' && p[2] == '/'
 }
 
 // target is a resolved path: a root, the symlink-free path inside it and
@@ -327,9 +343,9 @@ type target struct {
 	abs    string
 	user   string // as given
 	names  []string
-	dirs   []int
+	dirs   []handle
 	exists bool
-	st     unix.Stat_t
+	st     sysStat
 }
 
 // route finds the root containing the clean absolute path abs (longest
@@ -364,11 +380,16 @@ func (f *FS) resolve(op, p string) (*target, error) {
 	if p == "" {
 		p = "."
 	}
-	abs := p
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(f.workspace, p)
+	if runtime.GOOS == "windows" {
+		// CheckName refused drives and UNC paths: what is left is relative,
+		// and a backslash separates names as a slash does.
+		p = strings.ReplaceAll(p, `\`, "/")
 	}
-	abs = filepath.Clean(abs)
+	abs := p
+	if !strings.HasPrefix(abs, "/") && !hasVolume(abs) {
+		abs = path.Join(f.workspace, p)
+	}
+	abs = path.Clean(abs)
 	m, rest := f.route(abs)
 	if m == nil {
 		v := &Violation{Op: op, Path: p, Resolved: abs, Kind: KindOutside, Workspace: f.workspace}
@@ -428,7 +449,7 @@ func (f *FS) checkWrite(t *target) error {
 		return v
 	}
 	for _, d := range f.denyWrite {
-		if d.Hides(t.m.Path, t.abs) {
+		if d.Hides(fold(t.m.Path), fold(t.abs)) {
 			v.Kind, v.Rule, v.Source = KindProtected, d.Entry, SourceDenyWrite
 			return v
 		}
@@ -468,14 +489,14 @@ func (f *FS) protection(t *target) (rule, source, gitDir string) {
 			return r, SourceProtected, ""
 		}
 		if r, dir := gitDirEntry(m, t, below, d); r != "" {
-			return r, SourceGitDir, filepath.Join(m.Path, dir)
+			return r, SourceGitDir, path.Join(m.Path, dir)
 		}
 	}
 	// Creating HEAD, objects or commondir next to git configuration or
 	// hooks would make a git directory of them.
 	if n := len(t.names); n > 0 && !t.exists && t.firstMissing() == n-1 {
 		if dirfd, name := t.leaf(); becomesGitDir(dirfd, name) {
-			return name, SourceGitDir, filepath.Dir(t.abs)
+			return name, SourceGitDir, path.Dir(t.abs)
 		}
 	}
 	return "", "", ""
@@ -489,12 +510,12 @@ func (f *FS) protectedRule(parts []string, missing int) string {
 	if len(parts) == 0 || len(f.protected) == 0 {
 		return ""
 	}
-	if r := policy.ProtectedBy(f.protected, strings.Join(parts, "/")); r != "" {
+	if r := policy.ProtectedBy(f.protected, fold(strings.Join(parts, "/"))); r != "" {
 		return r
 	}
 	// parts[:j] for each directory from the first missing one to the parent.
 	for j := max(missing+1, 1); j < len(parts); j++ {
-		if r := policy.ProtectedBy(f.protected, strings.Join(parts[:j], "/")); r != "" {
+		if r := policy.ProtectedBy(f.protected, fold(strings.Join(parts[:j], "/"))); r != "" {
 			return r
 		}
 	}
@@ -534,7 +555,7 @@ func gitDirEntry(m *mount, t *target, parts []string, d int) (entry, dir string)
 func gitProtectedEntry(rest []string) string {
 	for _, e := range policy.GitDirProtected {
 		name, isDir := strings.CutSuffix(e, "/")
-		if rest[0] == name && (isDir || len(rest) == 1) {
+		if fold(rest[0]) == name && (isDir || len(rest) == 1) {
 			return e
 		}
 	}
@@ -550,9 +571,10 @@ func (f *FS) denied(t *target) string {
 // one of its directories), or "": policy.DenyRule decides as the backends
 // expand the rule, relative globs matched below the root m.
 func (f *FS) deniedPath(m *mount, rel string) string {
-	abs := filepath.Join(m.Path, rel)
+	root := fold(m.Path)
+	abs := path.Join(root, fold(rel))
 	for _, d := range f.deny {
-		if d.Hides(m.Path, abs) {
+		if d.Hides(root, abs) {
 			return d.Entry
 		}
 	}
@@ -566,12 +588,13 @@ func (f *FS) deniedLeaf(m *mount, rel string) string {
 	if len(f.deny) == 0 {
 		return ""
 	}
-	abs := m.Path + "/" + rel
-	if m.Path == "/" {
-		abs = "/" + rel
+	root := fold(m.Path)
+	abs := root + "/" + fold(rel)
+	if root == "/" {
+		abs = "/" + fold(rel)
 	}
 	for _, d := range f.deny {
-		if d.Matches(m.Path, abs) {
+		if d.Matches(root, abs) {
 			return d.Entry
 		}
 	}

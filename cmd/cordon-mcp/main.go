@@ -1,5 +1,3 @@
-//go:build unix
-
 // Command cordon-mcp is cordon's MCP server: "cordon mcp [flags]", which
 // cordon executes from beside itself, or this program started directly
 // by an MCP client with the same flags. It is a program of its own so

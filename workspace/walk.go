@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -10,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 // dirRef is an open directory of a walk, shared by the walk and the Grep
@@ -22,7 +18,7 @@ import (
 // resolved again.
 type dirRef struct {
 	f    *os.File
-	fd   int
+	fd   handle
 	refs atomic.Int32
 }
 
@@ -56,21 +52,21 @@ type walkFunc func(rel string, typ fs.FileMode, parent *dirRef, name string) err
 // error from the start itself is returned.
 func (f *FS) walk(t *target, ign *ignoreStack, fn walkFunc) error {
 	start := t.rel
-	if t.st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		err := fn(start, (&fileStat{st: t.st}).Mode().Type(), nil, filepath.Base(start))
+	if !t.st.isDir() {
+		err := fn(start, t.st.mode().Type(), nil, filepath.Base(start))
 		if err == fs.SkipDir {
 			err = nil
 		}
 		return err
 	}
 	dirfd, name := t.leaf()
-	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	fd, err := openDirAt(dirfd, name)
 	if err != nil {
 		return &fs.PathError{Op: "openat", Path: start, Err: err}
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || !sameFile(&st, &t.st) {
-		unix.Close(fd)
+	var st sysStat
+	if err := fstat(fd, &st); err != nil || !sameFile(&st, &t.st) {
+		closeHandle(fd)
 		return &fs.PathError{Op: "openat", Path: start, Err: errChanged}
 	}
 	m := t.m
@@ -89,8 +85,8 @@ func (f *FS) walk(t *target, ign *ignoreStack, fn walkFunc) error {
 	return err
 }
 
-func newDirRef(fd int, name string) *dirRef {
-	d := &dirRef{f: os.NewFile(uintptr(fd), name), fd: fd}
+func newDirRef(fd handle, name string) *dirRef {
+	d := &dirRef{f: dirFile(fd, name), fd: fd}
 	d.refs.Store(1)
 	return d
 }
@@ -123,7 +119,7 @@ func (f *FS) walkDir(m *mount, d *dirRef, rel string, ign *ignoreStack, fn walkF
 		if !typ.IsDir() {
 			continue
 		}
-		cfd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		cfd, err := openDirAt(d.fd, name)
 		if err != nil {
 			continue // gone, replaced by a link or a file, or unreadable
 		}
@@ -137,34 +133,25 @@ func (f *FS) walkDir(m *mount, d *dirRef, rel string, ign *ignoreStack, fn walkF
 	return nil
 }
 
-func openat(dirfd int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
 // readRegularAt reads the regular file name of the directory dirfd into buf (reusing its
 // capacity), up to limit bytes. The file is opened with
 // openat(O_NOFOLLOW|O_NONBLOCK), so a symbolic link is refused and a FIFO
 // cannot block, and its type is verified by fstat on the open descriptor:
 // anything but a regular file is refused.
-func readRegularAt(dirfd int, name string, buf []byte, limit int64) ([]byte, error) {
-	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+func readRegularAt(dirfd handle, name string, buf []byte, limit int64) ([]byte, error) {
+	fd, err := openFileAt(dirfd, name)
 	if err != nil {
 		return buf, err
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	defer closeHandle(fd)
+	var st sysStat
+	if err := fstat(fd, &st); err != nil {
 		return buf, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if !st.isReg() {
 		return buf, errNotRegular
 	}
-	size := min(st.Size, limit) + 1
+	size := min(st.size(), limit) + 1
 	if int64(cap(buf)) < size {
 		buf = make([]byte, 0, size)
 	}
@@ -173,10 +160,7 @@ func readRegularAt(dirfd int, name string, buf []byte, limit int64) ([]byte, err
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := unix.Read(fd, buf[len(buf):min(int64(cap(buf)), limit)])
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := readHandle(fd, buf[len(buf):min(int64(cap(buf)), limit)])
 		if err != nil || n <= 0 {
 			break
 		}

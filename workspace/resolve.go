@@ -1,5 +1,3 @@
-//go:build unix
-
 package workspace
 
 import (
@@ -7,12 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/policy"
-	"golang.org/x/sys/unix"
 )
 
 // maxRetries bounds how often one walk retries a component that changed
@@ -22,21 +20,6 @@ const maxRetries = 64
 
 // errChanged is returned when a path kept changing while it was resolved.
 var errChanged = errors.New("the path changed while it was resolved; try again")
-
-// openMountFD opens the directory dir (an absolute, symlink-free path) as a
-// mount's root descriptor: the only open by path string of the package.
-func openMountFD(dir string) (int, error) {
-	for {
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
-		}
-		return fd, nil
-	}
-}
 
 // walkPath is the one resolution of a path: starting at m's root
 // descriptor, it opens each directory component of rest with
@@ -52,7 +35,7 @@ func openMountFD(dir string) (int, error) {
 // The returned target holds the descriptors of every directory it walked
 // through; the caller releases them with close.
 func (f *FS) walkPath(op, user, abs string, m *mount, rest []string) (*target, error) {
-	t := &target{m: m, user: user, dirs: []int{m.fd}}
+	t := &target{m: m, user: user, dirs: []handle{m.fd}}
 	fail := func(err error) (*target, error) {
 		t.close()
 		return nil, err
@@ -73,9 +56,12 @@ func (f *FS) walkPath(op, user, abs string, m *mount, rest []string) (*target, e
 		if links > maxLinks {
 			return fmt.Errorf("resolve %s: too many levels of symbolic links", quote(user))
 		}
-		link, err := readlinkat(t.top(), c)
-		if err == unix.EINVAL || err == unix.ENOENT {
+		link, err := readlinkAt(t.top(), c)
+		if linkGone(err) {
 			return retry(c) // replaced or removed since: look again
+		}
+		if linkRefused(err) {
+			return &Violation{Op: op, Path: user, Resolved: t.joined(c), Kind: KindSymlink, Rule: m.Path, Detail: err.Error(), Workspace: f.workspace}
 		}
 		if err != nil {
 			return f.wrapErr(op, user, m, &fs.PathError{Op: "readlinkat", Path: t.joined(c), Err: err})
@@ -108,14 +94,14 @@ func (f *FS) walkPath(op, user, abs string, m *mount, rest []string) (*target, e
 		if len(rest) == 0 {
 			// The last component: looked up, not opened; the operation opens
 			// it relative to its parent with O_NOFOLLOW.
-			err := fstatat(t.top(), c, &t.st)
+			err := lstatAt(t.top(), c, &t.st)
 			switch {
-			case err == unix.ENOENT:
+			case errors.Is(err, fs.ErrNotExist):
 				t.names = append(t.names, c)
 				continue
 			case err != nil:
 				return fail(f.wrapErr(op, user, m, &fs.PathError{Op: "fstatat", Path: t.joined(c), Err: err}))
-			case t.st.Mode&unix.S_IFMT == unix.S_IFLNK:
+			case t.st.isLink():
 				if err := follow(c); err != nil {
 					return fail(err)
 				}
@@ -125,35 +111,35 @@ func (f *FS) walkPath(op, user, abs string, m *mount, rest []string) (*target, e
 			t.exists = true
 			continue
 		}
-		fd, err := openat(t.top(), c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-		switch err {
-		case nil:
+		fd, err := openDirAt(t.top(), c)
+		switch {
+		case err == nil:
 			t.names = append(t.names, c)
 			t.dirs = append(t.dirs, fd)
 			continue
-		case unix.ENOENT:
+		case errors.Is(err, fs.ErrNotExist):
 			return t.missingFrom(c, rest, user)
-		case unix.ELOOP, unix.ENOTDIR, unix.EMLINK:
+		case notDirOrLink(err):
 		default:
 			return fail(f.wrapErr(op, user, m, &fs.PathError{Op: "openat", Path: t.joined(c), Err: err}))
 		}
-		var st unix.Stat_t
-		err = fstatat(t.top(), c, &st)
+		var st sysStat
+		err = lstatAt(t.top(), c, &st)
 		switch {
-		case err == unix.ENOENT:
+		case errors.Is(err, fs.ErrNotExist):
 			return t.missingFrom(c, rest, user)
 		case err != nil:
 			return fail(f.wrapErr(op, user, m, &fs.PathError{Op: "fstatat", Path: t.joined(c), Err: err}))
-		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		case st.isLink():
 			if err := follow(c); err != nil {
 				return fail(err)
 			}
-		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		case st.isDir():
 			if err := retry(c); err != nil { // a link became a directory
 				return fail(err)
 			}
 		default:
-			return fail(f.wrapErr(op, user, m, &fs.PathError{Op: "openat", Path: t.joined(c), Err: unix.ENOTDIR}))
+			return fail(f.wrapErr(op, user, m, &fs.PathError{Op: "openat", Path: t.joined(c), Err: errNotDir}))
 		}
 	}
 	if !t.exists && len(t.dirs) > len(t.names) {
@@ -161,17 +147,17 @@ func (f *FS) walkPath(op, user, abs string, m *mount, rest []string) (*target, e
 		// a link to a directory): its parent becomes the top again and the
 		// directory the last component.
 		if len(t.names) == 0 {
-			if err := unix.Fstat(t.dirs[0], &t.st); err != nil {
+			if err := fstat(t.dirs[0], &t.st); err != nil {
 				return fail(f.wrapErr(op, user, m, err))
 			}
 		} else {
 			n := len(t.names)
-			unix.Close(t.dirs[n])
+			closeHandle(t.dirs[n])
 			t.dirs = t.dirs[:n]
-			if err := fstatat(t.top(), t.names[n-1], &t.st); err != nil {
+			if err := lstatAt(t.top(), t.names[n-1], &t.st); err != nil {
 				return fail(f.wrapErr(op, user, m, &fs.PathError{Op: "fstatat", Path: t.joined(""), Err: err}))
 			}
-			if t.st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if !t.st.isDir() {
 				// Replaced since it was opened.
 				return fail(fmt.Errorf("%s %s: %w", strings.TrimPrefix(op, "file-"), quote(user), errChanged))
 			}
@@ -203,16 +189,16 @@ func (t *target) finish() {
 	if t.rel == "" {
 		t.rel = "."
 	}
-	t.abs = filepath.Join(t.m.Path, t.rel)
+	t.abs = path.Join(t.m.Path, t.rel)
 }
 
 // top is the descriptor of the deepest directory the walk holds.
-func (t *target) top() int { return t.dirs[len(t.dirs)-1] }
+func (t *target) top() handle { return t.dirs[len(t.dirs)-1] }
 
 // popTo closes the directories held below the first n components.
 func (t *target) popTo(n int) {
 	for len(t.dirs) > n+1 {
-		unix.Close(t.dirs[len(t.dirs)-1])
+		closeHandle(t.dirs[len(t.dirs)-1])
 		t.dirs = t.dirs[:len(t.dirs)-1]
 	}
 	t.names = t.names[:n]
@@ -239,7 +225,7 @@ func (t *target) close() {
 		return
 	}
 	for _, fd := range t.dirs[1:] {
-		unix.Close(fd)
+		closeHandle(fd)
 	}
 	t.dirs = t.dirs[:1]
 }
@@ -247,7 +233,7 @@ func (t *target) close() {
 // leaf returns the directory holding the last component and its name ("."
 // for the root itself). Valid when the target exists, or when only its
 // last component is missing.
-func (t *target) leaf() (dirfd int, name string) {
+func (t *target) leaf() (dirfd handle, name string) {
 	if len(t.names) == 0 {
 		return t.dirs[0], "."
 	}
@@ -273,12 +259,12 @@ func (t *target) makeParents(all bool) error {
 	}
 	for i := len(t.dirs) - 1; i < end; i++ {
 		name := t.names[i]
-		if err := unix.Mkdirat(t.top(), name, 0o755); err != nil && err != unix.EEXIST {
+		if err := mkdirAt(t.top(), name); err != nil && !errors.Is(err, fs.ErrExist) {
 			return &fs.PathError{Op: "mkdirat", Path: strings.Join(t.names[:i+1], "/"), Err: err}
 		}
-		fd, err := openat(t.top(), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		fd, err := openDirAt(t.top(), name)
 		if err != nil {
-			if err == unix.ELOOP || err == unix.ENOTDIR {
+			if notDirOrLink(err) {
 				err = errChanged
 			}
 			return &fs.PathError{Op: "openat", Path: strings.Join(t.names[:i+1], "/"), Err: err}
@@ -286,44 +272,6 @@ func (t *target) makeParents(all bool) error {
 		t.dirs = append(t.dirs, fd)
 	}
 	return nil
-}
-
-// openatMode is openat with a creation mode.
-func openatMode(dirfd int, name string, flags int, mode uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, mode)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
-func fstatat(dirfd int, name string, st *unix.Stat_t) error {
-	for {
-		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-func readlinkat(dirfd int, name string) (string, error) {
-	for n := 256; ; n *= 2 {
-		buf := make([]byte, n)
-		k, err := unix.Readlinkat(dirfd, name, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if k < n {
-			return string(buf[:k]), nil
-		}
-		if n > maxPathBytes {
-			return "", unix.ENAMETOOLONG
-		}
-	}
 }
 
 // isGitDirAt reports whether the directory dirfd is one that git takes for
@@ -336,9 +284,9 @@ func readlinkat(dirfd int, name string) (string, error) {
 // without objects: otherwise writing its config first and its objects
 // after would make a git directory with a planted config (see also
 // becomesGitDir).
-func isGitDirAt(dirfd int) bool {
-	var st unix.Stat_t
-	return fstatat(dirfd, "HEAD", &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR
+func isGitDirAt(dirfd handle) bool {
+	var st sysStat
+	return lstatAt(dirfd, "HEAD", &st) == nil && !st.isDir()
 }
 
 // gitMarkers are the entries that, added to a directory, make git take it
@@ -348,13 +296,13 @@ var gitMarkers = map[string]bool{"HEAD": true, "objects": true, "commondir": tru
 // becomesGitDir reports whether creating name in the directory dirfd would
 // turn a directory that already holds git configuration or hooks into a
 // git directory (the other order of writes than isGitDirAt guards).
-func becomesGitDir(dirfd int, name string) bool {
+func becomesGitDir(dirfd handle, name string) bool {
 	if !gitMarkers[name] || isGitDirAt(dirfd) {
 		return false
 	}
-	var st unix.Stat_t
+	var st sysStat
 	for _, e := range policy.GitDirProtected {
-		if fstatat(dirfd, strings.TrimSuffix(e, "/"), &st) == nil {
+		if lstatAt(dirfd, strings.TrimSuffix(e, "/"), &st) == nil {
 			return true
 		}
 	}
@@ -368,9 +316,9 @@ func becomesGitDir(dirfd int, name string) bool {
 func isGitDirBelow(m *mount, parts []string) bool {
 	fd := m.fd
 	for _, c := range parts {
-		cfd, err := openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		cfd, err := openDirAt(fd, c)
 		if fd != m.fd {
-			unix.Close(fd)
+			closeHandle(fd)
 		}
 		if err != nil {
 			return false
@@ -379,51 +327,20 @@ func isGitDirBelow(m *mount, parts []string) bool {
 	}
 	ok := isGitDirAt(fd)
 	if fd != m.fd {
-		unix.Close(fd)
+		closeHandle(fd)
 	}
 	return ok
 }
 
-// sameFile reports whether two stats describe the same file.
-func sameFile(a, b *unix.Stat_t) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
-
-// fileStat is an fs.FileInfo from fstat or fstatat.
+// fileStat is an fs.FileInfo from lstatAt or fstat.
 type fileStat struct {
 	name string
-	st   unix.Stat_t
+	st   sysStat
 }
 
 func (s *fileStat) Name() string       { return s.name }
-func (s *fileStat) Size() int64        { return s.st.Size }
-func (s *fileStat) IsDir() bool        { return s.Mode().IsDir() }
-func (s *fileStat) Sys() any           { return &s.st }
-func (s *fileStat) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
-
-// Mode converts the stat's mode as package os does.
-func (s *fileStat) Mode() fs.FileMode {
-	m := fs.FileMode(s.st.Mode & 0o777)
-	switch s.st.Mode & unix.S_IFMT {
-	case unix.S_IFBLK:
-		m |= fs.ModeDevice
-	case unix.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFDIR:
-		m |= fs.ModeDir
-	case unix.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case unix.S_IFLNK:
-		m |= fs.ModeSymlink
-	case unix.S_IFSOCK:
-		m |= fs.ModeSocket
-	}
-	if s.st.Mode&unix.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if s.st.Mode&unix.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if s.st.Mode&unix.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
-}
+func (s *fileStat) Size() int64        { return s.st.size() }
+func (s *fileStat) IsDir() bool        { return s.st.isDir() }
+func (s *fileStat) Sys() any           { return s.st.sys() }
+func (s *fileStat) ModTime() time.Time { return s.st.modTime() }
+func (s *fileStat) Mode() fs.FileMode  { return s.st.mode() }

@@ -1,0 +1,81 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWindowsPaths drives the FS with the paths that Windows reads
+// otherwise than the rules do: drives, UNC and device paths, reserved
+// device names, alternate data streams, short 8.3 names, trailing dots,
+// backslashes and names that differ only in case. Each is refused, or
+// decided as the name it really is; nothing is written.
+func TestWindowsPaths(t *testing.T) {
+	fsys, ws, base := setup(t)
+	mustWrite(t, filepath.Join(ws, ".env"), "TOKEN=x\n")
+	mustMkdir(t, filepath.Join(ws, "private"))
+	mustWrite(t, filepath.Join(ws, "private", "key"), "k\n")
+	mustMkdir(t, filepath.Join(ws, ".git", "hooks"))
+	mustWrite(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	mustMkdir(t, filepath.Join(ws, ".git", "objects"))
+	upper := strings.ToUpper(ws[:1]) + ws[1:]
+	lower := strings.ToLower(ws)
+	for _, tc := range []struct {
+		name, path string
+		write      bool
+		kind       Kind   // "" = allowed
+		want       string // a substring of the refusal, or the content read
+	}{
+		{"drive-relative", "C:a.txt", false, KindInvalid, "current directory"},
+		{"device path", `\\?\` + ws + `\a.txt`, false, KindInvalid, "UNC or device"},
+		{"UNC path", `\\localhost\c$\x`, false, KindInvalid, "UNC or device"},
+		{"reserved name", "CON", false, KindInvalid, "device CON"},
+		{"reserved name with extension", "sub/nul.txt", true, KindInvalid, "device NUL"},
+		{"alternate data stream", "a.txt:secret", true, KindInvalid, "alternate data stream"},
+		{"alternate data stream of a denied file", ".env::$DATA", false, KindInvalid, "alternate data stream"},
+		{"short name", "GIT~1/config", true, KindInvalid, "short (8.3) name"},
+		{"trailing dot", ".env.", false, KindInvalid, "ends in a dot"},
+		{"case of a protected name", ".GIT/hooks/pre-commit", true, KindInvalid, "differs only in case"},
+		{"case of a deny glob", ".ENV", false, KindDenied, "**/.env"},
+		{"case of a deny path", "PRIVATE/key", false, KindDenied, "private"},
+		{"backslashes into hooks", `.git\hooks\pre-commit`, true, KindProtected, "hooks/"},
+		{"backslashes out", `sub\..\..\outside\secret`, false, KindOutside, "outside the workspace"},
+		{"full path", ws + `\a.txt`, false, "", "alpha"},
+		{"full path, drive in upper case", upper + `\sub\b.txt`, false, "", "bee"},
+		{"full path in lower case", lower + `\a.txt`, false, "", "alpha"},
+		{"full path with slashes", filepath.ToSlash(ws) + "/a.txt", false, "", "alpha"},
+		{"full path of a sibling", filepath.Join(base, "anchor2", "x"), false, KindOutside, "outside the workspace"},
+		{"full path of a denied file", ws + `\.env`, false, KindDenied, "**/.env"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			var got string
+			if tc.write {
+				_, err = fsys.WriteFile(tc.path, "pwned")
+			} else {
+				var r *ReadResult
+				if r, err = fsys.ReadFile(tc.path, 0, 0); err == nil {
+					got = r.Text()
+				}
+			}
+			if tc.kind == "" {
+				if err != nil || !strings.Contains(got, tc.want) {
+					t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+				}
+				return
+			}
+			v := violation(t, err, tc.kind)
+			if !strings.Contains(v.Error(), tc.want) {
+				t.Errorf("%v: want it to say %q", v, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Fatal("a hook was written")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "alpha\nbeta\ngamma\n" {
+		t.Fatalf("a.txt changed: %q", b)
+	}
+}
