@@ -104,6 +104,12 @@ func Argv(tag string) ([]string, error) {
 	return []string{LogPath, "stream", "--style", "ndjson", "--predicate", pred}, nil
 }
 
+// IsHeader reports whether line is the line log stream starts with,
+// "Filtering the log data using ...".
+func IsHeader(line []byte) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(line), []byte("Filtering the log data"))
+}
+
 // maxCount caps the count of one duplicate report.
 const maxCount = 100000
 
@@ -276,4 +282,20 @@ func Scan(r io.Reader, fn func(line []byte)) error {
 			return fmt.Errorf("reading the log stream: %w", err)
 		}
 	}
+}
+
+// firmlinks are macOS's top-level symbolic links into /private, whose
+// real paths the kernel logs.
+var firmlinks = []string{"/etc", "/tmp", "/var"}
+
+// Unprivate returns the path a policy names for p, which the kernel
+// logged by its real path: /private/tmp/x is /tmp/x; "" when p is not
+// below one of /private/etc, /private/tmp and /private/var.
+func Unprivate(p string) string {
+	for _, f := range firmlinks {
+		if r, ok := strings.CutPrefix(p, "/private"+f); ok && (r == "" || r[0] == '/') {
+			return f + r
+		}
+	}
+	return ""
 }

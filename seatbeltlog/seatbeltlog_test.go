@@ -223,3 +223,19 @@ func TestScanParse(t *testing.T) {
 		t.Errorf("%d denials, want 3", n)
 	}
 }
+
+func TestUnprivate(t *testing.T) {
+	for in, want := range map[string]string{
+		"/private/tmp/x":       "/tmp/x",
+		"/private/tmp":         "/tmp",
+		"/private/var/run/a b": "/var/run/a b",
+		"/private/etc/hosts":   "/etc/hosts",
+		"/private/tmpfoo/x":    "",
+		"/private/Users/x":     "",
+		"/tmp/x":               "",
+	} {
+		if got := Unprivate(in); got != want {
+			t.Errorf("Unprivate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
