@@ -13,6 +13,26 @@ import (
 	"github.com/cordon-sandbox/cordon/seatbeltlog"
 )
 
+// The log stream's timing (macOS's violation monitor, runSeatbelt).
+const (
+	// logReady bounds the wait for the stream's first line (its
+	// "Filtering the log data using ..." header) before the command
+	// starts: a stream that says nothing by then fails the run.
+	logReady = 5 * time.Second
+	// logGrace is how long the stream is read once the command has
+	// ended. The kernel hands its Sandbox messages to logd, which
+	// passes them on to log stream asynchronously: a denial made just
+	// before the command exits reaches the stream some tens of
+	// milliseconds later, more on a loaded machine. Half a second
+	// covers that at a cost a person barely notices.
+	logGrace = 500 * time.Millisecond
+	// logQuiet and logGraceMax: while denials still arrive (within
+	// logQuiet of the end of the grace), reading goes on, up to
+	// logGraceMax after the command ended.
+	logQuiet    = 200 * time.Millisecond
+	logGraceMax = 2 * time.Second
+)
+
 // runSeatbelt runs a Seatbelt plan: its Argv (/usr/bin/sandbox-exec -p
 // PROFILE ... -- command) runs directly, as runNone runs a command: in its
 // own process group, which receives forwarded signals and, on timeout,
