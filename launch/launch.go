@@ -60,8 +60,10 @@ type Stdio struct {
 	// Watch, when not nil, turns the violation monitor on (bubblewrap and
 	// Landlock-only runs): it receives every watched call of the command's
 	// tree (monitor.Event), from the monitor's goroutine, one at a time,
-	// after the call went on to the kernel. Run returns once the last has
-	// been received.
+	// after the call went on to the kernel. On a Seatbelt run (macOS) it
+	// receives instead every denial the system log reported of the run
+	// (package seatbeltlog), once for each time it happened. Run returns
+	// once the last has been received.
 	Watch func(monitor.Event)
 	// WatchOptions tune the monitor (the trees whose symbolic links it
 	// follows).

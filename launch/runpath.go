@@ -195,6 +195,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		if res.Monitor != nil {
 			res.Monitor.More = more
 			res.Monitor.LoopbackPorts = viols.loopbackPorts()
+			res.Monitor.Other, res.Monitor.OtherSeen = viols.others()
 		}
 		// Mode permissive says what it let through, unless asked only
 		// to log.

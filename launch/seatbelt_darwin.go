@@ -5,9 +5,32 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 
+	"github.com/cordon-sandbox/cordon/monitor"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/result"
+	"github.com/cordon-sandbox/cordon/seatbeltlog"
+)
+
+// The log stream's timing (macOS's violation monitor, runSeatbelt).
+const (
+	// logReady bounds the wait for the stream's first line (its
+	// "Filtering the log data using ..." header) before the command
+	// starts: a stream that says nothing by then fails the run.
+	logReady = 5 * time.Second
+	// logGrace is how long the stream is read once the command has
+	// ended. The kernel hands its Sandbox messages to logd, which
+	// passes them on to log stream asynchronously: a denial made just
+	// before the command exits reaches the stream some tens of
+	// milliseconds later, more on a loaded machine. Half a second
+	// covers that at a cost a person barely notices.
+	logGrace = 500 * time.Millisecond
+	// logQuiet and logGraceMax: while denials still arrive (within
+	// logQuiet of the end of the grace), reading goes on, up to
+	// logGraceMax after the command ended.
+	logQuiet    = 200 * time.Millisecond
+	logGraceMax = 2 * time.Second
 )
 
 // runSeatbelt runs a Seatbelt plan: its Argv (/usr/bin/sandbox-exec -p
@@ -19,6 +42,14 @@ import (
 // proxy is started here yet). There is no helper on macOS, so
 // the resource limits of the plan are not enforced: each one set is said
 // in Result.Degraded.
+//
+// With Stdio.Watch, the violation monitor is macOS's log: a log stream of
+// the denials tagged with the plan's Seatbelt.Tag (package seatbeltlog)
+// starts before the command, which runs only once the stream has printed
+// its first line; a stream that cannot start fails the run (a
+// *SetupError), never runs it unwatched. Once the command has ended the
+// stream is read for a grace period (logGrace: the log delivers late),
+// then stopped; Result.Monitor counts the denials it reported.
 func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
 	if len(pl.Argv) == 0 {
 		return nil, &SetupError{Err: fmt.Errorf("launch: the Seatbelt plan has no command")}
@@ -34,11 +65,48 @@ func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Resul
 		}
 		defer os.RemoveAll(pl.PrivateTmp)
 	}
+	var lw *logWatch
+	if stdio.Watch != nil {
+		var err error
+		if lw, err = startSeatbeltWatch(pl, stdio.Watch); err != nil {
+			return nil, &SetupError{Err: err}
+		}
+	}
 	res, err := runNone(ctx, pl, stdio)
+	if lw != nil {
+		n, degraded := lw.stop(time.Now(), logGrace, logQuiet, logGraceMax)
+		if res != nil {
+			res.Monitor = &result.Monitor{Calls: n, FromLog: true}
+			if degraded != "" {
+				res.Degraded = append(res.Degraded, degraded)
+			}
+		}
+	}
 	if res != nil {
 		res.Degraded = append(res.Degraded, unenforcedLimits(pl)...)
 	}
 	return res, err
+}
+
+// startSeatbeltWatch starts the log stream of pl's denials, passed to
+// watch.
+func startSeatbeltWatch(pl *plan.Plan, watch func(monitor.Event)) (*logWatch, error) {
+	if pl.Seatbelt == nil {
+		return nil, fmt.Errorf("launch: the Seatbelt plan has no profile tag to watch its denials by")
+	}
+	argv, err := seatbeltlog.Argv(pl.Seatbelt.Tag)
+	if err != nil {
+		return nil, fmt.Errorf("the violation monitor: %w", err)
+	}
+	p, err := seatbeltlog.NewParser(pl.Seatbelt.Tag)
+	if err != nil {
+		return nil, fmt.Errorf("the violation monitor: %w", err)
+	}
+	lw, err := startLogWatch(argv, p, watch, logReady)
+	if err != nil {
+		return nil, fmt.Errorf("the violation monitor (cordon test, on_violation: warn or log, --audit-log) reads the denials from macOS's log, and %w; the command was not run", err)
+	}
+	return lw, nil
 }
 
 // unenforcedLimits names the limits of pl that a run without a helper or

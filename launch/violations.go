@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
+	"github.com/cordon-sandbox/cordon/seatbeltlog"
 )
 
 // maxViolations caps the distinct violations one run keeps (and records);
@@ -52,6 +53,9 @@ type violations struct {
 	// paths in hidden (plan.Plan.Hidden).
 	bwrap  bool
 	hidden []string
+	// seatbelt: the plan is Seatbelt's, whose events are the denials
+	// macOS logged (package seatbeltlog): each one was enforced.
+	seatbelt bool
 	// writeRoots are the trees the command may write (where it can make
 	// symbolic links, and denied paths); hostWrites the policy's.
 	writeRoots, hostWrites []string
@@ -68,6 +72,10 @@ type violations struct {
 	seen            map[violationKey]bool // allowed accesses recorded
 	more            int
 	failed          bool // the audit log refused a record: no more are tried
+	// other counts the denials of operations the policy has no name
+	// for (monitor.OpOther); otherSeen are the first distinct ones.
+	other     int
+	otherSeen []string
 }
 
 // newViolations is the classifier of req's run.
@@ -92,6 +100,8 @@ type violationKey struct{ op, target, rule string }
 // or "".
 func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
 	switch {
+	case v.seatbelt:
+		return "" // macOS logged it because Seatbelt denied it
 	case v.permissive && d.Secret && v.hideDenied:
 		return "" // hidden all the same (plan.Options.HideDenied)
 	case v.permissive:
@@ -123,6 +133,7 @@ func (v *violations) usePlan(pl *plan.Plan) {
 		v.unixLoose = !ll.RestrictUnix && (pl.Spec.Seccomp == nil || !pl.Spec.Seccomp.DenyUnix)
 	}
 	v.bwrap, v.hidden = pl.Backend == backend.Bwrap, pl.Hidden
+	v.seatbelt = pl.Backend == backend.Seatbelt
 	v.writeRoots = append(slices.Clone(pl.Writable), policy.SandboxTmpDir)
 	if pl.PrivateTmp != "" {
 		v.writeRoots = append(v.writeRoots, pl.PrivateTmp)
@@ -143,6 +154,18 @@ func (v *violations) followIn() []string {
 
 // observe is Stdio.Watch: one event of the monitor.
 func (v *violations) observe(ev monitor.Event) {
+	if ev.Op == monitor.OpOther {
+		v.observeOther(ev)
+		return
+	}
+	if v.seatbelt && ev.Path != "" {
+		// The kernel logs the real path; the policy may name the
+		// firmlink (/tmp for /private/tmp): the one that denies
+		// decides (below).
+		if short := seatbeltlog.Unprivate(ev.Path); short != "" {
+			ev.Path, ev.Resolved = short, ev.Path
+		}
+	}
 	var d policy.Decision
 	target := ev.Path
 	switch {
@@ -150,11 +173,16 @@ func (v *violations) observe(ev monitor.Event) {
 		if v.permissive && ev.Addr.Addr().IsLoopback() || ev.Addr.Addr().IsUnspecified() {
 			v.loopbackPort(ev)
 		}
-		if ev.Op != monitor.OpConnect {
+		target = ev.Addr.String()
+		if ev.Op == monitor.OpConnect {
+			d = v.dec.DecideConnect(ev.Addr)
+		} else if !v.seatbelt {
 			return // binding a local port is not the policy's to refuse
 		}
-		d = v.dec.DecideConnect(ev.Addr)
-		target = ev.Addr.String()
+	case ev.Path == "" && ev.Name != "":
+		// A socket address macOS logged without a host ("*:443"):
+		// only the profile's rule can be named.
+		target = ev.Name
 	case ev.Op == monitor.OpBind:
 		// Binding a unix socket creates its file.
 		d = v.dec.Decide(policy.OpWrite, ev.Path)
@@ -167,6 +195,11 @@ func (v *violations) observe(ev monitor.Event) {
 				d, ev.Path, target = rd, ev.Resolved, ev.Resolved
 			}
 		}
+	}
+	if !d.Denied && v.seatbelt {
+		// Seatbelt denied what the policy allows: its profile, written
+		// for macOS, allows less here than the policy says.
+		d = policy.Decision{Denied: true, Rule: "the Seatbelt profile (" + ev.Call + "), where the policy allows it"}
 	}
 	if !d.Denied {
 		if v.allowed && ev.Path != "" {
@@ -202,7 +235,7 @@ func (v *violations) observe(ev monitor.Event) {
 	if viol.Unenforced != "" {
 		action = audit.ActionWarned
 	}
-	if ev.Addr.IsValid() {
+	if ev.Addr.IsValid() || ev.Path == "" && ev.Name != "" {
 		viol.Address = target
 	}
 	v.index[k] = len(v.list)
@@ -214,6 +247,31 @@ func (v *violations) observe(ev monitor.Event) {
 	v.names = append(v.names, names)
 	v.write(audit.Record{Timestamp: time.Now(), Operation: viol.Operation, Path: viol.Path, Address: viol.Address,
 		Action: action, Rule: viol.Rule, Mode: v.mode})
+}
+
+// maxOther caps the distinct denials of other operations a run keeps.
+const maxOther = 20
+
+// observeOther counts a denial of an operation the policy has no name for
+// (a Mach lookup, a sysctl, a signal: macOS's log), keeping the first
+// distinct ones for the report; they are not audit records, as no rule
+// of the policy decided them.
+func (v *violations) observeOther(ev monitor.Event) {
+	what := strings.TrimSpace(ev.Call + " " + ev.Name)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.other++
+	if len(v.otherSeen) < maxOther && !slices.Contains(v.otherSeen, what) {
+		v.otherSeen = append(v.otherSeen, what)
+	}
+}
+
+// others returns how many denials of other operations there were, and the
+// first distinct ones.
+func (v *violations) others() (int, []string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.other, slices.Clone(v.otherSeen)
 }
 
 // recordAllowed records the first allowed access of each kind to a path

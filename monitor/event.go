@@ -24,13 +24,21 @@ const (
 	OpConnect = policy.OpConnect
 	// OpBind binds a socket to an address: Addr, or the unix socket Path.
 	OpBind Op = "network-bind"
+	// OpOther is a denial the system reported of an operation the policy
+	// has no name for (macOS: a Mach lookup, a sysctl, a signal, an
+	// inbound connection): Call names the operation and Name what it
+	// concerned. Only the macOS log reader (package seatbeltlog) makes
+	// them.
+	OpOther Op = "other"
 )
 
 // Event is one watched call.
 type Event struct {
 	// Pid is the calling thread's id on the host.
 	Pid int
-	// Call is the system call's name (openat, renameat2, connect, ...).
+	// Call is the system call's name (openat, renameat2, connect, ...);
+	// on macOS the Seatbelt operation the kernel denied (file-read-data,
+	// network-outbound, mach-lookup, ...).
 	Call string
 	// Op is what the call does.
 	Op Op
@@ -39,6 +47,11 @@ type Event struct {
 	Path string
 	// Addr is the internet address of a socket call.
 	Addr netip.AddrPort
+	// Name is what a call concerned when it is neither a path nor an
+	// internet address the policy can decide: the Mach service, sysctl
+	// or signal of an OpOther, or a socket address macOS logged without a
+	// host ("*:443"); "" otherwise.
+	Name string
 	// Comm is the name of the calling program (its /proc/PID/comm), read
 	// before the call went on; "" if it could not be read.
 	Comm string

@@ -174,10 +174,14 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 		want   string
 		host   *Host // the host's facts, when not fakeHost's
 	}{
-		{"permissive on Seatbelt", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Seatbelt }, "--mode permissive is not built yet for the seatbelt backend", nil},
+		{"permissive on Seatbelt", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Seatbelt }, "--mode permissive is not built yet for the seatbelt backend: macOS logs only what a profile denies", nil},
+		{"permissive on the Windows Job", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Job }, "--mode permissive is not built yet for the job backend", nil},
 		{"forward port without a network", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port with --net deny", nil},
-		// The violation monitor is built only for the Linux backends.
-		{"warn on Seatbelt", func(p *policy.Policy) { p.OnViolation = "warn"; p.Backend = backend.Seatbelt }, "on_violation warn needs the violation monitor, which is not built yet for the seatbelt backend", nil},
+		// The violation monitor is built for the Linux backends and
+		// Seatbelt (macOS's log, which holds no allowed access).
+		{"warn on the Windows Job", func(p *policy.Policy) { p.OnViolation = "warn"; p.Backend = backend.Job }, "on_violation warn needs the violation monitor, which is not built yet for the job backend", nil},
+		{"log allowed on Seatbelt", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true; p.Backend = backend.Seatbelt },
+			"audit.log_allowed is not built yet for the seatbelt backend: its violation monitor reads macOS's log, which holds only what the profile denied", nil},
 		{"log allowed on the Windows Job", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true; p.Backend = backend.Job },
 			"audit.log_allowed needs the violation monitor, which is not built yet for the job backend", nil},
 		// The error launch.HostFacts found (its TestHostFactsBadBwrap).

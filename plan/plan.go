@@ -251,7 +251,9 @@ type Options struct {
 	// Host are the facts about the host the plan depends on.
 	Host Host
 	// RunID names the run in the Seatbelt profile's deny messages
-	// (SeatbeltPlan.Tag); "" is a random one.
+	// (SeatbeltPlan.Tag); "" is a random one. The violation monitor
+	// reads the log only for a tag of 16 to 64 lower-case hex digits
+	// (seatbeltlog.CheckTag): another RunID serves goldens, not runs.
 	RunID string
 }
 
@@ -344,8 +346,15 @@ func build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if (b == backend.Bwrap || b == backend.Landlock) && opts.Host.HelperErr != nil {
 		return nil, opts.Host.HelperErr
 	}
+	if p.Mode == policy.ModePermissive && b == backend.Seatbelt {
+		// It would need a profile that allows what it denies and reports
+		// it, (allow (with report) ...) for every deny, and the
+		// report-only messages read like denials: never written nor run
+		// on a Mac.
+		return nil, fmt.Errorf("--mode permissive is %w for the seatbelt backend: macOS logs only what a profile denies, and a profile that allows and reports instead has not been written or tried; use --mode standard with cordon test, which reports each denial with its rule", ErrNotBuilt)
+	}
 	if p.Mode == policy.ModePermissive && b != backend.Bwrap && b != backend.Landlock {
-		return nil, fmt.Errorf("--mode permissive is %w for the %s backend: it needs the violation monitor, built only for bwrap and the Landlock-only backend on Linux; use --mode standard", ErrNotBuilt, b)
+		return nil, fmt.Errorf("--mode permissive is %w for the %s backend: it needs the violation monitor, which the %s backend does not have (only bwrap and the Landlock-only backend on Linux do permissive runs); use --mode standard", ErrNotBuilt, b, b)
 	}
 	if err := checkWatchable(p, b); err != nil {
 		return nil, err
@@ -414,14 +423,21 @@ func Watched(p *policy.Policy) bool {
 }
 
 // checkWatchable refuses a policy that needs the violation monitor on a
-// backend that has none yet (Seatbelt, the Windows Job).
+// backend that has none yet (the Windows Job), and audit.log_allowed on
+// Seatbelt, whose monitor is macOS's log: it holds only denials.
 func checkWatchable(p *policy.Policy, b backend.Name) error {
 	if !Watched(p) || b == backend.Bwrap || b == backend.Landlock {
+		return nil
+	}
+	if b == backend.Seatbelt {
+		if p.Audit.Enabled && p.Audit.LogAllowed {
+			return fmt.Errorf("audit.log_allowed is %w for the seatbelt backend: its violation monitor reads macOS's log, which holds only what the profile denied, not what it allowed; leave audit.log_allowed off (denials are recorded)", ErrNotBuilt)
+		}
 		return nil
 	}
 	what := "on_violation " + p.OnViolation
 	if p.OnViolation != policy.OnViolationWarn && p.OnViolation != policy.OnViolationLog {
 		what = "audit.log_allowed"
 	}
-	return fmt.Errorf("%s needs the violation monitor, which is %w for the %s backend (only for bwrap and the Landlock-only backend on Linux); use on_violation: block and leave audit.log_allowed off", what, ErrNotBuilt, b)
+	return fmt.Errorf("%s needs the violation monitor, which is %w for the %s backend (it is built for bwrap and the Landlock-only backend on Linux and for Seatbelt on macOS); use on_violation: block and leave audit.log_allowed off", what, ErrNotBuilt, b)
 }

@@ -27,9 +27,10 @@ type SeatbeltPlan struct {
 	Profile string `json:"profile"`
 	// Params are the profile's parameters, in Argv's order.
 	Params []sbpl.Param `json:"params"`
-	// Tag is the message every deny rule carries, "cordon-RUNID": a
-	// filter for this run's denials in the system log (log stream
-	// --predicate 'eventMessage CONTAINS "cordon-RUNID"').
+	// Tag is the message every deny rule carries, "cordon-RUNID": the
+	// kernel logs it after each denial, and the violation monitor reads
+	// this run's denials by it (log stream --predicate 'eventMessage
+	// ENDSWITH "cordon-RUNID"': package seatbeltlog).
 	Tag string `json:"tag"`
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/cordon-sandbox/cordon/config"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/sbpl"
+	"github.com/cordon-sandbox/cordon/seatbeltlog"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/seatbelt")
@@ -326,4 +327,41 @@ func seatbeltRegex(t *testing.T, g string) *regexp.Regexp {
 		t.Fatal(err)
 	}
 	return regexp.MustCompile(re)
+}
+
+// TestSeatbeltWatched: what needs the violation monitor builds on
+// Seatbelt (macOS's log is its monitor), with a tag the monitor can read
+// (seatbeltlog.CheckTag); audit.log_allowed and mode permissive do not.
+func TestSeatbeltWatched(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*policy.Policy)
+		refuse string // "": it builds
+	}{
+		{"on_violation warn", func(p *policy.Policy) { p.OnViolation = policy.OnViolationWarn }, ""},
+		{"on_violation log", func(p *policy.Policy) { p.OnViolation = policy.OnViolationLog }, ""},
+		{"audit log, denials", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogDenied = true, true }, ""},
+		{"audit.log_allowed", func(p *policy.Policy) { p.Audit.Enabled, p.Audit.LogAllowed = true, true }, "audit.log_allowed is not built yet for the seatbelt backend"},
+		{"mode permissive", func(p *policy.Policy) { p.Mode = policy.ModePermissive }, "--mode permissive is not built yet for the seatbelt backend"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, opts := seatbeltPolicy(t, "development", "standard")
+			opts.RunID = ""
+			tc.change(p)
+			pl, err := Build(p, []string{"true"}, opts)
+			if tc.refuse != "" {
+				if err == nil || !errors.Is(err, ErrNotBuilt) || !strings.Contains(err.Error(), tc.refuse) {
+					t.Fatalf("Build: %v, want %q", err, tc.refuse)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := seatbeltlog.CheckTag(pl.Seatbelt.Tag); err != nil {
+				t.Errorf("the plan's tag: %v", err)
+			}
+		})
+	}
 }

@@ -165,6 +165,16 @@ type Monitor struct {
 	// but those it bound itself: under a network of its own it needs
 	// them forwarded (cordon learn).
 	LoopbackPorts []int `json:"loopback_ports,omitempty"`
+	// FromLog says that the denials came from macOS's log (the Seatbelt
+	// backend) rather than from watched calls: Calls counts the denials
+	// it reported.
+	FromLog bool `json:"from_log,omitempty"`
+	// Other counts the denials of operations the policy has no name for
+	// (macOS: Mach lookups, sysctls, signals), which the profile denies
+	// by default and no flag allows; OtherSeen are the first distinct
+	// ones, the operation and what it concerned.
+	Other     int      `json:"other,omitempty"`
+	OtherSeen []string `json:"other_seen,omitempty"`
 }
 
 // Usage is the resource usage of a run, summed over the command tree that

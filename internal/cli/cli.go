@@ -482,13 +482,17 @@ func enforced(r *probe.Report) []enforcement {
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
 		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted and every decision of the network proxy, allowed or refused, and, with the violation monitor on, every distinct access the policy denied a command (audit.log_file, --audit-log); allowed accesses with audit.log_allowed", nil},
-		{"violation monitor", monitorState(r), "on request (cordon test, cordon learn, --mode permissive, on_violation: warn or log, --audit-log, audit.log_allowed): a seccomp user-notification supervisor sees every file open, create, rename, exec and socket connect of the command's tree and names the rule that denies it; it only observes (the kernel layers enforce); off by default, at no cost", nil},
+		{"violation monitor", monitorState(r), "on request (cordon test, cordon learn, --mode permissive, on_violation: warn or log, --audit-log, audit.log_allowed): a seccomp user-notification supervisor sees every file open, create, rename, exec and socket connect of the command's tree and names the rule that denies it; it only observes (the kernel layers enforce); off by default, at no cost; on macOS (Seatbelt) it reads the denials the kernel logs for the run's profile (log stream), which holds no allowed access: audit.log_allowed and --mode permissive are refused there", nil},
 	}...)
 }
 
 // monitorState says whether the violation monitor can run here: on the
-// Linux backends, on an architecture the watch filter is written for.
+// Linux backends, on an architecture the watch filter is written for, and
+// on macOS's Seatbelt backend, from the system log.
 func monitorState(r *probe.Report) string {
+	if r.AutoBackend == backend.Seatbelt {
+		return "available"
+	}
 	if seccomp.WatchAvailable() != nil {
 		return "unavailable"
 	}

@@ -44,9 +44,13 @@ func writeReport(w io.Writer, res *result.Result, home string) {
 	}
 	n := len(res.Violations)
 	watched := fmt.Sprintf("%d calls watched", res.Monitor.Calls)
+	if res.Monitor.FromLog {
+		watched = fmt.Sprintf("%d denials in macOS's log", res.Monitor.Calls)
+	}
 	if res.Monitor.Unresolved > 0 {
 		watched += fmt.Sprintf(", %d of them unreadable", res.Monitor.Unresolved)
 	}
+	defer writeOther(w, res.Monitor)
 	if n == 0 {
 		fmt.Fprintf(w, "cordon: test: nothing was denied (%s)\n", watched)
 		return
@@ -65,6 +69,21 @@ func writeReport(w io.Writer, res *result.Result, home string) {
 	if snippet := configSnippet(res.Violations, home); snippet != "" {
 		fmt.Fprintln(w, "cordon: test: to allow what may be allowed, add to your user config (~/.config/cordon/config.yaml), or pass the flags above:")
 		fmt.Fprint(w, snippet)
+	}
+}
+
+// writeOther prints the denials of operations the policy has no name for
+// (macOS's Mach lookups, sysctls, signals), which no flag allows.
+func writeOther(w io.Writer, m *result.Monitor) {
+	if m.Other == 0 {
+		return
+	}
+	fmt.Fprintf(w, "cordon: test: and %d denials of operations the policy does not name, which the Seatbelt profile denies by default and no flag allows:\n", m.Other)
+	for _, s := range m.OtherSeen {
+		fmt.Fprintln(w, "  "+printableLine(s))
+	}
+	if extra := m.Other - len(m.OtherSeen); len(m.OtherSeen) > 0 && extra > 0 {
+		fmt.Fprintf(w, "  (%d more, with repeats)\n", extra)
 	}
 }
 

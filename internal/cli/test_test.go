@@ -55,6 +55,20 @@ func TestWriteReport(t *testing.T) {
 	}
 }
 
+// TestWriteReportLog: a Seatbelt run's report counts the denials of
+// macOS's log, and lists those of operations the policy does not name.
+func TestWriteReportLog(t *testing.T) {
+	var b strings.Builder
+	writeReport(&b, &result.Result{Monitor: &result.Monitor{Calls: 4, FromLog: true, Other: 4,
+		OtherSeen: []string{"mach-lookup com.apple.FontServer", "sysctl-read kern.bootargs\x1b[2J"}}}, "/h")
+	for _, w := range []string{"cordon: test: nothing was denied (4 denials in macOS's log)\n", "and 4 denials of operations the policy does not name",
+		"  mach-lookup com.apple.FontServer\n", `  "sysctl-read kern.bootargs\x1b[2J"` + "\n", "(2 more, with repeats)"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
 func TestLearnNetwork(t *testing.T) {
 	deny := &policy.Policy{Profile: "development", Network: policy.Network{Mode: policy.NetDeny}}
 	for _, tc := range []struct {
