@@ -25,7 +25,9 @@ import (
 // the job's last handle). Files and network are not confined: the plan
 // says so in Degraded and cordon run says so on stderr.
 //
-// It was compiled and vetted on Linux, not run on Windows.
+// It is tested under Wine (job_windows_test.go), which terminates the job
+// on timeout and on cordon's death but enforces none of its limits; it
+// was not run on Windows itself.
 func runJob(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
 	return runInJob(ctx, pl, stdio, pl.Limits)
 }
@@ -93,6 +95,7 @@ loop:
 	}
 	_ = job.Kill() // what the command left running
 	res.Usage = usage(cmd.ProcessState, time.Since(start))
+	res.Usage.PeakMemoryKB = int64(job.PeakMemory() / 1024)
 	fillExit(res, cmd.ProcessState)
 	if timedOut {
 		res.TimedOut = true
@@ -115,7 +118,8 @@ func fillExit(res *result.Result, ps *os.ProcessState) {
 	res.ExitCode = ps.ExitCode()
 }
 
-// usage is the command's wall and CPU time (no peak memory on Windows).
+// usage is the command's wall and CPU time; the job's peak memory is
+// added by runInJob.
 func usage(ps *os.ProcessState, wall time.Duration) result.Usage {
 	u := result.Usage{Wall: wall}
 	if ps == nil {

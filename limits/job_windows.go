@@ -112,3 +112,14 @@ func (j *Job) Close() error {
 	j.h = 0
 	return err
 }
+
+// PeakMemory is the most memory the job's processes committed at once, in
+// bytes (PeakJobMemoryUsed), or 0 when Windows does not say.
+func (j *Job) PeakMemory() uint64 {
+	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	if err := windows.QueryInformationJobObject(j.h, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil); err != nil {
+		return 0
+	}
+	return uint64(info.PeakJobMemoryUsed)
+}

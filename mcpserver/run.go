@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -54,9 +56,9 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	case len(in.Argv) > 0:
 		argv = in.Argv
 	case strings.TrimSpace(in.Command) != "":
-		// The command line is one argv element of sh -c; it is never
+		// The command line is one argv element of the shell; it is never
 		// concatenated with any other input.
-		argv = []string{"/bin/sh", "-c", in.Command}
+		argv = shellArgv(in.Command)
 	default:
 		return nil, errors.New("run_command: give argv (the command and its arguments) or command (a shell command line)")
 	}
@@ -217,4 +219,21 @@ func (s *Server) status() Status {
 		st.Enforced = append(st.Enforced, "file tool violations are written to the audit log "+st.AuditLog)
 	}
 	return st
+}
+
+// shellArgv is the argv that runs the command line c: /bin/sh -c c, and
+// on Windows cmd.exe /d /s /c c (the cmd.exe of %SystemRoot%\System32,
+// without AutoRun commands). Go passes c to cmd.exe as one quoted
+// argument, which /s unwraps; a double quote inside c is escaped as
+// Windows programs read it, not as cmd.exe does, so a command with quoted
+// arguments is better given as argv there.
+func shellArgv(c string) []string {
+	if runtime.GOOS != "windows" {
+		return []string{"/bin/sh", "-c", c}
+	}
+	cmd := `C:\Windows\System32\cmd.exe`
+	if root := os.Getenv("SystemRoot"); root != "" {
+		cmd = filepath.Join(root, "System32", "cmd.exe")
+	}
+	return []string{cmd, "/d", "/s", "/c", c}
 }

@@ -70,7 +70,7 @@ type PathInput struct {
 // RunCommandInput is the input of run_command.
 type RunCommandInput struct {
 	Argv           []string `json:"argv,omitempty" jsonschema:"the command and its arguments, executed directly without a shell, e.g. [\"go\", \"test\", \"./...\"]"`
-	Command        string   `json:"command,omitempty" jsonschema:"a shell command line, run as sh -c COMMAND; give either argv or command"`
+	Command        string   `json:"command,omitempty" jsonschema:"a shell command line, run as sh -c COMMAND (on Windows cmd.exe /d /s /c COMMAND); give either argv or command"`
 	Dir            string   `json:"dir,omitempty" jsonschema:"working directory inside the workspace (default: the workspace)"`
 	TimeoutSeconds int      `json:"timeout_seconds,omitempty" jsonschema:"kill the command and everything it started after this many seconds (default: the policy's timeout; never more than the policy's limit)"`
 	MaxOutputBytes int      `json:"max_output_bytes,omitempty" jsonschema:"most bytes of combined stdout and stderr to return (default 65536, at most 1048576); longer output keeps its first third and its last two thirds, with a line between saying how many lines and bytes were cut"`

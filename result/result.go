@@ -189,7 +189,7 @@ type Usage struct {
 	// MaxRSSKB is the largest resident set size of any process, in KiB.
 	MaxRSSKB int64 `json:"max_rss_kb"`
 	// PeakMemoryKB is the whole sandbox's peak memory, in KiB, when it ran
-	// in a cgroup.
+	// in a cgroup or (Windows) a Job Object.
 	PeakMemoryKB int64 `json:"peak_memory_kb,omitempty"`
 	// PeakProcesses is the most tasks the sandbox had at once (cgroup).
 	PeakProcesses int `json:"peak_processes,omitempty"`
