@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -114,7 +115,9 @@ func (r *Repo) WorktreeWrites() []string {
 // when a path to add is denied, the root directory, the home directory
 // or one of its ancestors.
 func grantRepo(p *Policy, h Host) {
-	if p.Mode == ModeOff {
+	if p.Mode == ModeOff || runtime.GOOS == "windows" {
+		// Windows: the Job Object confines no file, so nothing needs to be
+		// made visible for git (and gitrepo.Find is not built there).
 		return
 	}
 	ws := p.Workspace
