@@ -455,6 +455,9 @@ type enforcement struct {
 // enforced says what cordon itself enforces on this host, as opposed to
 // what the kernel offers.
 func enforced(r *probe.Report) []enforcement {
+	if rows, ok := enforcedElsewhere(r); ok {
+		return rows
+	}
 	ok := r.AutoBackend == backend.Bwrap
 	st := func(built bool) string {
 		if built && ok {
@@ -466,9 +469,6 @@ func enforced(r *probe.Report) []enforcement {
 		return "not built yet"
 	}
 	limitState, limitDetail := limitsState(r)
-	if r.AutoBackend == backend.Job {
-		limitState, limitDetail = "enforced", "Windows Job Object: active processes, job memory and job user CPU time; the whole tree is killed when the run ends, times out or cordon dies; "+backend.JobWarning
-	}
 	rows := []enforcement{
 		{"files", st(true), "reads are an allowlist, writes only to write paths, denied paths masked, protected paths (every git directory's config and hooks at any depth, editor, agent and shell config) read-only and kept from being created (bubblewrap mounts); after each run, what it planted is reported and disarmed", nil},
 		{"git outside the workspace", st(true), "a sub-directory, linked worktree or submodule checkout gets its repository's work tree (read-only) and git directory (writable, config and hooks read-only); a .git file whose git directory does not name the workspace back gets nothing", nil},
@@ -482,17 +482,14 @@ func enforced(r *probe.Report) []enforcement {
 		{"landlock", landlockState(r), "under bubblewrap, a second layer: writes only to write paths, /tmp and /dev; no TCP when the network is denied; no signals or abstract unix sockets beyond the sandbox (ABI 6)", nil},
 		{Area: "landlock-only backend", Status: landlockOnlyState(r), Detail: landlockOnlyDetail(r), Degraded: landlockOnlyDegraded(r)},
 		{"audit log", "enforced", "cordon mcp records every refused file operation, cordon run and run_command every file a run planted and every decision of the network proxy, allowed or refused, and, with the violation monitor on, every distinct access the policy denied a command (audit.log_file, --audit-log); allowed accesses with audit.log_allowed", nil},
-		{"violation monitor", monitorState(r), "on request (cordon test, cordon learn, --mode permissive, on_violation: warn or log, --audit-log, audit.log_allowed): a seccomp user-notification supervisor sees every file open, create, rename, exec and socket connect of the command's tree and names the rule that denies it; it only observes (the kernel layers enforce); off by default, at no cost; on macOS (Seatbelt) it reads the denials the kernel logs for the run's profile (log stream), which holds no allowed access: audit.log_allowed and --mode permissive are refused there", nil},
+		{"violation monitor", monitorState(r), "on request (cordon test, cordon learn, --mode permissive, on_violation: warn or log, --audit-log, audit.log_allowed): a seccomp user-notification supervisor sees every file open, create, rename, exec and socket connect of the command's tree and names the rule that denies it; it only observes (the kernel layers enforce); off by default, at no cost", nil},
 	}...)
 }
 
 // monitorState says whether the violation monitor can run here: on the
-// Linux backends, on an architecture the watch filter is written for, and
-// on macOS's Seatbelt backend, from the system log.
+// Linux backends, on an architecture the watch filter is written for (the
+// Seatbelt backend's is enforcedSeatbelt's).
 func monitorState(r *probe.Report) string {
-	if r.AutoBackend == backend.Seatbelt {
-		return "available"
-	}
 	if seccomp.WatchAvailable() != nil {
 		return "unavailable"
 	}

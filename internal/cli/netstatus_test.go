@@ -22,7 +22,7 @@ func TestNetworkStatusRows(t *testing.T) {
 		{4, "partial", []string{"Landlock (ABI 4) lets TCP connect only to its two ports and the forwarded ports", "seccomp refuses every socket but TCP", "loopback is refused"}, true},
 		{7, "partial", []string{"Landlock (ABI 7)"}, true},
 	} {
-		r := &probe.Report{AutoBackend: backend.Bwrap}
+		r := &probe.Report{OS: "linux", AutoBackend: backend.Bwrap}
 		r.Landlock.ABI = tc.abi
 		rows := enforced(r)
 		var row *enforcement
