@@ -247,6 +247,15 @@ func (f *FS) checkExisting(t *target) (mode fs.FileMode, exists bool, err error)
 	return fi.Mode().Perm(), true, nil
 }
 
+// tmpPrefix starts the name of a write's temporary file, which lives
+// beside its target until the rename.
+const tmpPrefix = ".cordon-tmp-"
+
+// isTemp reports whether name is a write's temporary file: List, Find and
+// Grep leave it out, so that a call running beside a write does not show
+// the file half-way (the write's content under another name).
+func isTemp(name string) bool { return strings.HasPrefix(name, tmpPrefix) }
+
 // write replaces (or creates) the target t with content: the missing
 // parent directories are made with mkdirat in the directories the walk
 // holds, the content goes to a new temporary file created there with
@@ -272,7 +281,7 @@ func (f *FS) write(t *target, content string) (*WriteResult, error) {
 	dirfd, base := t.leaf()
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	tmpBase := ".cordon-tmp-" + hex.EncodeToString(rnd[:]) + "-" + truncUTF8(base, 100)
+	tmpBase := tmpPrefix + hex.EncodeToString(rnd[:]) + "-" + truncUTF8(base, 100)
 	file, err := createFileAt(dirfd, tmpBase, mode)
 	if err != nil {
 		return nil, f.wrapErr("file-write", t.user, t.m, &fs.PathError{Op: "openat", Path: path.Join(path.Dir(t.rel), tmpBase), Err: err})
@@ -451,7 +460,7 @@ func (f *FS) List(p string) (*ListResult, error) {
 	for {
 		des, err := dir.ReadDir(256)
 		for _, de := range des {
-			if f.deniedPath(t.m, path.Join(t.rel, de.Name())) != "" && !f.off {
+			if isTemp(de.Name()) || f.deniedPath(t.m, path.Join(t.rel, de.Name())) != "" && !f.off {
 				continue
 			}
 			if len(res.Entries) >= f.Limits.MaxResults {

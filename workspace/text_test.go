@@ -118,3 +118,32 @@ func TestErrorTexts(t *testing.T) {
 		})
 	}
 }
+
+// TestTempFilesHidden: a write's temporary file, there while a write runs
+// beside a listing or a search, is not shown by List, Find or Grep (it
+// holds the new content under another name).
+func TestTempFilesHidden(t *testing.T) {
+	fsys, ws, _ := setup(t)
+	mustWrite(t, filepath.Join(ws, tmpPrefix+"0123456789ab-a.txt"), "alpha half-written\n")
+	mustWrite(t, filepath.Join(ws, "sub", tmpPrefix+"0123456789ab-b.txt"), "bee half-written\n")
+	l, err := fsys.List(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Entries {
+		if strings.HasPrefix(e.Name, tmpPrefix) {
+			t.Errorf("List shows %s", e.Name)
+		}
+	}
+	fr, err := fsys.Find(".", "**/*.txt", FindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fsys.Grep("half-written", ".", GrepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(fr, g); strings.Contains(s, tmpPrefix) {
+		t.Errorf("Find or Grep shows a temporary file: %s", s)
+	}
+}

@@ -102,6 +102,9 @@ func (f *FS) walkDir(m *mount, d *dirRef, rel string, ign *ignoreStack, fn walkF
 	}
 	for _, e := range ents {
 		name := e.Name()
+		if isTemp(name) {
+			continue
+		}
 		child := name
 		if rel != "." {
 			child = rel + "/" + name
