@@ -1,10 +1,13 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // TestWindowsPaths drives the FS with the paths that Windows reads
@@ -77,5 +80,68 @@ func TestWindowsPaths(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "alpha\nbeta\ngamma\n" {
 		t.Fatalf("a.txt changed: %q", b)
+	}
+}
+
+// TestWindowsRules checks the rules where Windows names paths otherwise
+// than Linux: a "DIR/**" rule with capitals hides DIR itself, a git
+// marker in another case is refused beside planted git configuration,
+// a root at a drive's root still applies absolute rules to what a search
+// walks, a read path inside the workspace does not become a root of its
+// own, and a deny path without a drive names the workspace's drive.
+func TestWindowsRules(t *testing.T) {
+	base, err := filepath.EvalSymlinks(tempDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "Proj")
+	for _, d := range []string{"Secret", "Frozen", "g/hooks", "vendor", "private2", "sub"} {
+		mustMkdir(t, filepath.Join(ws, d))
+	}
+	mustWrite(t, filepath.Join(ws, "Secret", "k"), "TOPSECRET\n")
+	mustWrite(t, filepath.Join(ws, "g", "config"), "[core]\n")
+	mustWrite(t, filepath.Join(ws, "vendor", "prod.env"), "TOPSECRET\n")
+	mustWrite(t, filepath.Join(ws, "private2", "k"), "TOPSECRET\n")
+	mustMkdir(t, filepath.Join(base, "outside", "secret"))
+	mustWrite(t, filepath.Join(base, "outside", "secret", "k"), "TOPSECRET\n")
+	vol := filepath.VolumeName(ws)
+	p := &policy.Policy{
+		Mode: policy.ModeStandard, Workspace: ws, Write: []string{ws}, Read: []string{filepath.Join(ws, "vendor")},
+		Deny: []string{filepath.Join(ws, "Secret") + `\**`, "vendor/*.env", filepath.Join(base, "outside", "secret"),
+			strings.TrimPrefix(filepath.Join(ws, "private2"), vol)},
+		DenyWrite: []string{filepath.Join(ws, "Frozen") + `\**`},
+		Protected: policy.Protected,
+	}
+	if roots := PolicyRoots(p); len(roots) != 0 {
+		t.Errorf("a read path inside the workspace became a root: %v", roots)
+	}
+	fsys, err := New(p, Root{Path: vol + `\`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		kind Kind
+	}{
+		{"DIR/** hides DIR", func() error { _, err := fsys.Info("Secret"); return err }, KindDenied},
+		{"DIR/** keeps DIR from writes", func() error { _, err := fsys.Mkdir("Frozen"); return err }, KindProtected},
+		{"a git marker in lower case", func() error { _, err := fsys.WriteFile("g/head", "ref: x\n"); return err }, KindProtected},
+		{"a relative rule in a read path inside the workspace", func() error { _, err := fsys.ReadFile("vendor/prod.env", 0, 0); return err }, KindDenied},
+		{"a deny path without a drive", func() error { _, err := fsys.ReadFile("private2/k", 0, 0); return err }, KindDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) { violation(t, tc.err(), tc.kind) })
+	}
+	fr, err := fsys.Find(filepath.Join(base, "outside"), "**", FindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fsys.Grep("TOPSECRET", filepath.Join(base, "outside"), GrepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(fr, g); strings.Contains(s, "secret/k") || strings.Contains(s, "TOPSECRET") {
+		t.Errorf("a search under a drive's root shows a denied file: %s", s)
 	}
 }

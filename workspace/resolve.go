@@ -291,13 +291,14 @@ func isGitDirAt(dirfd handle) bool {
 
 // gitMarkers are the entries that, added to a directory, make git take it
 // for a git directory.
-var gitMarkers = map[string]bool{"HEAD": true, "objects": true, "commondir": true}
+// Its keys are folded (fold): "head" is HEAD where case is ignored.
+var gitMarkers = map[string]bool{fold("HEAD"): true, "objects": true, "commondir": true}
 
 // becomesGitDir reports whether creating name in the directory dirfd would
 // turn a directory that already holds git configuration or hooks into a
 // git directory (the other order of writes than isGitDirAt guards).
 func becomesGitDir(dirfd handle, name string) bool {
-	if !gitMarkers[name] || isGitDirAt(dirfd) {
+	if !gitMarkers[fold(name)] || isGitDirAt(dirfd) {
 		return false
 	}
 	var st sysStat

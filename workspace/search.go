@@ -88,7 +88,7 @@ func (f *FS) Find(dir, pattern string, opts FindOptions) (*FindResult, error) {
 			return nil
 		}
 		isDir := typ.IsDir()
-		if isDir && name == ".git" {
+		if isDir && fold(name) == ".git" {
 			return fs.SkipDir
 		}
 		if f.deniedLeaf(t.m, p) != "" || (ign != nil && ign.ignored(p, isDir)) {
@@ -288,7 +288,7 @@ func (f *FS) Grep(pattern, p string, opts GrepOptions) (*GrepResult, error) {
 			return nil
 		}
 		isDir := typ.IsDir()
-		if isDir && name == ".git" {
+		if isDir && fold(name) == ".git" {
 			return fs.SkipDir
 		}
 		if f.deniedLeaf(t.m, rel) != "" || (ign != nil && ign.ignored(rel, isDir)) {

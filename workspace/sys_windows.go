@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -154,6 +155,11 @@ func openRootDir(dir string) (handle, error) {
 // existing entry passes FILE_OPEN_REPARSE_POINT (see openExisting); a
 // creation (FILE_CREATE) fails on any existing entry, a link included.
 func ntOpen(dir handle, name string, access, disposition, options uint32) (handle, error) {
+	if name == ".." || strings.ContainsAny(name, "\\/:\x00") {
+		// One name, never a path: the walk gives nothing else, and this
+		// keeps it so (NtCreateFile would take "a\\b" as two names).
+		return noHandle, &sysError{windows.ERROR_INVALID_NAME, "not a single name"}
+	}
 	if name == "" || name == "." {
 		name = "" // the directory itself: an empty name relative to it
 	}
@@ -340,3 +346,23 @@ func offRoot(ws string) string { return filepath.VolumeName(ws) + `\` }
 // linkRefused reports whether readlinkAt refused to read a link: always
 // on Windows (errLinkRefused).
 func linkRefused(err error) bool { return err == errLinkRefused }
+
+// rootPath is the path of the open root directory h as Windows resolved
+// it (GetFinalPathNameByHandle): through a junction or a mount point in
+// dir, and with its names' own case and long names, so that the rules
+// are matched against the directory the handle holds.
+func rootPath(h handle, dir string) string {
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetFinalPathNameByHandle(h, &buf[0], uint32(len(buf)), 0) // FILE_NAME_NORMALIZED, VOLUME_NAME_DOS
+	if err != nil || n == 0 || int(n) > len(buf) {
+		return dir
+	}
+	p := windows.UTF16ToString(buf[:n])
+	switch {
+	case strings.HasPrefix(p, `\\?\UNC\`):
+		return dir // a network share: keep the name it was given
+	case strings.HasPrefix(p, `\\?\`):
+		return p[4:]
+	}
+	return p
+}

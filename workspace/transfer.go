@@ -72,10 +72,10 @@ func (f *FS) uploadCheck(fd FileData, seen map[string]string) (string, error) {
 	if t.rel == "." {
 		return "", fmt.Errorf("upload %s: is a directory", quote(fd.Path))
 	}
-	if prev, dup := seen[t.abs]; dup {
+	if prev, dup := seen[fold(t.abs)]; dup {
 		return "", fmt.Errorf("upload: %s and %s name the same file", quote(prev), quote(fd.Path))
 	}
-	seen[t.abs] = fd.Path
+	seen[fold(t.abs)] = fd.Path
 	content := fd.Content
 	if fd.Base64 {
 		b, err := base64.StdEncoding.DecodeString(fd.Content)

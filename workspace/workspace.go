@@ -151,8 +151,8 @@ type FS struct {
 	off       bool
 	workspace string
 	mounts    []*mount // the workspace first
-	deny      []*policy.DenyRule
-	denyWrite []*policy.DenyRule
+	deny      []denyRule
+	denyWrite []denyRule
 	protected []string
 }
 
@@ -189,10 +189,11 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 		f.mounts = []*mount{m}
 		return f, nil
 	}
-	if f.deny, err = compileDeny(p.Deny); err != nil {
+	vol := filepath.VolumeName(ws)
+	if f.deny, err = compileDeny(p.Deny, vol); err != nil {
 		return nil, fmt.Errorf("workspace: filesystem.deny: %w", err)
 	}
-	if f.denyWrite, err = compileDeny(p.DenyWrite); err != nil {
+	if f.denyWrite, err = compileDeny(p.DenyWrite, vol); err != nil {
 		return nil, fmt.Errorf("workspace: filesystem.deny_write: %w", err)
 	}
 	f.protected = p.Protected
@@ -204,6 +205,9 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 		}
 		f.mounts = append(f.mounts, m)
 	}
+	// The workspace as its root's handle names it (rootPath: on Windows
+	// through a junction, in its own case), for the relative paths.
+	f.workspace = f.mounts[0].Path
 	return f, nil
 }
 
@@ -241,7 +245,7 @@ func PolicyRoots(p *policy.Policy) []Root {
 		if err != nil || seen[real] || path == "/tmp" {
 			return
 		}
-		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && policy.Within(real, ws) {
+		if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil && policy.Within(filepath.ToSlash(real), filepath.ToSlash(ws)) {
 			return
 		}
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
@@ -273,7 +277,7 @@ func openMount(r Root) (*mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
-	real = filepath.ToSlash(real)
+	real = filepath.ToSlash(rootPath(fd, real))
 	return &mount{Root: Root{Path: real, Writable: r.Writable}, fd: fd, parts: split(real)}, nil
 }
 
@@ -450,7 +454,7 @@ func (f *FS) checkWrite(t *target) error {
 	}
 	for _, d := range f.denyWrite {
 		if d.Hides(fold(t.m.Path), fold(t.abs)) {
-			v.Kind, v.Rule, v.Source = KindProtected, d.Entry, SourceDenyWrite
+			v.Kind, v.Rule, v.Source = KindProtected, d.entry, SourceDenyWrite
 			return v
 		}
 	}
@@ -575,7 +579,7 @@ func (f *FS) deniedPath(m *mount, rel string) string {
 	abs := path.Join(root, fold(rel))
 	for _, d := range f.deny {
 		if d.Hides(root, abs) {
-			return d.Entry
+			return d.entry
 		}
 	}
 	return ""
@@ -590,12 +594,12 @@ func (f *FS) deniedLeaf(m *mount, rel string) string {
 	}
 	root := fold(m.Path)
 	abs := root + "/" + fold(rel)
-	if root == "/" {
-		abs = "/" + fold(rel)
+	if strings.HasSuffix(root, "/") { // "/", or a drive's root "C:/"
+		abs = root + fold(rel)
 	}
 	for _, d := range f.deny {
 		if d.Matches(root, abs) {
-			return d.Entry
+			return d.entry
 		}
 	}
 	return ""
