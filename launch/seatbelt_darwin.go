@@ -75,7 +75,6 @@ func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Resul
 	}
 	var lw *logWatch
 	if stdio.Watch != nil {
-		var err error
 		if lw, err = startSeatbeltWatch(pl, stdio.Watch); err != nil {
 			return nil, &SetupError{Err: err}
 		}
