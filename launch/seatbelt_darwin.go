@@ -38,8 +38,14 @@ const (
 // own process group, which receives forwarded signals and, on timeout,
 // SIGTERM then SIGKILL, and which is killed whole when the context is
 // cancelled and when the command ends. Its TMPDIR (pl.PrivateTmp) is
-// created before and removed after; a filtered network is refused (no
-// proxy is started here yet). There is no helper on macOS, so
+// created before and removed after. A filtered network's proxies are
+// started first on the host's 127.0.0.1 (startSeatbeltNet) and the
+// profile that runs allows connecting to their two ports; they stop once
+// the command has ended, and what they refused is in Result.NetRefused.
+// A proxy that cannot start fails the run (a *SetupError): the command
+// never runs with the network unfiltered. This was compiled for macOS but
+// never run there: the proxy's side and the profile are tested on Linux,
+// sandbox-exec with that profile is not. There is no helper on macOS, so
 // the resource limits of the plan are not enforced: each one set is said
 // in Result.Degraded.
 //
@@ -54,9 +60,11 @@ func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Resul
 	if len(pl.Argv) == 0 {
 		return nil, &SetupError{Err: fmt.Errorf("launch: the Seatbelt plan has no command")}
 	}
-	if pl.Net != nil && pl.Net.Filtered() {
-		return nil, &SetupError{Err: fmt.Errorf("a filtered network (--allow-net, --deny-net) on macOS: the network proxy is not started by the macOS launcher yet; use --net deny or --net open")}
+	pl, nr, err := startSeatbeltNet(pl, stdio)
+	if err != nil {
+		return nil, &SetupError{Err: err}
 	}
+	defer nr.close()
 	if pl.PrivateTmp != "" {
 		// The command's TMPDIR, inside cordon's state directory (the
 		// profile allows it again there); removed after the run.
@@ -67,12 +75,17 @@ func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Resul
 	}
 	var lw *logWatch
 	if stdio.Watch != nil {
-		var err error
 		if lw, err = startSeatbeltWatch(pl, stdio.Watch); err != nil {
 			return nil, &SetupError{Err: err}
 		}
 	}
 	res, err := runNone(ctx, pl, stdio)
+	// The command has ended: stop the proxy (its last tunnels with it)
+	// and gather what it refused.
+	nr.close()
+	if res != nil {
+		res.NetRefused, res.NetRefusedMore = nr.refusals(), nr.refusedMore()
+	}
 	if lw != nil {
 		n, degraded := lw.stop(time.Now(), logGrace, logQuiet, logGraceMax)
 		if res != nil {

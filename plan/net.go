@@ -33,9 +33,14 @@ type Net struct {
 	SOCKSPort int `json:"socks_port,omitempty"`
 	// HostListen makes the launcher listen for the proxies on the host's
 	// 127.0.0.1 (ephemeral ports) with a per-run Token, set HTTPPort and
-	// SOCKSPort, add both ports to Spec.Landlock.ConnectTCP and the
+	// SOCKSPort, allow both ports (in Spec.Landlock.ConnectTCP on the
+	// Landlock-only backend, in the profile with Seatbelt) and add the
 	// proxy variables (Env) to the command's environment.
 	HostListen bool `json:"host_listen,omitempty"`
+	// Seatbelt says that the plan is macOS's Seatbelt: with HostListen,
+	// the profile (SeatbeltWithProxy), not Landlock, confines the
+	// command's connections to the proxy's ports on the loopback.
+	Seatbelt bool `json:"seatbelt,omitempty"`
 	// Token is the per-run secret the proxies require with HostListen
 	// (set by the launcher; never printed).
 	Token string `json:"-"`
@@ -135,7 +140,10 @@ func (n *Net) Describe() []string {
 	}
 	var out []string
 	where := "in the sandbox's own network namespace (only loopback)"
-	if n.HostListen {
+	switch {
+	case n.Seatbelt:
+		where = "without a network namespace (the Seatbelt profile allows connecting only to the proxy's two ports and the forwarded ports, on the host's loopback)"
+	case n.HostListen:
 		where = "without a network namespace (Landlock confines TCP connect to the proxy's and the forwarded ports)"
 	}
 	out = append(out, fmt.Sprintf("mode %s, %s", n.Mode, where))
@@ -149,7 +157,9 @@ func (n *Net) Describe() []string {
 		out = append(out, "proxy rules: "+rules+" (deny wins; loopback, private, link-local and metadata addresses only by an IP or CIDR allow entry); every decision is an audit record")
 	}
 	for _, p := range n.ForwardPorts {
-		if n.HostListen {
+		if n.Seatbelt {
+			out = append(out, fmt.Sprintf("forwarded port %d: the host's 127.0.0.1:%d, reached directly (the profile allows connecting to that port of the loopback)", p, p))
+		} else if n.HostListen {
 			out = append(out, fmt.Sprintf("forwarded port %d: the host's 127.0.0.1:%d, reached directly (Landlock allows connecting to that port)", p, p))
 		} else {
 			out = append(out, fmt.Sprintf("forwarded port %d: 127.0.0.1:%d inside is joined to the host's 127.0.0.1:%d", p, p, p))

@@ -129,14 +129,16 @@ func buildSeatbelt(p *policy.Policy, command []string, opts Options) (*Plan, err
 		return nil, fmt.Errorf("the Seatbelt profile written is not well-formed: %w", err)
 	}
 	pl.Seatbelt = &SeatbeltPlan{Profile: text, Params: prof.Params(), Tag: "cordon-" + runID}
-	pl.Argv = []string{SandboxExec, "-p", text}
-	for _, prm := range pl.Seatbelt.Params {
-		pl.Argv = append(pl.Argv, "-D", prm.Name+"="+prm.Value)
-	}
-	pl.Argv = append(pl.Argv, command...)
+	pl.Argv = seatbeltArgv(pl.Seatbelt, command)
 	if mode == policy.NetFiltered {
+		// The launcher listens for the proxies on the host's 127.0.0.1
+		// and runs the profile SeatbeltWithProxy adds their two ports
+		// to: until then this profile allows no TCP port of the
+		// loopback but the forwarded ones. Not degraded, so strict mode
+		// accepts it: the command reaches only the proxy's two ports and
+		// the forwarded ports, on the loopback, as under bubblewrap.
+		n.Seatbelt = true
 		pl.Net = n
-		pl.Degraded = append(pl.Degraded, "filtered network on Seatbelt: the proxy's ports are chosen at run time, after the profile is written, so the profile lets the command connect to every TCP port of the host's loopback, not only the proxy's; other addresses are refused")
 	}
 	if mode == policy.NetLoopback {
 		pl.Degraded = append(pl.Degraded, "loopback network on Seatbelt: there is no private loopback; the command may listen on the host's loopback (other local users and programs can connect) and connects only to the forwarded ports")
@@ -151,6 +153,84 @@ func buildSeatbelt(p *policy.Policy, command []string, opts Options) (*Plan, err
 		pl.Dir = c
 	}
 	return pl, nil
+}
+
+// seatbeltArgv is sandbox-exec -p PROFILE -D NAME=VALUE ... command.
+func seatbeltArgv(sb *SeatbeltPlan, command []string) []string {
+	argv := []string{SandboxExec, "-p", sb.Profile}
+	for _, prm := range sb.Params {
+		argv = append(argv, "-D", prm.Name+"="+prm.Value)
+	}
+	return append(argv, command...)
+}
+
+// SeatbeltProxyProfile returns the profile of the Seatbelt plan pl, whose
+// network is filtered, with network-outbound allowed to the host's
+// loopback at httpPort and socksPort, where the launcher listens for the
+// proxies (ports it chose, known only once it listens, after the plan was
+// built): to those two ports and to nothing else that the plan's profile
+// does not allow already (with a filtered network, only the forwarded
+// ports of the loopback; see seatbelt.network).
+//
+// Ordering. SBPL is last-match-wins, and the rule is appended at the
+// end of the profile (sbpl.Continue), after every rule of the plan's:
+// nothing can override it, and it overrides, for connections to those two
+// ports of the loopback only, the profile's (deny default), which is the
+// only rule of the plan's profile that denies a network operation
+// (TestSeatbeltProxyProfile checks that none other does, lest the
+// appended allow cut into it). The rules after the network section
+// (cordon's state directory, secrets, protected paths) name file
+// operations, which the appended rule does not: its place at the end
+// changes nothing for them. The ports are integers; no path or string of
+// the command goes into the profile.
+func SeatbeltProxyProfile(pl *Plan, httpPort, socksPort int) (string, error) {
+	if pl.Backend != backend.Seatbelt || pl.Seatbelt == nil {
+		return "", fmt.Errorf("plan: the proxy's ports go into a Seatbelt plan's profile, and this is a %s plan", pl.Backend)
+	}
+	if !pl.Net.Filtered() {
+		return "", fmt.Errorf("plan: the proxy's ports go into the profile of a filtered network only")
+	}
+	if httpPort == socksPort {
+		return "", fmt.Errorf("plan: the HTTP and SOCKS5 proxies on one port (%d)", httpPort)
+	}
+	sb := pl.Seatbelt
+	prof, err := sbpl.Continue(sb.Profile, sb.Tag, sb.Params)
+	if err != nil {
+		return "", fmt.Errorf("adding the proxy's ports to the Seatbelt profile: %w", err)
+	}
+	prof.Comment("network: cordon's HTTP and SOCKS5 proxies on the host's loopback, their ports chosen at launch; last, so that no rule overrides it")
+	prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, sbpl.RemoteIP(fmt.Sprintf("localhost:%d", httpPort)), sbpl.RemoteIP(fmt.Sprintf("localhost:%d", socksPort)))
+	text, err := prof.Text()
+	if err != nil {
+		return "", fmt.Errorf("adding the proxy's ports to the Seatbelt profile: %w", err)
+	}
+	if len(prof.Params()) != len(sb.Params) {
+		return "", fmt.Errorf("plan: adding the proxy's ports added parameters to the Seatbelt profile")
+	}
+	if err := sbpl.Check(text); err != nil {
+		return "", fmt.Errorf("the Seatbelt profile with the proxy's ports is not well-formed: %w", err)
+	}
+	return text, nil
+}
+
+// SeatbeltWithProxy returns a copy of the Seatbelt plan pl, whose network
+// is filtered and whose Net holds the ports the launcher listens on for
+// the proxies (HTTPPort, SOCKSPort), with the profile of
+// SeatbeltProxyProfile and the Argv that runs it. pl is not changed.
+func SeatbeltWithProxy(pl *Plan) (*Plan, error) {
+	if !pl.Net.Filtered() || !pl.Net.HostListen || !pl.Net.Seatbelt {
+		return nil, fmt.Errorf("plan: not a Seatbelt plan with a filtered network served on the host")
+	}
+	text, err := SeatbeltProxyProfile(pl, pl.Net.HTTPPort, pl.Net.SOCKSPort)
+	if err != nil {
+		return nil, err
+	}
+	out := *pl
+	sb := *pl.Seatbelt
+	sb.Profile = text
+	out.Seatbelt = &sb
+	out.Argv = seatbeltArgv(&sb, pl.Command)
+	return &out, nil
 }
 
 // seatbelt writes one plan's profile.
@@ -178,7 +258,8 @@ var fileOps = []sbpl.Op{sbpl.OpFileRead, sbpl.OpFileWrite, sbpl.OpFileMapExecuta
 //  3. Reads: the system directories, the read and write paths, and the
 //     metadata (not the contents) of their ancestors.
 //  4. Writes: the write paths and the devices.
-//  5. Network, as the policy's mode says.
+//  5. Network, as the policy's mode says. No rule denies a network
+//     operation but (deny default).
 //  6. cordon's state directory denied, then the private temporary
 //     directory inside it allowed again.
 //  7. Denies, after every allow they cut into: the secrets (deny paths,
@@ -186,6 +267,9 @@ var fileOps = []sbpl.Op{sbpl.OpFileRead, sbpl.OpFileWrite, sbpl.OpFileMapExecuta
 //     deny_write paths (writes), then the ancestors of protected paths
 //     pinned (no rename or removal), so that .git cannot be moved aside
 //     and replaced.
+//  8. With a filtered network, added at launch after all of these
+//     (SeatbeltProxyProfile): connecting to the proxy's two ports on the
+//     loopback.
 //
 // Every path is a parameter: (param "R0") in the profile, -D R0=PATH on
 // the command line.
@@ -259,21 +343,22 @@ func (s *seatbelt) write(prof *sbpl.Profile) {
 }
 
 // network writes the network rules: none when it is denied (deny
-// default), all when open, the host's loopback otherwise.
+// default), all when open; in loopback mode, listening on the host's
+// loopback and connecting to the forwarded ports there; in filtered mode,
+// connecting to the forwarded ports (and, added at launch by
+// SeatbeltProxyProfile, to the proxy's two ports).
 func (s *seatbelt) network(prof *sbpl.Profile) {
 	switch s.mode {
 	case policy.NetOpen:
 		prof.Comment("network: open")
 		prof.Allow([]sbpl.Op{sbpl.OpNetwork, sbpl.OpSystemSocket})
 	case policy.NetFiltered:
-		prof.Comment("network: filtered, through cordon's proxy on the host's loopback (its port is chosen at run time)")
-		prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, sbpl.RemoteIP("localhost:*"))
+		prof.Comment("network: filtered, through cordon's proxies on the host's loopback: their two ports, chosen at launch, are allowed by a rule added at the end of this profile; here, the forwarded ports")
+		s.forwarded(prof)
 	case policy.NetLoopback:
 		prof.Comment("network: loopback; listen there, connect to the forwarded ports")
 		prof.Allow([]sbpl.Op{sbpl.OpNetworkBind, sbpl.OpNetworkInbound}, sbpl.LocalIP("localhost:*"))
-		for _, port := range s.p.Network.ForwardPorts {
-			prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, sbpl.RemoteIP(fmt.Sprintf("localhost:%d", port)))
-		}
+		s.forwarded(prof)
 	default:
 		prof.Comment("network: denied (no rule allows it)")
 	}
@@ -286,6 +371,15 @@ func (s *seatbelt) network(prof *sbpl.Profile) {
 			}
 		}
 		prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, fs...)
+	}
+}
+
+// forwarded allows connecting to each forwarded port of the host's
+// loopback, where the service the user forwarded listens: the command
+// reaches it directly, without the proxy.
+func (s *seatbelt) forwarded(prof *sbpl.Profile) {
+	for _, port := range s.p.Network.ForwardPorts {
+		prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, sbpl.RemoteIP(fmt.Sprintf("localhost:%d", port)))
 	}
 }
 

@@ -92,9 +92,10 @@ func TestSeatbeltGoldens(t *testing.T) {
 					return
 				}
 				if prof == policy.ProfileCI && mode == "standard" {
-					// Filtered network: degraded, which strict refuses.
-					if err != nil || len(pl.Degraded) == 0 {
-						t.Fatalf("ci: %v, degraded %q", err, pl.Degraded)
+					// Filtered network: not degraded (the proxy's
+					// ports are added at launch: SeatbeltProxyProfile).
+					if err != nil || len(pl.Degraded) != 0 || !pl.Net.Filtered() || !pl.Net.Seatbelt {
+						t.Fatalf("ci: %v, degraded %q, net %+v", err, pl.Degraded, pl.Net)
 					}
 				}
 				if err != nil {
@@ -248,7 +249,7 @@ func TestSeatbeltNetwork(t *testing.T) {
 		{policy.NetDeny, nil, nil, false},
 		{policy.NetOpen, nil, []string{"(allow network* system-socket)", `(global-name "com.apple.dnssd.service")`}, false},
 		{policy.NetLoopback, []int{8080}, []string{`(allow network-bind network-inbound (local ip "localhost:*"))`, `(allow network-outbound (remote ip "localhost:8080"))`}, true},
-		{policy.NetFiltered, nil, []string{`(allow network-outbound (remote ip "localhost:*"))`}, true},
+		{policy.NetFiltered, []int{8080}, []string{`(allow network-outbound (remote ip "localhost:8080"))`}, false},
 	} {
 		p, opts := seatbeltPolicy(t, policy.ProfileMinimal, "standard")
 		p.Network = policy.Network{Mode: tc.mode, ForwardPorts: tc.ports}
@@ -265,11 +266,133 @@ func TestSeatbeltNetwork(t *testing.T) {
 				t.Errorf("%s: no %s in\n%s", tc.mode, w, prof)
 			}
 		}
+		if tc.mode == policy.NetFiltered && (strings.Contains(prof, `"localhost:*"`) || strings.Contains(prof, "network-bind") || strings.Contains(prof, "dnssd")) {
+			t.Errorf("filtered: the whole loopback, listening or name resolution allowed in\n%s", prof)
+		}
 		if tc.mode == policy.NetDeny && (strings.Contains(prof, "(allow network") || strings.Contains(prof, "dnssd")) {
 			t.Errorf("deny: a network rule in\n%s", prof)
 		}
 		if got := len(pl.Degraded) > 0; got != tc.degraded {
 			t.Errorf("%s: degraded %q", tc.mode, pl.Degraded)
+		}
+	}
+}
+
+// TestSeatbeltProxyProfile: the profile of a filtered network with the
+// proxy's ports (the ci profile, a forwarded port) is the golden file's
+// (testdata/seatbelt/ci-standard-proxy.sbpl, -update rewrites it) and
+// passes sbpl.Check; its network rules are exactly: connecting to the
+// forwarded port, then, last of all, to the two proxy ports on the
+// loopback. No other port of the loopback, no other address, no listening;
+// and no rule but (deny default) denies a network operation, so that the
+// allow appended last cuts into nothing else. SeatbeltWithProxy runs that
+// profile and leaves the plan it copies alone.
+func TestSeatbeltProxyProfile(t *testing.T) {
+	p, opts := seatbeltPolicy(t, policy.ProfileCI, "standard")
+	p.Network.ForwardPorts = []int{5432}
+	pl, err := Build(p, []string{"make", "test"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const httpPort, socksPort = 49152, 65535
+	text, err := SeatbeltProxyProfile(pl, httpPort, socksPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "seatbelt", "ci-standard-proxy.sbpl")
+	if *update {
+		if err := os.WriteFile(golden, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestSeatbeltProxyProfile ./plan -update writes it)", err)
+	}
+	if text != string(want) {
+		t.Errorf("profile differs from %s (-update rewrites it):\n%s", golden, text)
+	}
+	if err := sbpl.Check(text); err != nil {
+		t.Fatalf("Check: %v\n%s", err, text)
+	}
+	if !strings.HasPrefix(text, pl.Seatbelt.Profile) {
+		t.Errorf("the plan's profile is not kept whole, in front")
+	}
+	var rules, network []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if strings.HasPrefix(l, "(allow ") || strings.HasPrefix(l, "(deny ") {
+			rules = append(rules, l)
+			if strings.Contains(l, "network") || strings.Contains(l, "system-socket") || strings.Contains(l, "(remote ") || strings.Contains(l, "(local ") {
+				network = append(network, l)
+			}
+		}
+	}
+	proxy := `(allow network-outbound (remote ip "localhost:49152") (remote ip "localhost:65535"))`
+	wantNet := []string{`(allow network-outbound (remote ip "localhost:5432"))`}
+	if len(p.UnixSockets) > 0 {
+		t.Fatalf("the ci profile now allows unix sockets (%q): extend this test", p.UnixSockets)
+	}
+	wantNet = append(wantNet, proxy)
+	if !slices.Equal(network, wantNet) {
+		t.Errorf("network rules:\n%s\nwant:\n%s", strings.Join(network, "\n"), strings.Join(wantNet, "\n"))
+	}
+	if rules[len(rules)-1] != proxy {
+		t.Errorf("the last rule is %s, want the proxy's", rules[len(rules)-1])
+	}
+	for _, r := range rules {
+		if strings.HasPrefix(r, "(deny ") && !strings.HasPrefix(r, "(deny default ") && strings.Contains(r, "network") {
+			t.Errorf("a network deny the appended allow would override: %s", r)
+		}
+	}
+	for _, ip := range regexp.MustCompile(`ip "([^"]*)"`).FindAllStringSubmatch(text, -1) {
+		if !slices.Contains([]string{"localhost:5432", "localhost:49152", "localhost:65535"}, ip[1]) {
+			t.Errorf("address %s allowed", ip[1])
+		}
+	}
+
+	if d := strings.Join(pl.Net.Describe(), "\n"); !strings.Contains(d, "Seatbelt profile") || strings.Contains(d, "Landlock") {
+		t.Errorf("the network described:\n%s", d)
+	}
+
+	before := slices.Clone(pl.Argv)
+	pl.Net.HTTPPort, pl.Net.SOCKSPort = httpPort, socksPort
+	run, err := SeatbeltWithProxy(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Seatbelt.Profile != text || run.Argv[2] != text {
+		t.Errorf("SeatbeltWithProxy runs another profile: argv[2]\n%s", run.Argv[2])
+	}
+	checkSeatbeltPlan(t, run)
+	if !slices.Equal(pl.Argv, before) || pl.Seatbelt.Profile == text {
+		t.Errorf("SeatbeltWithProxy changed the plan it copies")
+	}
+
+	for name, f := range map[string]func() error{
+		"one port":  func() error { _, err := SeatbeltProxyProfile(pl, httpPort, httpPort); return err },
+		"port 0":    func() error { _, err := SeatbeltProxyProfile(pl, 0, socksPort); return err },
+		"port 2^16": func() error { _, err := SeatbeltProxyProfile(pl, httpPort, 65536); return err },
+		"no ports": func() error {
+			q := *pl
+			n := *pl.Net
+			n.HTTPPort, n.SOCKSPort = 0, 0
+			q.Net = &n
+			_, err := SeatbeltWithProxy(&q)
+			return err
+		},
+		"not filtered": func() error {
+			q := *pl
+			q.Net = nil
+			_, err := SeatbeltProxyProfile(&q, httpPort, socksPort)
+			return err
+		},
+		"not seatbelt": func() error {
+			_, err := SeatbeltProxyProfile(&Plan{Backend: backend.Landlock, Net: pl.Net}, httpPort, socksPort)
+			return err
+		},
+	} {
+		if err := f(); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }

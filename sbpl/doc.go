@@ -8,7 +8,9 @@
 //	(allow file-read* (subpath (param "R0")))
 //	(deny file-write* (require-all (subpath (param "W0")) (regex #"/\.git/hooks(/|$)")))
 //
-// the translation of a policy's glob into a regex (GlobRegex), and a
+// (and, with Continue, appends rules to a profile already written: cordon
+// adds the network proxy's ports, known only at launch, that way), the
+// translation of a policy's glob into a regex (GlobRegex), and a
 // parser-level check (Check) that a profile is well-formed: balanced
 // parentheses, every string closed, only the operations of Operations and
 // the filters of Filters. Check is not macOS's own parser; it accepts a

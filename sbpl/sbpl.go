@@ -297,6 +297,40 @@ func New(message string) *Profile {
 	return p
 }
 
+// Continue starts a writer whose rules come after those of profile, a
+// complete profile that Check accepts and whose parameters are params
+// (its Params): Text returns profile followed by the new rules. Since SBPL
+// is last-match-wins, a rule written to it overrides every rule of
+// profile for what it matches; the caller says why that is right. message
+// is carried by new deny rules, as New's. New parameters are named after
+// params (the same prefix and value give the same name), so that the
+// caller passes params followed by the new ones (Params) to sandbox-exec.
+func Continue(profile, message string, params []Param) (*Profile, error) {
+	if err := Check(profile); err != nil {
+		return nil, fmt.Errorf("sbpl: continuing a profile that is not well-formed: %w", err)
+	}
+	p := New(message)
+	if p.err != nil {
+		return nil, p.err
+	}
+	p.b.Reset()
+	p.b.WriteString(profile)
+	if !strings.HasSuffix(profile, "\n") {
+		p.b.WriteString("\n")
+	}
+	for _, prm := range params {
+		prefix := strings.TrimRight(prm.Name, "0123456789")
+		n, err := strconv.Atoi(prm.Name[len(prefix):])
+		if err != nil || !validName(prefix) || prm.Value == "" || strings.ContainsRune(prm.Value, 0) {
+			return nil, fmt.Errorf("sbpl: continuing a profile: bad parameter %q", prm.Name)
+		}
+		p.names[prefix+"\x00"+prm.Value] = prm.Name
+		p.count[prefix] = max(p.count[prefix], n+1)
+		p.params = append(p.params, prm)
+	}
+	return p, nil
+}
+
 // Param returns the name of a parameter holding value: prefix followed by
 // a number, in order of first use; the same prefix and value give the same
 // name. The value may hold any character but NUL (it is a command-line

@@ -112,6 +112,58 @@ func TestWriter(t *testing.T) {
 	}
 }
 
+// TestContinue: a continued profile is the first one followed by the new
+// rules; new parameters are named after the first profile's, and a
+// profile Check refuses cannot be continued.
+func TestContinue(t *testing.T) {
+	p := New("cordon-test")
+	p.Allow([]Op{OpFileRead}, Subpath(p.Param("R", "/usr")), Subpath(p.Param("R", "/bin")))
+	base, err := p.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Continue(base, "cordon-test", p.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := c.Param("R", "/bin"); again != "R1" {
+		t.Errorf("the parameter of /bin again: %s, want R1", again)
+	}
+	c.Allow([]Op{OpFileRead}, Subpath(c.Param("R", "/opt")))
+	c.Deny([]Op{OpNetworkOutbound}, RemoteIP("localhost:22"))
+	got, err := c.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base + `(allow file-read* (subpath (param "R2")))
+(deny network-outbound (with message "cordon-test") (remote ip "localhost:22"))
+`
+	if got != want {
+		t.Errorf("continued:\n%s\nwant:\n%s", got, want)
+	}
+	if err := Check(got); err != nil {
+		t.Error(err)
+	}
+	if ps := c.Params(); len(ps) != 3 || ps[2] != (Param{"R2", "/opt"}) {
+		t.Errorf("params %v", ps)
+	}
+	for name, tc := range map[string]struct {
+		profile string
+		params  []Param
+	}{
+		"not well-formed": {"(version 1)\n(allow process-fork", nil},
+		"empty":           {"", nil},
+		"bad param name":  {base, []Param{{"r0", "/usr"}}},
+		"param no number": {base, []Param{{"R", "/usr"}}},
+		"param no value":  {base, []Param{{"R0", ""}}},
+		"param NUL value": {base, []Param{{"R0", "a\x00b"}}},
+	} {
+		if _, err := Continue(tc.profile, "", tc.params); err == nil {
+			t.Errorf("%s: continued", name)
+		}
+	}
+}
+
 func TestWriterErrors(t *testing.T) {
 	for name, f := range map[string]func(p *Profile){
 		"unknown op":      func(p *Profile) { p.Allow([]Op{"file-frob"}) },

@@ -62,6 +62,35 @@ func TestSeatbeltExplain(t *testing.T) {
 	}
 }
 
+// TestSeatbeltExplainFiltered: with a filtered network, --explain says
+// that the Seatbelt profile, not Landlock, confines the command to the
+// proxy's two ports, which are added at launch; nothing is degraded, and
+// strict mode accepts the plan.
+func TestSeatbeltExplainFiltered(t *testing.T) {
+	e := seatbeltEnv(t)
+	for _, mode := range []string{"standard", "strict"} {
+		r := e.run("policy", "--backend", "seatbelt", "--mode", mode, "--allow-net", "example.com:443", "--explain", "--", "make", "test")
+		if r.code != 0 {
+			t.Fatalf("%s: cordon policy --explain: %s", mode, r)
+		}
+		out := r.stdout
+		for _, want := range []string{
+			"network: mode filtered, without a network namespace (the Seatbelt profile allows connecting only to the proxy's two ports and the forwarded ports, on the host's loopback)\n",
+			"network: HTTP and SOCKS5 proxies served by cordon on the host's 127.0.0.1, on ports chosen at run time, with a per-run token",
+			";; network: filtered, through cordon's proxies on the host's loopback: their two ports, chosen at launch, are allowed by a rule added at the end of this profile",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in\n%s", mode, want, out)
+			}
+		}
+		for _, bad := range []string{"Landlock confines", "degraded", `"localhost:*"`} {
+			if strings.Contains(out+r.stderr, bad) {
+				t.Errorf("%s: %q in\n%s%s", mode, bad, out, r.stderr)
+			}
+		}
+	}
+}
+
 // TestSeatbeltRunRefused: cordon run --backend seatbelt on Linux exits
 // 125 with one line that says why and what to use, and runs nothing.
 func TestSeatbeltRunRefused(t *testing.T) {
