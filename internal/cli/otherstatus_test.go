@@ -22,7 +22,7 @@ func TestEnforcedElsewhere(t *testing.T) {
 	}{
 		{"macOS", probe.Report{OS: "darwin", AutoBackend: backend.Seatbelt, Seatbelt: &probe.SeatbeltInfo{Available: true}},
 			map[string]string{"files": "enforced", "resource limits": "not enforced", "network": "partial", "violation monitor": "available", "seccomp, landlock, namespaces": "unavailable"},
-			[]string{"Seatbelt profile", "a filtered network (--allow-net, --deny-net, the ci profile) is refused", "degraded", "--max-procs, --max-memory and --max-cpu are not enforced"},
+			[]string{"Seatbelt profile", "cordon's HTTP and SOCKS5 proxy", "no other address or port", "degraded", "--max-procs, --max-memory and --max-cpu are not enforced"},
 			[]string{"bubblewrap", "pid namespace: host", "seccomp user-notification"}},
 		{"macOS without sandbox-exec", probe.Report{OS: "darwin", AutoBackend: backend.None, Seatbelt: &probe.SeatbeltInfo{}},
 			map[string]string{"sandbox": "unavailable"}, []string{"no OS sandbox on darwin"}, []string{"bubblewrap"}},
