@@ -145,21 +145,8 @@ func startWith(t *testing.T, mode string, flags func(*config.Layer)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
-	srv, err := New(Options{Policy: p, Audit: lg, SessionID: "test-session", Version: "test",
+	cs := connect(t, Options{Policy: p, Audit: lg, SessionID: "test-session", Version: "test",
 		Plan: plan.Options{Home: home, Getenv: h.Getenv, StateDir: filepath.Join(home, ".local", "state", "cordon")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	st, ct := mcp.NewInMemoryTransports()
-	go func() { _ = srv.Run(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
 	return &env{ws: ws, base: base, auditPath: auditPath, cs: cs, p: p}
 }
 

@@ -56,21 +56,9 @@ func TestWindowsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
-	srv, err := New(Options{Policy: p, Audit: lg, SessionID: "win", Version: "test",
+	cs := connect(t, Options{Policy: p, Audit: lg, SessionID: "win", Version: "test",
 		Plan: plan.Options{Home: home, Getenv: os.LookupEnv, StateDir: state}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	st, ct := mcp.NewInMemoryTransports()
-	go func() { _ = srv.Run(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	ctx := context.Background()
 	call := func(name string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
