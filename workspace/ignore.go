@@ -134,6 +134,9 @@ func (s *ignoreStack) push(dirfd handle, rel string, hasGit, hasIgnore bool) boo
 
 // hasEntry reports whether the sorted listing ents holds name.
 func hasEntry(ents []fs.DirEntry, name string) bool {
+	if foldCase { // ".GIT" is ".git" there: the listing is sorted by the exact name
+		return slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return fold(e.Name()) == name })
+	}
 	_, ok := slices.BinarySearchFunc(ents, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
 	return ok
 }

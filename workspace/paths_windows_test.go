@@ -145,3 +145,21 @@ func TestWindowsRules(t *testing.T) {
 		t.Errorf("a search under a drive's root shows a denied file: %s", s)
 	}
 }
+
+// TestWindowsNestedRepositoryIgnore: a directory holding ".GIT" is a
+// nested repository on Windows too, so the workspace's .gitignore stops
+// there, as git (core.ignorecase) sees it.
+func TestWindowsNestedRepositoryIgnore(t *testing.T) {
+	fsys, ws, _ := setup(t)
+	mustWrite(t, filepath.Join(ws, ".gitignore"), "*.log\n")
+	mustMkdir(t, filepath.Join(ws, "nested", ".GIT"))
+	mustWrite(t, filepath.Join(ws, "nested", "x.log"), "x\n")
+	mustWrite(t, filepath.Join(ws, "top.log"), "x\n")
+	fr, err := fsys.Find(".", "**/*.log", FindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fr.Paths); got != "[nested/x.log]" {
+		t.Errorf("found %s, want [nested/x.log]: top.log ignored, the nested repository's file not", got)
+	}
+}
