@@ -17,7 +17,7 @@ func (s *scan) pastDeadline() bool {
 
 // extend is called when the deadline passes with the walk unfinished: it
 // moves the deadline starvedStep later, and says so, when the machine is
-// short of CPU (cpuStarved) and the scan has run less than starvedFactor
+// short of CPU, I/O or memory (cpuStarved) and the scan has run less than starvedFactor
 // times Limits.Deadline. A walk that is slow because hundreds of processes
 // share two cores finishes instead of failing a run; one stuck in a hung
 // filesystem on an idle machine still fails at Limits.Deadline, and no

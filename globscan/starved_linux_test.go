@@ -42,7 +42,7 @@ func TestExtend(t *testing.T) {
 	if err := os.WriteFile(idle, []byte("some avg10=1.00 avg60=0.00 avg300=0.00 total=1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer func(f string) { pressureFile = f }(pressureFile)
+	defer func(f []string) { pressureFiles = f }(pressureFiles)
 	const bound = time.Second
 	tests := []struct {
 		name     string
@@ -58,7 +58,7 @@ func TestExtend(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pressureFile = tt.pressure
+			pressureFiles = []string{tt.pressure}
 			s := &scan{lim: Limits{Deadline: bound}.withDefaults(), start: time.Now().Add(-tt.ran)}
 			s.until.Store(s.start.Add(bound).UnixNano())
 			if !s.pastDeadline() {
@@ -92,8 +92,8 @@ func TestScanOnAStarvedMachine(t *testing.T) {
 	if err := os.WriteFile(starved, []byte("some avg10=95.00 avg60=80.00 avg300=20.00 total=1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer func(f string) { pressureFile = f }(pressureFile)
-	pressureFile = starved
+	defer func(f []string) { pressureFiles = f }(pressureFiles)
+	pressureFiles = []string{starved}
 	start := time.Now()
 	// A bound of 1 ns has passed before the first directory is read: the
 	// scan fails, but only at the cap (4 ns), not by waiting a step.
@@ -102,5 +102,35 @@ func TestScanOnAStarvedMachine(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("the scan took %v past a cap of 4 ns", took)
+	}
+}
+
+// TestStarvedByAnyResource: a machine whose tasks wait for I/O or memory
+// is starved as one whose tasks wait for a CPU; an absent file is skipped.
+func TestStarvedByAnyResource(t *testing.T) {
+	dir := t.TempDir()
+	busy := filepath.Join(dir, "busy")
+	idle := filepath.Join(dir, "idle")
+	if err := os.WriteFile(busy, []byte("some avg10=60.00 avg60=40.00 avg300=10.00 total=1\nfull avg10=20.00 avg60=0.00 avg300=0.00 total=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(idle, []byte("some avg10=0.50 avg60=0.00 avg300=0.00 total=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func(f []string) { pressureFiles = f }(pressureFiles)
+	for _, tt := range []struct {
+		name  string
+		files []string
+		want  bool
+	}{
+		{"CPU idle, I/O busy", []string{idle, busy, idle}, true},
+		{"CPU idle, I/O absent, memory busy", []string{idle, filepath.Join(dir, "absent"), busy}, true},
+		{"all idle", []string{idle, idle, idle}, false},
+		{"no PSI", []string{filepath.Join(dir, "absent")}, false},
+	} {
+		pressureFiles = tt.files
+		if got := cpuStarved(); got != tt.want {
+			t.Errorf("%s: starved %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
