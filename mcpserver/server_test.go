@@ -153,17 +153,7 @@ func startWith(t *testing.T, mode string, flags func(*config.Layer)) *env {
 // call calls a tool and returns its text and isError.
 func (e *env) call(t *testing.T, name string, args any) (string, bool) {
 	t.Helper()
-	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: protocol error: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return callTool(t, e.cs, name, args)
 }
 
 func (e *env) ok(t *testing.T, name string, args any) string {

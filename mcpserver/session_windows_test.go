@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/cordon-sandbox/cordon/config"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestWindowsSession is an agent's session on Windows: the Go SDK's MCP
@@ -58,21 +56,6 @@ func TestWindowsSession(t *testing.T) {
 	t.Cleanup(func() { lg.Close() })
 	cs := connect(t, Options{Policy: p, Audit: lg, SessionID: "win", Version: "test",
 		Plan: plan.Options{Home: home, Getenv: os.LookupEnv, StateDir: state}})
-	ctx := context.Background()
-	call := func(name string, args map[string]any) (string, bool) {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: protocol error: %v", name, err)
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String(), res.IsError
-	}
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -100,7 +83,7 @@ func TestWindowsSession(t *testing.T) {
 		{ToolRunCommand, map[string]any{"command": "type src\\new.txt"}, false, "three"},
 		{ToolRunCommand, map[string]any{"argv": []string{"cmd.exe", "/d", "/c", "exit", "3"}}, false, "exit code: 3"},
 	} {
-		out, isErr := call(tc.tool, tc.args)
+		out, isErr := callTool(t, cs, tc.tool, tc.args)
 		if isErr != tc.fail || !strings.Contains(out, tc.want) {
 			t.Errorf("%s %v: isError=%v %q; want isError=%v and %q", tc.tool, tc.args, isErr, out, tc.fail, tc.want)
 		}

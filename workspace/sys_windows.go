@@ -350,7 +350,9 @@ func linkRefused(err error) bool { return err == errLinkRefused }
 // rootPath is the path of the open root directory h as Windows resolved
 // it (GetFinalPathNameByHandle): through a junction or a mount point in
 // dir, and with its names' own case and long names, so that the rules
-// are matched against the directory the handle holds.
+// are matched against the directory the handle holds. When Windows does
+// not say, or names a network share, it is dir as given (already through
+// filepath.EvalSymlinks): the rules then match that name.
 func rootPath(h handle, dir string) string {
 	buf := make([]uint16, windows.MAX_LONG_PATH)
 	n, err := windows.GetFinalPathNameByHandle(h, &buf[0], uint32(len(buf)), 0) // FILE_NAME_NORMALIZED, VOLUME_NAME_DOS
