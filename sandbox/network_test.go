@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -12,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/helperspec"
 )
 
 // TestNetworkLoopback: WithNetwork(NetworkLoopback) gives the command a
@@ -106,5 +110,51 @@ func TestNetworkFiltered(t *testing.T) {
 	}
 	if err := sb.Wrap(exec.Command("true")); err == nil || !strings.Contains(err.Error(), "Wrap cannot serve") {
 		t.Errorf("Wrap of a filtered sandbox: %v", err)
+	}
+}
+
+// TestNetworkFilteredSSHProxyCommand: inside a filtered sandbox of a
+// library host, ssh's ProxyCommand (/run/cordon/cordon-helper __connect
+// HOST PORT, which is the host's own executable there) tunnels through
+// cordon's proxy to the allowed server: Init serves every subcommand of
+// the helper, not only the helper itself (it ran the host's main before).
+func TestNetworkFilteredSSHProxyCommand(t *testing.T) {
+	_, ws := fakeHost(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for range 2 { // bounded: the test connects once
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			io.WriteString(c, "SSH-2.0-cordon-test\r\n")
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			io.WriteString(c, "echo:"+line)
+			c.Close()
+		}
+	}()
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	sb, err := New(WithWorkspace(ws), WithAllowNet(ln.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(helperspec.HelperPath, helperspec.ConnectCommand, host, port)
+	cmd.Stdin = strings.NewReader("hello-7f\n")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := sb.Run(ctx, cmd)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%v %+v stdout %q stderr %q", err, res, out.String(), errb.String())
+	}
+	if want := "SSH-2.0-cordon-test\r\necho:hello-7f\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q (stderr %q)", out.String(), want, errb.String())
 	}
 }

@@ -37,9 +37,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/config"
-	"github.com/cordon-sandbox/cordon/gocacheprog"
-	"github.com/cordon-sandbox/cordon/helper"
-	"github.com/cordon-sandbox/cordon/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/helpercmd"
 	"github.com/cordon-sandbox/cordon/launch"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -47,16 +45,15 @@ import (
 )
 
 // Init runs the in-sandbox helper when this process was started as one
-// (and the Go build cache program, when a sandboxed go command started it
-// as its GOCACHEPROG; see package gocacheprog), and returns otherwise.
+// (and, inside a sandbox, ssh's ProxyCommand of a filtered network or the
+// Go build cache program a sandboxed go command starts as its
+// GOCACHEPROG: every subcommand the cordon-helper binary serves, from the
+// same table), and returns otherwise.
 // Call it first in main, before flags or anything else: inside the sandbox
 // it never returns.
 func Init() {
-	if len(os.Args) > 1 && os.Args[1] == helperspec.HelperCommand {
-		os.Exit(helper.Main(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == gocacheprog.Command {
-		os.Exit(gocacheprog.Main(os.Args[2:]))
+	if s, ok := helpercmd.Lookup(os.Args[1:]); ok {
+		os.Exit(s.Run(os.Args[2:]))
 	}
 }
 

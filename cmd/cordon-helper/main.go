@@ -12,24 +12,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/cordon-sandbox/cordon/gocacheprog"
-	"github.com/cordon-sandbox/cordon/helper"
-	"github.com/cordon-sandbox/cordon/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/helpercmd"
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case helperspec.HelperCommand:
-			os.Exit(helper.Main(os.Args[2:]))
-		case helperspec.ConnectCommand:
-			// ssh's ProxyCommand inside a filtered sandbox.
-			os.Exit(helper.Connect(os.Args[2:]))
-		case gocacheprog.Command:
-			// The go command inside the sandbox starts it as its
-			// GOCACHEPROG.
-			os.Exit(gocacheprog.Main(os.Args[2:]))
-		}
+	if s, ok := helpercmd.Lookup(os.Args[1:]); ok {
+		os.Exit(s.Run(os.Args[2:]))
 	}
 	fmt.Fprintln(os.Stderr, "cordon: cordon-helper runs inside cordon's sandboxes only; use cordon run -- CMD")
 	os.Exit(125)
