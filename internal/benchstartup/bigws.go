@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -26,11 +27,16 @@ type caseSetup struct {
 // 1st", whose walk cache (in a state directory of its own) is removed
 // before each run (the first run); with a baseline binary, also that
 // binary in the empty workspace ws and in the large one.
-func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline string) ([]caseSetup, error) {
+func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline string, repo bool) ([]caseSetup, error) {
 	big := filepath.Join(tmp, "ws-big")
 	dirs, err := makeWorkspace(big, files, perDir)
 	if err != nil {
 		return nil, fmt.Errorf("making the large workspace: %w", err)
+	}
+	if repo {
+		if err := makeRepo(big); err != nil {
+			return nil, fmt.Errorf("making the large workspace a repository: %w", err)
+		}
 	}
 	fmt.Printf("large workspace: %d files in %d directories\n", files, dirs)
 	coldState := filepath.Join(home, ".state-cold")
@@ -85,4 +91,38 @@ func makeWorkspace(dir string, files, perDir int) (int, error) {
 		}
 	}
 	return dirs, nil
+}
+
+// makeRepo makes dir a git repository as a project's is: hooks in the work
+// tree (core.hooksPath .githooks), a config file it includes, and a
+// Python virtualenv's layout with a .pth file and an activate script.
+func makeRepo(dir string) error {
+	files := map[string]string{
+		".githooks/pre-commit":                     "#!/bin/sh\nexit 0\n",
+		".gitconfig.local":                         "[user]\n\tname = bench\n",
+		".venv/pyvenv.cfg":                         "home = /usr/bin\n",
+		".venv/bin/activate":                       "# activate\n",
+		".venv/lib/python3.13/site-packages/x.pth": "/nonexistent\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"config", "core.hooksPath", ".githooks"},
+		{"config", "include.path", "../.gitconfig.local"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
 }

@@ -16,8 +16,15 @@
 // -concurrent N it instead times N runs at once of cordon against N of
 // plain bwrap (runConcurrent). Run it with:
 //
-//	go run ./internal/benchstartup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON]
+//	go run ./internal/benchstartup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/benchstartup -concurrent 200 [-rounds 5]
+//
+// With -repo the empty and the large workspace are git repositories as a
+// project's are (a core.hooksPath in the work tree, an included config
+// file, a Python virtualenv), so that the post-run check has git's
+// effective configuration and the tool files to look at. With -baseline
+// it also prints this build's times against the baseline's, in the empty
+// and the large workspace.
 package main
 
 import (
@@ -44,6 +51,7 @@ func main() {
 	files := flag.Int("files", 100_000, "files in the large workspace (0: none)")
 	perDir := flag.Int("perdir", 10, "files in each directory of the large workspace")
 	baseline := flag.String("baseline", "", "another cordon binary also timed in the empty and the large workspace")
+	repo := flag.Bool("repo", false, "make the workspaces git repositories with a hooksPath, an include and a virtualenv")
 	flag.Parse()
 	if *concurrent > 0 {
 		if err := runConcurrent(*concurrent, *rounds, *cordon, *bwrap); err != nil {
@@ -52,13 +60,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(*n, *cordon, *bwrap, *files, *perDir, *baseline); err != nil {
+	if err := run(*n, *cordon, *bwrap, *files, *perDir, *baseline, *repo); err != nil {
 		fmt.Fprintln(os.Stderr, "benchstartup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, cordon, bwrap string, files, perDir int, baseline string) error {
+func run(n int, cordon, bwrap string, files, perDir int, baseline string, repo bool) error {
 	tmp, err := os.MkdirTemp("", "cordon-bench-")
 	if err != nil {
 		return err
@@ -67,6 +75,11 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 	cordon, home, ws, env, err := setUp(tmp, cordon)
 	if err != nil {
 		return err
+	}
+	if repo {
+		if err := makeRepo(ws); err != nil {
+			return fmt.Errorf("making the empty workspace a repository: %w", err)
+		}
 	}
 	emptyGo, err := buildEmptyGo(tmp)
 	if err != nil {
@@ -95,7 +108,7 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 	where := map[string]caseSetup{}
 	bigAt := len(cases)
 	if files > 0 {
-		big, err := bigCases(tmp, home, ws, env, files, perDir, baseline)
+		big, err := bigCases(tmp, home, ws, env, files, perDir, baseline, repo)
 		if err != nil {
 			return err
 		}
@@ -164,6 +177,7 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string) error 
 		if baseline != "" {
 			be, bb := med[bigAt+2], med[bigAt+3]
 			fmt.Printf("baseline %s: workspace of %d files +%.2f ms over its empty workspace (%.2fx)\n", baseline, files, ms(bb-be), float64(bb)/float64(be))
+			fmt.Printf("this build against the baseline: empty workspace %.2fx, workspace of %d files %.2fx (later runs)\n", float64(med[2])/float64(be), files, float64(warm)/float64(bb))
 		}
 	}
 	return nil
