@@ -41,7 +41,7 @@ func serve(p *policy.Policy, h policy.Host) error {
 		Policy:    p,
 		Audit:     lg,
 		SessionID: audit.NewSessionID(),
-		Version:   cli.Version,
+		Version:   cli.BuildVersion(),
 		Plan:      plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: h.StateDir()},
 		Helper:    launch.SiblingHelper,
 	})

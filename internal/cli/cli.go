@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
@@ -25,8 +24,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Version is cordon's version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
+// Version is cordon's version when set at build time with -ldflags
+// (release builds: -X github.com/cordon-sandbox/cordon/internal/cli.Version=v1.2.3);
+// otherwise the build info's module version and VCS revision are printed
+// (see version).
+var Version = ""
 
 // exitError carries an exit status through cobra.
 type exitError struct{ code int }
@@ -49,7 +51,7 @@ func execute(root *cobra.Command, args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "cordon: "+oneLine(err.Error()))
+	fmt.Fprintln(os.Stderr, "cordon: "+oneLine(commandSuggestion(err.Error())))
 	return result.ExitSetup
 }
 
@@ -67,15 +69,18 @@ func newRoot() *cobra.Command {
 		Short:         "cordon confines the commands and file operations of AI coding agents",
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       BuildVersion(),
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell())
 	return root
 }
 
-// flagError words a flag error of command c.
+// flagError words a flag error of command c, with the flag it may have
+// meant.
 func flagError(c *cobra.Command, err error) error {
-	return fmt.Errorf("%s; see 'cordon %s --help'", err, c.Name())
+	return fmt.Errorf("%s%s; see '%s --help'", err, flagSuggestion(c, err), c.CommandPath())
 }
 
 func newRun() *cobra.Command {
@@ -584,7 +589,7 @@ func newVersion() *cobra.Command {
 		Short: "print cordon's version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "cordon %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 		},
 	}
 }

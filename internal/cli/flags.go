@@ -75,7 +75,11 @@ func (f *policyFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 				return config.Ptr(val), nil
 			}
 		}
-		return nil, fmt.Errorf("%s %q: unknown value; use one of %s", flag, val, strings.Join(allowed, ", "))
+		hint := ""
+		if s := closest(val, allowed); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return nil, fmt.Errorf("%s %q: unknown value%s; use one of %s", flag, val, hint, strings.Join(allowed, ", "))
 	}
 	var err error
 	profileFlag, profile := "--profile", f.profile
