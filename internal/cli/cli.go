@@ -74,7 +74,10 @@ func newRoot() *cobra.Command {
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell())
-	return root
+	// The completion command, made now rather than at Execute so that the
+	// examples, the man pages and the tests see it.
+	root.InitDefaultCompletionCmd()
+	return withExamples(root)
 }
 
 // flagError words a flag error of command c, with the flag it may have

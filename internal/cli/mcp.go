@@ -37,6 +37,7 @@ func MainMCP(args []string, serve MCPServer) int {
 	root := &cobra.Command{Use: "cordon", SilenceErrors: true, SilenceUsage: true}
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newMCP(serve))
+	withExamples(root)
 	return execute(root, append([]string{"mcp"}, args...))
 }
 

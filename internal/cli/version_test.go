@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestVersionOf(t *testing.T) {
@@ -99,5 +101,24 @@ func TestClosest(t *testing.T) {
 		if got := closest(word, flags); got != want {
 			t.Errorf("closest(%q) = %q, want %q", word, got, want)
 		}
+	}
+}
+
+// TestEveryCommandHasAnExample: --help of every command of cordon and of
+// cordon-mcp shows an example (commandExamples).
+func TestEveryCommandHasAnExample(t *testing.T) {
+	mcpRoot := &cobra.Command{Use: "cordon"}
+	mcpRoot.AddCommand(newMCP(nil))
+	for _, root := range []*cobra.Command{newRoot(), withExamples(mcpRoot)} {
+		var walk func(c *cobra.Command)
+		walk = func(c *cobra.Command) {
+			if c.Name() != "help" && c.Example == "" {
+				t.Errorf("%q has no example", c.CommandPath())
+			}
+			for _, sub := range c.Commands() {
+				walk(sub)
+			}
+		}
+		walk(root)
 	}
 }
