@@ -6,7 +6,7 @@
 #
 #   scripts/release.sh v0.1.0 [OUTDIR]     (default OUTDIR: dist/)
 #
-# Only Go is needed. The archives are reproducible from the same checkout
+# It needs Go, git, GNU tar, zip and sha256sum. The archives are reproducible from the same checkout
 # and Go version (-trimpath, -buildid=, fixed file times and owners).
 set -euo pipefail
 cd "$(dirname "$0")/.."
