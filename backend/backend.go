@@ -19,7 +19,8 @@ const (
 	// Landlock confines with Landlock and seccomp only, for hosts where
 	// no user namespace can be created.
 	Landlock Name = "landlock"
-	// Seatbelt is the macOS backend (sandbox-exec); not built yet.
+	// Seatbelt is the macOS backend: a Seatbelt profile generated from
+	// the policy, run with /usr/bin/sandbox-exec.
 	Seatbelt Name = "seatbelt"
 	// Job is the Windows backend: a Job Object limits the command's
 	// processes, memory and CPU and kills its whole tree when the run

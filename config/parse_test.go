@@ -111,9 +111,10 @@ func TestParseEveryKey(t *testing.T) {
 	}
 }
 
-// TestParseSeed004 accepts seed 004's configuration snippets, merged under
-// one sandbox key, as written there.
-func TestParseSeed004(t *testing.T) {
+// TestParseOriginalFormat accepts the configuration snippets cordon's
+// format was first specified with, merged under one sandbox key, as they
+// were written.
+func TestParseOriginalFormat(t *testing.T) {
 	src := `sandbox:
   enabled: true
   mode: "standard"           # off | permissive | standard | strict
@@ -172,7 +173,7 @@ func TestParseSeed004(t *testing.T) {
 		len(l.Filesystem.Deny) != 6 || l.Filesystem.Read[3] != "${HOME}/.config/amplifier" ||
 		len(l.Network.Allow) != 3 || l.Network.Deny[1] != "metadata.google.*" ||
 		*l.Resources.MaxFileSizeMB != 100 || *l.Audit.LogFile != "~/.amplifier/sandbox-audit.log" {
-		t.Errorf("seed 004 config parsed wrongly: %+v", l)
+		t.Errorf("original-format config parsed wrongly: %+v", l)
 	}
 	if got := l.Line(EntryKey(KeyFilesystemDeny, 3)); got != 25 {
 		t.Errorf("line of deny[3] = %d, want 25", got)

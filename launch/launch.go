@@ -1,8 +1,20 @@
-// Package launch runs a plan.Plan and returns its result.Result: it starts
-// bubblewrap with the helper's descriptors, turns setup failures into one
-// clear error, forwards signals to the command, enforces the timeout by
-// killing the whole sandbox, passes a terminal through a private pty, and
-// cleans up the mount points bwrap created for missing protected paths.
+// Package launch runs one confined command, from its policy to its
+// result.Result, the same way for every front end (cordon run, the MCP
+// server's run_command, the library's Sandbox.Run: RunCommand). It builds
+// the plan (package plan) with the host's facts and falls back to the
+// Landlock-only backend where bubblewrap cannot start; prepares the
+// placeholders and locks of the workspace; serves the host side of the
+// network (the filtering proxy, forwarded ports) and the violation
+// monitor's supervisor; starts bubblewrap or the helper with their
+// descriptors; forwards signals, passes a terminal through a private pty,
+// enforces the timeout and the limits by killing the whole tree; and after
+// the command checks what it planted (package planted), classifies what
+// was denied, writes the audit records and words the report lines the
+// front end prints. Run alone runs an already built plan.Plan.
+//
+// It owns the order of those steps and the host-side processes. It must
+// not decide policy (package policy, package plan) or print: every line
+// reaches the user through the Result and the caller.
 //
 // The bwrap and Landlock-only runs are built only for Linux. On macOS a
 // Seatbelt plan's argv (sandbox-exec) runs in its own process group, as

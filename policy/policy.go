@@ -20,7 +20,9 @@ type Mode string
 const (
 	// ModeOff runs the command without any confinement.
 	ModeOff Mode = "off"
-	// ModePermissive logs violations but allows them (not built yet).
+	// ModePermissive lets through what the filesystem and network rules
+	// would deny and records it (the violation monitor); what makes code
+	// run later on the host stays guarded, as in every mode but off.
 	ModePermissive Mode = "permissive"
 	// ModeStandard enforces the policy.
 	ModeStandard Mode = "standard"

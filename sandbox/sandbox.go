@@ -20,7 +20,7 @@
 // Run starts the command, waits for it and returns its result.Result (exit
 // code, signal, timeout, resource usage); the sandbox is torn down with the
 // command. Wrap instead rewrites a prepared *exec.Cmd so the caller drives
-// Start and Wait itself, as in seed 001; call Close after wrapped commands
+// Start and Wait itself; call Close after wrapped commands
 // have finished, so cordon can remove the mount points it created for
 // missing protected paths.
 package sandbox
