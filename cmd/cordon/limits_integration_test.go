@@ -76,9 +76,15 @@ func TestResourceBombs(t *testing.T) {
 // the command's CPU time included, on both backends.
 func TestRunJSONUsage(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("run", "--json", "--", "sh", "-c", "exit 4")
-	if r.code != 4 || !strings.Contains(r.stderr, `"exit_code":4`) || !strings.Contains(r.stderr, `"wall_ns"`) || !strings.Contains(r.stderr, `"max_rss_kb"`) {
-		t.Fatalf("--json: %s", r)
+	jf := jsonOut(t)
+	r := e.run("run", "--json-out", jf, "--", "sh", "-c", "exit 4")
+	b, _ := os.ReadFile(jf)
+	if r.code != 4 || !strings.Contains(string(b), `"exit_code":4`) || !strings.Contains(string(b), `"wall_ns"`) || !strings.Contains(string(b), `"max_rss_kb"`) {
+		t.Fatalf("--json-out %q: %s", b, r)
+	}
+	// --json alone is refused: the run's stdout and stderr are the command's.
+	if r := e.run("run", "--json", "--", "true"); r.code != 125 || !strings.Contains(r.stderr, "--json-out FILE") {
+		t.Errorf("run --json: %s", r)
 	}
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
@@ -86,7 +92,8 @@ func TestRunJSONUsage(t *testing.T) {
 				requireLandlock(t)
 			}
 			// A shell loop that burns CPU in the command itself.
-			r := e.run("run", "--json", "--backend", backend, "--", "sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`)
+			jf := jsonOut(t)
+			r := e.run("run", "--json-out", jf, "--backend", backend, "--", "sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`)
 			if r.code != 0 {
 				t.Fatalf("busy loop: %s", r)
 			}
@@ -98,9 +105,9 @@ func TestRunJSONUsage(t *testing.T) {
 					Incomplete []string `json:"incomplete"`
 				} `json:"usage"`
 			}
-			line := r.stderr[strings.LastIndex(strings.TrimRight(r.stderr, "\n"), "\n")+1:]
-			if err := json.Unmarshal([]byte(line), &res); err != nil {
-				t.Fatalf("--json line %q: %v", line, err)
+			line, _ := os.ReadFile(jf)
+			if err := json.Unmarshal(line, &res); err != nil {
+				t.Fatalf("--json-out %q: %v", line, err)
 			}
 			u := res.Usage
 			cpu := u.User + u.System

@@ -27,19 +27,28 @@ type runJSON struct {
 	} `json:"limits_reached"`
 }
 
-// lastJSON decodes the --json line of a run.
-func lastJSON(t *testing.T, r runResult) runJSON {
+// jsonOut is a file for a run's --json-out, in the test's temporary
+// directory.
+func jsonOut(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "result.json")
+}
+
+// readJSON decodes the --json-out file of run r; the run's stderr holds
+// no JSON (it is the command's).
+func readJSON(t *testing.T, file string, r runResult) runJSON {
 	t.Helper()
 	var res runJSON
-	for _, l := range strings.Split(r.stderr, "\n") {
-		if strings.HasPrefix(l, "{") {
-			if err := json.Unmarshal([]byte(l), &res); err != nil {
-				t.Fatalf("--json line %q: %v\n%s", l, err, r)
-			}
-			return res
-		}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("--json-out: %v\n%s", err, r)
 	}
-	t.Fatalf("no --json line:\n%s", r)
+	if err := json.Unmarshal(b, &res); err != nil || strings.Count(strings.TrimSpace(string(b)), "\n") != 0 {
+		t.Fatalf("--json-out %q: want one JSON object on one line: %v\n%s", b, err, r)
+	}
+	if strings.Contains(r.stderr, `"exit_code"`) {
+		t.Fatalf("the result's JSON reached the command's stderr:\n%s", r)
+	}
 	return res
 }
 
@@ -86,9 +95,10 @@ func TestLimitLines(t *testing.T) {
 				if backend == "landlock" {
 					requireLandlock(t)
 				}
-				flags := append([]string{"--json", "--backend", backend, "--timeout", "20s"}, tc.flags...)
+				jf := jsonOut(t)
+				flags := append([]string{"--json-out", jf, "--backend", backend, "--timeout", "20s"}, tc.flags...)
 				r := e.sh(tc.script, flags...)
-				res := lastJSON(t, r)
+				res := readJSON(t, jf, r)
 				if tc.code >= 0 && r.code != tc.code {
 					t.Errorf("exit %d, want %d: %s", r.code, tc.code, r)
 				}
@@ -134,8 +144,9 @@ func TestMemoryLimitIsTheGroups(t *testing.T) {
 			if backend == "landlock" {
 				requireLandlock(t)
 			}
-			r := e.run("run", "--json", "--backend", backend, "--max-memory", "64", "--", "python3", "-c", script)
-			res := lastJSON(t, r)
+			jf := jsonOut(t)
+			r := e.run("run", "--json-out", jf, "--backend", backend, "--max-memory", "64", "--", "python3", "-c", script)
+			res := readJSON(t, jf, r)
 			if res.Usage.Cgroup == "" {
 				if r.code == 0 {
 					t.Errorf("without a cgroup RLIMIT_DATA of 64 MB let a 300 MB mapping through: %s", r)
@@ -345,8 +356,9 @@ func TestMaxProcsOnTopOfTheUsers(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	r := e.sh(`sleep 0.1 & sleep 0.1 & wait; echo forked`, "--json", "--backend", "landlock", "--max-procs", "20")
-	res := lastJSON(t, r)
+	jf := jsonOut(t)
+	r := e.sh(`sleep 0.1 & sleep 0.1 & wait; echo forked`, "--json-out", jf, "--backend", "landlock", "--max-procs", "20")
+	res := readJSON(t, jf, r)
 	if r.code != 0 || !strings.Contains(r.stdout, "forked") {
 		t.Fatalf("two forks under --max-procs 20 with 60 processes of the user running: %s", r)
 	}

@@ -221,8 +221,9 @@ func TestStatusOneStory(t *testing.T) {
 	})
 
 	t.Run("a run does what status says", func(t *testing.T) {
-		r := e.run("run", "--json", "--max-procs", "200", "--max-memory", "512", "--", "sh", "-c", "grep NoNewPrivs /proc/self/status")
-		res := lastJSON(t, r)
+		jf := jsonOut(t)
+		r := e.run("run", "--json-out", jf, "--max-procs", "200", "--max-memory", "512", "--", "sh", "-c", "grep NoNewPrivs /proc/self/status")
+		res := readJSON(t, jf, r)
 		if r.code != 0 || res.Backend != js.AutoBackend {
 			t.Errorf("run on backend %q, status says %q: %s", res.Backend, js.AutoBackend, r)
 		}

@@ -237,26 +237,34 @@ type cordonResult struct {
 	} `json:"usage"`
 }
 
-// cordonRun runs `cordon SUB --json --env GOPROXY=off -- argv` in ws and
-// returns its result and timing.
+// cordonRun runs `cordon SUB --json-out FILE --env GOPROXY=off -- argv`
+// in ws and returns its result and timing.
 func cordonRun(cordon, sub, ws string, env, argv []string) (*cordonResult, sample, error) {
-	args := append([]string{sub, "--json", "--env", "GOPROXY=off", "--"}, argv...)
+	out, err := os.CreateTemp("", "cordon-bench-result-")
+	if err != nil {
+		return nil, sample{}, err
+	}
+	out.Close()
+	defer os.Remove(out.Name())
+	args := append([]string{sub, "--json-out", out.Name(), "--env", "GOPROXY=off", "--"}, argv...)
 	cmd := exec.Command(cordon, args...)
 	cmd.Dir = ws
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	wall := time.Since(start)
 	what := fmt.Sprintf("cordon %s", strings.Join(args, " "))
 	if err != nil {
 		return nil, sample{}, fmt.Errorf("%s: %v\n%s%s", what, err, stdout.String(), stderr.String())
 	}
-	// The result is the last line of stderr.
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		return nil, sample{}, fmt.Errorf("%s: %v", what, err)
+	}
 	var res cordonResult
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, sample{}, fmt.Errorf("%s: reading its result: %v\n%s", what, err, stderr.String())
 	}
 	total := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

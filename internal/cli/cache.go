@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +50,13 @@ type cacheLine struct {
 	Removed bool `json:"removed,omitempty"`
 }
 
+// cacheJSON is `cordon cache --json`: the caches' directory and each
+// cache ([] when there are none).
+type cacheJSON struct {
+	Root   string      `json:"root"`
+	Caches []cacheLine `json:"caches"`
+}
+
 func runCache(w io.Writer, h policy.Host, workspace string, clean, jsonOut bool) error {
 	root := policy.SandboxCacheRoot(h)
 	caches, err := sandboxcache.List(root)
@@ -88,9 +94,7 @@ func runCache(w io.Writer, h policy.Host, workspace string, clean, jsonOut bool)
 		removed++
 	}
 	if jsonOut {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(lines) // [] when there are none
+		return writeJSON(w, cacheJSON{Root: root, Caches: lines})
 	}
 	if len(lines) == 0 {
 		_, err := fmt.Fprintf(w, "no sandbox caches in %s\n", root)

@@ -97,7 +97,8 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// TestCacheJSON: --json prints the caches as a JSON array, [] when none.
+// TestCacheJSON: --json prints one object, the caches' directory and the
+// caches ([] when none).
 func TestCacheJSON(t *testing.T) {
 	base := t.TempDir()
 	h := policy.Host{Home: base, Cwd: base, XDGCacheHome: filepath.Join(base, "cache")}
@@ -105,8 +106,8 @@ func TestCacheJSON(t *testing.T) {
 	if err := runCache(&out, h, "", false, true); err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(out.String()) != "[]" {
-		t.Errorf("no caches: %q, want []", out.String())
+	if !strings.Contains(out.String(), `"caches": []`) {
+		t.Errorf("no caches: %q, want \"caches\": []", out.String())
 	}
 	d := policy.SandboxCache(h, base)
 	if err := os.MkdirAll(d, 0o700); err != nil {
@@ -119,8 +120,10 @@ func TestCacheJSON(t *testing.T) {
 	if err := runCache(&out, h, "", false, true); err != nil {
 		t.Fatal(err)
 	}
-	var got []cacheLine
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got) != 1 || got[0].Workspace != base || got[0].State != sandboxcache.Present {
+	var doc cacheJSON
+	err := json.Unmarshal(out.Bytes(), &doc)
+	got := doc.Caches
+	if err != nil || doc.Root == "" || len(got) != 1 || got[0].Workspace != base || got[0].State != sandboxcache.Present {
 		t.Errorf("JSON %s: %+v, %v", out.String(), got, err)
 	}
 }

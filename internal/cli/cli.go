@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,7 +108,10 @@ fired; 125 if cordon failed before running it; 126/127 as a shell would.`,
 // runOptions are the flags of cordon run and cordon test besides the
 // policy's.
 type runOptions struct {
-	jsonOut, noDisarm bool
+	// jsonOut is the file --json-out names; jsonFlag is --json, refused
+	// (errRunJSON).
+	jsonOut            string
+	jsonFlag, noDisarm bool
 	// watch turns the violation monitor on; report prints what it saw
 	// (cordon test).
 	watch, report bool
@@ -120,7 +122,9 @@ type runOptions struct {
 
 func (o *runOptions) register(c *cobra.Command, pf *policyFlags) {
 	pf.register(c.Flags())
-	c.Flags().BoolVar(&o.jsonOut, "json", false, "print the result (exit code, usage, violations) as JSON on stderr")
+	c.Flags().StringVar(&o.jsonOut, "json-out", "", "write the result (exit code, usage, violations) as one JSON object to `FILE` (or /dev/fd/N), never into the command's output")
+	c.Flags().BoolVar(&o.jsonFlag, "json", false, "refused: use --json-out FILE")
+	_ = c.Flags().MarkHidden("json")
 	c.Flags().BoolVar(&o.noDisarm, "no-disarm", false, "leave git hooks, config keys and other files the command planted armed (they are still reported)")
 	c.Flags().SetInterspersed(false)
 }
@@ -129,6 +133,18 @@ func (o *runOptions) register(c *cobra.Command, pf *policyFlags) {
 func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no command given: use cordon %s [flags] -- CMD [ARG...]", cmd.Name())
+	}
+	if o.jsonFlag {
+		return errRunJSON
+	}
+	var jsonFile *os.File
+	if o.jsonOut != "" {
+		f, err := openResultJSON(o.jsonOut)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		jsonFile = f
 	}
 	// Orphans of the sandbox (bwrap's init) come back to cordon,
 	// which reaps them for the command's CPU time.
@@ -153,7 +169,7 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		opts.HideDenied = true
 	}
 	req := launch.Request{Policy: p, Command: args, Options: opts, Helper: launch.SiblingHelper, Tell: tellStderr, Watch: o.watch,
-		Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: !o.jsonOut}}
+		Stdio: launch.Stdio{Stdin: os.Stdin, Stdout: stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: o.jsonOut == ""}}
 	if p.Audit.Enabled && p.Audit.LogDenied && p.Audit.LogFile != "" {
 		lg := &lazyLog{path: p.Audit.LogFile, max: p.Audit.MaxSize()}
 		defer lg.Close()
@@ -176,9 +192,10 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 			return err
 		}
 	}
-	if o.jsonOut {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(os.Stderr, string(b))
+	if jsonFile != nil {
+		if err := writeResultJSON(jsonFile, res); err != nil {
+			fmt.Fprintln(os.Stderr, "cordon: "+err.Error())
+		}
 	}
 	if res.ExitCode != 0 {
 		return &exitError{res.ExitCode}
@@ -220,44 +237,68 @@ func (l *lazyLog) Record(r audit.Record) error {
 // Close closes the log if it was opened.
 func (l *lazyLog) Close() { l.lg.Close() }
 
+// policyJSON is `cordon policy --json`: the effective policy and, with
+// --explain, the plan's lines as the text prints them.
+type policyJSON struct {
+	Policy  *policy.Policy `json:"policy"`
+	Explain []string       `json:"explain,omitempty"`
+}
+
+// explainLines are the lines of `cordon policy --explain -- args`: the
+// plan built for args (CMD when none) and the repository warning.
+func explainLines(p *policy.Policy, h policy.Host, args []string) ([]string, error) {
+	if len(args) == 0 {
+		args = []string{"CMD"}
+	}
+	opts := planOptions(h)
+	opts.Host = launch.HostFacts(p, launch.SiblingHelper)
+	pl, err := plan.Build(p, args, opts)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	writeExplain(&b, pl)
+	if p.Repo != nil && p.Repo.Refused != "" {
+		fmt.Fprintf(&b, "warning: %s\n", p.Repo.Refused)
+	}
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"), nil
+}
+
 func newPolicy() *cobra.Command {
 	var pf policyFlags
-	var explain bool
+	var explain, jsonOut bool
 	c := &cobra.Command{
-		Use:   "policy [flags] [--explain] [-- CMD...]",
+		Use:   "policy [flags] [--explain] [--json] [-- CMD...]",
 		Short: "print the effective policy (YAML) and, with --explain, the plan",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {
 				return err
 			}
+			var explained []string
+			if explain {
+				if explained, err = explainLines(p, h, args); err != nil {
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
+			if jsonOut {
+				return writeJSON(out, policyJSON{Policy: p, Explain: explained})
+			}
 			enc := yaml.NewEncoder(out)
 			enc.SetIndent(2)
 			if err := enc.Encode(p); err != nil {
 				return fmt.Errorf("printing policy: %w", err)
 			}
-			if !explain {
-				return nil
-			}
-			if len(args) == 0 {
-				args = []string{"CMD"}
-			}
-			opts := planOptions(h)
-			opts.Host = launch.HostFacts(p, launch.SiblingHelper)
-			pl, err := plan.Build(p, args, opts)
-			if err != nil {
-				return err
-			}
-			writeExplain(out, pl)
-			if p.Repo != nil && p.Repo.Refused != "" {
-				fmt.Fprintf(out, "warning: %s\n", p.Repo.Refused)
+			for _, l := range explained {
+				fmt.Fprintln(out, l)
 			}
 			return nil
 		},
 	}
 	pf.register(c.Flags())
 	c.Flags().BoolVar(&explain, "explain", false, "also print the plan: the exact bwrap command line and what the helper applies")
+	c.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object: the policy, and with --explain the plan's lines")
 	return c
 }
 
@@ -417,9 +458,7 @@ func newStatus() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := probe.Detect(probe.Options{BwrapPath: bwrapPath})
 			if jsonOut {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(statusJSON{r, r.Features(), enforced(r), binaries()})
+				return writeJSON(cmd.OutOrStdout(), statusJSON{r, r.Features(), enforced(r), binaries()})
 			}
 			if err := r.WriteText(cmd.OutOrStdout()); err != nil {
 				return err

@@ -184,5 +184,5 @@ func (s *shell) violations() {
 		fmt.Fprintln(os.Stdout, "nothing was denied in this shell (denials are recorded by /sandbox test, planted files always)")
 		return
 	}
-	_ = writeTable(os.Stdout, recs)
+	_ = writeTable(os.Stdout, recs, s.h.Home)
 }

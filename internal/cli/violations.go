@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -39,7 +38,7 @@ including its rotated generation (FILE.1).`,
 			if err != nil {
 				return err
 			}
-			p, _, err := pf.loadPolicy(cmd)
+			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {
 				return err
 			}
@@ -69,7 +68,7 @@ including its rotated generation (FILE.1).`,
 				fmt.Fprintf(stderr, "cordon: no violations %s in %s\n", what, p.Audit.LogFile)
 				return nil
 			}
-			return writeTable(cmd.OutOrStdout(), recs)
+			return writeTable(cmd.OutOrStdout(), recs, h.Home)
 		},
 	}
 	pf.register(c.Flags())
@@ -120,32 +119,74 @@ func writeJSONLines(w io.Writer, recs []audit.Record) error {
 	return nil
 }
 
-// maxCommand bounds the command column of the table, in runes.
-const maxCommand = 40
+// The table of cordon violations fits tableWidth columns: each record is
+// a line of time, action, operation, path or host and command, in columns
+// of these widths, and an indented line with the rule that decided.
+const (
+	tableWidth  = 100
+	colTime     = 14 // 11-27 10:00:00
+	colAction   = 7  // allowed
+	colOp       = 15 // network-connect
+	colTarget   = 36
+	colCommand  = tableWidth - colTime - colAction - colOp - colTarget - 4*2
+	tableIndent = "  "
+)
 
-// writeTable writes recs as a table: time (local), action, command,
-// operation, path or host, rule. Every field that came from a command
-// (paths, hosts, the command line) is printed so that it cannot move the
-// cursor or hide text: with control or non-printing characters, quoted.
-func writeTable(w io.Writer, recs []audit.Record) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tACTION\tCOMMAND\tOPERATION\tPATH OR HOST\tRULE")
+// writeTable writes recs as a table that fits tableWidth columns: time
+// (local), action, operation, path or host, command, and the rule on a
+// line of its own; paths in home are written ~/... as cordon test writes
+// them. Every field that came from a command (paths, hosts, the command
+// line) is printed so that it cannot move the cursor or hide text: with
+// control or non-printing characters, quoted. A field too long for its
+// column is cut with "…" (a path keeps its end, where its name is).
+func writeTable(w io.Writer, recs []audit.Record, home string) error {
+	var b strings.Builder
+	row := func(cols ...string) {
+		widths := []int{colTime, colAction, colOp, colTarget, colCommand}
+		for i, c := range cols {
+			if i == len(cols)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+		}
+		b.WriteByte('\n')
+	}
+	row("TIME", "ACTION", "OPERATION", "PATH OR HOST", "COMMAND")
 	for _, r := range recs {
-		target := r.Path
+		target := tildeText(r.Path, home)
 		if r.Host != "" {
 			target = r.Host
 			if r.Port != 0 {
 				target += ":" + strconv.Itoa(r.Port)
 			}
 		}
-		cmd := r.Command
-		if utf8.RuneCountInString(cmd) > maxCommand {
-			cmd = string([]rune(cmd)[:maxCommand-1]) + "…"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Timestamp.Local().Format("2006-01-02 15:04:05"),
-			printable(r.Action), printable(cmd), printable(r.Operation), printable(target), printable(r.Rule))
+		row(r.Timestamp.Local().Format("01-02 15:04:05"), cutEnd(printable(r.Action), colAction), cutEnd(printable(r.Operation), colOp),
+			cutStart(printable(target), colTarget), cutEnd(printable(tildeText(r.Command, home)), colCommand))
+		b.WriteString(cutEnd(tableIndent+"rule: "+printable(tildeText(r.Rule, home)), tableWidth))
+		b.WriteByte('\n')
 	}
-	return tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// cutEnd is s cut to n runes, its end replaced by "…" when it is longer.
+func cutEnd(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// cutStart is s cut to n runes, its start replaced by "…" when it is
+// longer (a path keeps its file name).
+func cutStart(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // printable returns s as it is when every rune is a printing character

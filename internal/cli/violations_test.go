@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cordon-sandbox/cordon/audit"
 )
@@ -54,16 +55,30 @@ func TestPrintable(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	ts := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	var b strings.Builder
+	home := "/home/you"
+	deep := home + "/src/project/" + strings.Repeat("d/", 30) + "secrets.yaml"
 	err := writeTable(&b, []audit.Record{
 		{Timestamp: ts, Command: strings.Repeat("c", 60), Operation: "network-connect", Host: "evil.test", Port: 443, Action: audit.ActionDenied, Rule: "network.deny"},
 		{Timestamp: ts, Command: "git", Operation: "file-write", Path: "/w/x\n", Action: audit.ActionWarned, Rule: "planted:hook"},
-	})
+		{Timestamp: ts, Command: "cat " + home + "/.ssh/id_rsa", Operation: "file-read", Path: home + "/.ssh/id_rsa", Action: audit.ActionDenied, Rule: "filesystem.deny: " + home + "/.ssh " + strings.Repeat("x", 120)},
+		{Timestamp: ts, Command: "cat", Operation: "file-read", Path: deep, Action: audit.ActionDenied, Rule: "**/secrets.*"},
+	}, home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], "evil.test:443") || !strings.Contains(lines[1], strings.Repeat("c", 39)+"…") ||
-		strings.Contains(lines[1], strings.Repeat("c", 40)) || !strings.Contains(lines[2], `"/w/x\n"`) || !strings.Contains(lines[2], "warned") {
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+		if strings.Contains(l, home) {
+			t.Errorf("home not abbreviated: %q", l)
+		}
+	}
+	if len(lines) != 9 || !strings.Contains(lines[1], "evil.test:443") || !strings.HasSuffix(lines[1], "…") ||
+		!strings.Contains(lines[2], "rule: network.deny") || !strings.Contains(lines[3], `"/w/x\n"`) || !strings.Contains(lines[3], "warned") ||
+		!strings.Contains(lines[5], "~/.ssh/id_rsa") || !strings.Contains(lines[6], "rule: filesystem.deny: ~/.ssh") ||
+		!strings.Contains(lines[7], "…/d/d/") || !strings.Contains(lines[7], "/d/secrets.yaml") {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
