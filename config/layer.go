@@ -5,7 +5,7 @@
 // flag, it came from.
 //
 // A config file has one top-level key, "sandbox", whose keys are those of
-// cordon's configuration contract (the README's "Configuration"):
+// cordon's configuration contract (docs/configuration.md):
 //
 //	sandbox:
 //	  enabled: true             # false means mode off

@@ -14,7 +14,7 @@ import (
 	"github.com/cordon-sandbox/cordon/backend"
 )
 
-// Exit statuses cordon itself gives (the README's "Using it" lists them).
+// Exit statuses cordon itself gives (docs/install.md lists them).
 const (
 	// ExitTimeout is the status when --timeout fired.
 	ExitTimeout = 124

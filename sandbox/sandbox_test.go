@@ -183,7 +183,7 @@ func TestExampleProgram(t *testing.T) {
 	}
 }
 
-// TestExampleGoBuild: the README's library example (examples/agenthost:
+// TestExampleGoBuild: the library example of docs/library.md (examples/agenthost:
 // the workspace writable, the tool caches, no network) runs a real go
 // build and the program it built.
 func TestExampleGoBuild(t *testing.T) {

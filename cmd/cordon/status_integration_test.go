@@ -125,7 +125,7 @@ type statusJSON struct {
 // JSON agree with the lines; the remedies fit this host; what a run then
 // does is what status says (the backend, the cgroup that holds the
 // limits, no_new_privs, the audit record of a planted file); and the
-// README's table has the same areas, with this host's states among those
+// docs/security.md's table has the same areas, with this host's states among those
 // it names.
 func TestStatusOneStory(t *testing.T) {
 	e := newEnv(t)
@@ -246,14 +246,14 @@ func TestStatusOneStory(t *testing.T) {
 		}
 	})
 
-	t.Run("README", func(t *testing.T) {
-		b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	t.Run("security model", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		rows := readmeTable(string(b), "## What is enforced today")
 		if len(rows) == 0 {
-			t.Fatal("README has no table under \"## What is enforced today\"")
+			t.Fatal("docs/security.md has no table under \"## What is enforced today\"")
 		}
 		paren := regexp.MustCompile(`\s*\(.*\)$`)
 		states := map[string]string{}
@@ -263,16 +263,16 @@ func TestStatusOneStory(t *testing.T) {
 		for _, a := range text.enforced {
 			state, ok := states[a.Name]
 			if !ok {
-				t.Errorf("README's table has no row for %q (rows: %q)", a.Name, rows)
+				t.Errorf("docs/security.md's table has no row for %q (rows: %q)", a.Name, rows)
 				continue
 			}
 			if !strings.Contains(state, a.Status) {
-				t.Errorf("README says %q is %q; cordon status says %q here", a.Name, state, a.Status)
+				t.Errorf("docs/security.md says %q is %q; cordon status says %q here", a.Name, state, a.Status)
 			}
 			delete(states, a.Name)
 		}
 		for name := range states {
-			t.Errorf("README's table has a row %q that cordon status does not print", name)
+			t.Errorf("docs/security.md's table has a row %q that cordon status does not print", name)
 		}
 	})
 }

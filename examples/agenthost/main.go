@@ -1,8 +1,8 @@
 // Command agenthost is the smallest agent host built on cordon's library:
 // it runs one command confined to a workspace (writable, as is the private
 // /tmp), with the tool caches (so go build, npm and pip work), no network
-// and a timeout, and exits with the command's status. It is the README's
-// library example; the tests of package sandbox build it and run a real
+// and a timeout, and exits with the command's status. It is the library
+// example of docs/library.md; the tests of package sandbox build it and run a real
 // go build with it.
 //
 //	go run ./examples/agenthost -workspace DIR -- CMD [ARG...]
