@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // Sizes of TestManyRunsAtOnce. 200 runs at once take about 5 to 9 s on the
@@ -48,6 +50,7 @@ const manyTimeout = 90 * time.Second
 // /tmp), and no cgroup of the test's runs, no process of the test and no
 // mount under its directory is left on the host.
 func TestManyRunsAtOnce(t *testing.T) {
+	testenv.Heavy(t)
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t)

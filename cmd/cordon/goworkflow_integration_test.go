@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/policy"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // testModules are what the test proxy serves: example.com/m in two v1
@@ -156,6 +158,7 @@ func compiledPackages(out string) []string {
 // goes to the sandbox's cache. On the Landlock-only backend the standard
 // library still comes from the host.
 func TestGoFirstBuildWarmHost(t *testing.T) {
+	testenv.Heavy(t)
 	t.Parallel()
 	e := newEnv(t)
 	p := newModProxy(t, e.root, testModules)
@@ -220,6 +223,7 @@ func TestGoFirstBuildWarmHost(t *testing.T) {
 // --clean removes it (a read-only Go module cache in it included) and
 // leaves the others.
 func TestCacheCommandInside(t *testing.T) {
+	testenv.Heavy(t)
 	t.Parallel()
 	e := newEnv(t)
 	p := newModProxy(t, e.root, testModules)
