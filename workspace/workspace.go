@@ -3,6 +3,27 @@
 // or more roots (the workspace first, plus extra read-only or read-write
 // roots), routed by path like a mount table.
 //
+// # Use
+//
+// It is for Go agent hosts whose own file tools must obey the same policy
+// as the commands cordon runs (it is what cordon's MCP server serves). Load
+// a policy with policy.Load (or take a sandbox.Sandbox's, Sandbox.Policy),
+// open it with New, and call the FS's methods with paths relative to the
+// workspace (or absolute inside a root):
+//
+//	p, err := policy.Load(policy.Options{Host: host, Workspace: dir})
+//	fsys, err := workspace.New(p)
+//	defer fsys.Close()
+//	res, err := fsys.ReadFile("main.go", 1, 50) // lines 1-50, with anchors
+//	_, err = fsys.EditFile("main.go", "old text", "new text")
+//
+// A refusal is a *Violation (its text starts "sandbox violation:", its Kind
+// says why: a denied secret, a protected path through which code runs
+// later on the host, a path outside every root, a symbolic link leaving
+// one, ...); any other failure is a *PathError. Both name the path as the
+// caller gave it and never hold a file's content. An FS is safe for
+// concurrent use. See Example.
+//
 // # One resolution, by descriptor
 //
 // Every operation resolves its path once, by descriptor, and decides on
