@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 )
 
 // checkDir compares one git directory with the snapshot and disarms what
@@ -292,16 +294,16 @@ func (d *dirCheck) config(name string) {
 		return
 	case old != nil:
 		had = map[string]bool{}
-		for _, e := range parseConfig(old.content) {
-			had[e.tuple()] = true
+		for _, e := range gitconfig.ParseAll(old.content) {
+			had[e.Tuple()] = true
 		}
 	case !d.planted(hi):
 		return // in an unknown directory, and older than the run
 	}
-	var bad []configEntry
+	var bad []gitconfig.Entry
 	var rules []string
-	for _, e := range parseConfig(data) {
-		if r := dangerous(e); r != "" && !had[e.tuple()] {
+	for _, e := range gitconfig.ParseAll(data) {
+		if r := dangerous(e); r != "" && !had[e.Tuple()] {
 			bad = append(bad, e)
 			rules = append(rules, r)
 		}
@@ -315,7 +317,7 @@ func (d *dirCheck) config(name string) {
 	}
 	how, ok := d.c.keptHow(), false
 	if !d.c.opts.KeepArmed {
-		if err := d.rewrite(name, hi, commentOut(data, bad)); err != nil {
+		if err := d.rewrite(name, hi, gitconfig.CommentOut(data, bad)); err != nil {
 			how = "could not disarm: " + err.Error()
 		} else {
 			how, ok = "commented out", true
