@@ -36,7 +36,7 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 	if d.prev == nil {
 		d.fresh = c.becameGitDir(ref)
 	}
-	d.hooks()
+	d.hooks("hooks")
 	for _, name := range configFiles {
 		d.config(name)
 	}
@@ -91,20 +91,22 @@ func (d *dirCheck) finding(name, kind, key, value, rule string) Finding {
 	return Finding{Path: filepath.Join(d.abs, name), Rel: filepath.Join(d.rel, name), Kind: kind, Key: key, Value: value, Rule: rule}
 }
 
-// hooks checks hooks/: executable files and symbolic links that are new or
-// changed, and hooks itself if it became a symbolic link.
-func (d *dirCheck) hooks() {
-	fi, err := d.g.Lstat("hooks")
+// hooks checks the hooks directory name (hooks/ of a git directory, or
+// the one core.hooksPath names): executable files and symbolic links that
+// are new or changed, and the directory itself if it became a symbolic
+// link.
+func (d *dirCheck) hooks(name string) {
+	fi, err := d.g.Lstat(name)
 	if err != nil {
 		return
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, _ := d.g.Readlink("hooks")
+		target, _ := d.g.Readlink(name)
 		if d.prev != nil && d.prev.hooksLink != nil && d.prev.hooksLink.same(fi) || !d.planted(fi) {
 			return
 		}
-		f := d.finding("hooks", KindHook, "hooks", target, "planted:hook")
-		d.disarmRename(&f, "hooks", "symbolic link renamed to hooks"+DisarmedSuffix)
+		f := d.finding(name, KindHook, filepath.Base(name), target, "planted:hook")
+		d.disarmRename(&f, name, "symbolic link renamed to "+filepath.Base(name)+DisarmedSuffix)
 		d.add(f)
 		return
 	}
@@ -112,10 +114,10 @@ func (d *dirCheck) hooks() {
 		return
 	}
 	if d.prev != nil && d.prev.hooks == nil {
-		d.c.note(fmt.Sprintf("the hooks of %s were not recorded before the run (more than %d entries)", d.abs, maxHooks))
+		d.c.note(fmt.Sprintf("the hooks in %s were not recorded before the run (more than %d entries)", filepath.Join(d.abs, name), maxHooks))
 		return
 	}
-	hf, err := d.g.OpenFile("hooks", os.O_RDONLY|oNoFollow|oDirectory, 0)
+	hf, err := d.g.OpenFile(name, os.O_RDONLY|oNoFollow|oDirectory, 0)
 	if err != nil {
 		return
 	}
@@ -125,7 +127,7 @@ func (d *dirCheck) hooks() {
 		return
 	}
 	if len(names) > maxHooks {
-		d.c.note(fmt.Sprintf("%s/hooks has more than %d entries; only some were checked", d.abs, maxHooks))
+		d.c.note(fmt.Sprintf("%s has more than %d entries; only some were checked", filepath.Join(d.abs, name), maxHooks))
 		names = names[:maxHooks]
 	}
 	slices.Sort(names)
@@ -133,7 +135,7 @@ func (d *dirCheck) hooks() {
 		if strings.HasSuffix(n, ".sample") || strings.HasSuffix(n, DisarmedSuffix) {
 			continue
 		}
-		rel := filepath.Join("hooks", n)
+		rel := filepath.Join(name, n)
 		hi, err := d.g.Lstat(rel)
 		if err != nil {
 			continue

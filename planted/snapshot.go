@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Bounds of a Snapshot.
@@ -34,6 +36,12 @@ type Before struct {
 	// nameFiles are the files of the protected names (a name itself, or
 	// the files below a protected directory, at most maxNameEntries each).
 	nameFiles map[string]fileState
+	// gitHooks and gitConfigs are where else git looks (see Git): the
+	// hooks directories and the included config files (nil: absent).
+	gitHooks   map[string]*dirState
+	gitConfigs map[string]*fileState
+	// gitKnown are those of them that existed.
+	gitKnown map[string]bool
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -74,7 +82,12 @@ func (s *fileState) same(fi fs.FileInfo) bool {
 // journal), where the user may have changed things too since: report what
 // it finds, with KeepArmed.
 func Since(t time.Time) *Before {
-	return &Before{at: t, dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{}}
+	return newBefore(t)
+}
+
+func newBefore(t time.Time) *Before {
+	return &Before{at: t, dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{},
+		gitHooks: map[string]*dirState{}, gitConfigs: map[string]*fileState{}, gitKnown: map[string]bool{}}
 }
 
 // recordName records the files of the protected name n.
@@ -103,7 +116,7 @@ func (b *Before) recordName(n string) {
 // MaxSnapshotDirs directories are recorded. It never fails: what it cannot
 // read is recorded as absent or unreadable.
 func Snapshot(gitDirs, names []string) *Before {
-	b := &Before{at: time.Now(), dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{}}
+	b := newBefore(time.Now())
 	for _, n := range names {
 		n = filepath.Clean(n)
 		b.names[n] = true
@@ -131,7 +144,13 @@ func recordDir(d string) *dirState {
 		}
 	}
 	s.commondir = recordFile(filepath.Join(d, "commondir"), maxSmall)
-	hooks := filepath.Join(d, "hooks")
+	s.recordHooks(filepath.Join(d, "hooks"))
+	return s
+}
+
+// recordHooks records the hooks directory hooks in s: its entries, or
+// the link it is (hooks stays nil when there are too many entries).
+func (s *dirState) recordHooks(hooks string) {
 	fi, err := os.Lstat(hooks)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -140,7 +159,7 @@ func recordDir(d string) *dirState {
 	case err == nil && fi.IsDir():
 		ents, err := readDirNames(hooks, maxHooks+1)
 		if err != nil || len(ents) > maxHooks {
-			return s // hooks not recorded: Check says so
+			return // hooks not recorded: Check says so
 		}
 		s.hooks = map[string]fileState{}
 		for _, n := range ents {
@@ -151,7 +170,30 @@ func recordDir(d string) *dirState {
 	default:
 		s.hooks = map[string]fileState{}
 	}
-	return s
+}
+
+// Git records, as Snapshot records a git directory's hooks and config,
+// the hooks directories and included config files where git also looks
+// (see policy.Policy.GitLooks): Check examines them as it does a git
+// directory's. It returns b.
+func (b *Before) Git(g policy.GitLooks) *Before {
+	for _, h := range g.Hooks {
+		h = filepath.Clean(h)
+		s := &dirState{}
+		s.recordHooks(h)
+		b.gitHooks[h] = s
+		if _, err := os.Lstat(h); err == nil {
+			b.gitKnown[h] = true
+		}
+	}
+	for _, c := range g.Configs {
+		c = filepath.Clean(c)
+		b.gitConfigs[c] = recordFile(c, MaxConfigSize)
+		if b.gitConfigs[c] != nil {
+			b.gitKnown[c] = true
+		}
+	}
+	return b
 }
 
 // configFiles are the configuration files of a git directory.

@@ -90,11 +90,25 @@ type Locations struct {
 // files are read by descriptor, each at most MaxFile bytes, includes at
 // most MaxIncludeDepth deep.
 func Locate(r Repo, env Env) Locations {
+	return LocateAll([]Repo{r}, env)[0]
+}
+
+// LocateAll is Locate for each of repos, reading each file once.
+func LocateAll(repos []Repo, env Env) []Locations {
+	files := map[string][]Entry{}
+	out := make([]Locations, len(repos))
+	for i, r := range repos {
+		out[i] = locate(r, env, files)
+	}
+	return out
+}
+
+func locate(r Repo, env Env, files map[string][]Entry) Locations {
 	common := r.CommonDir
 	if common == "" {
 		common = r.GitDir
 	}
-	l := &locator{env: env, seen: map[string]bool{}}
+	l := &locator{env: env, seen: map[string]bool{}, files: files}
 	if !env.NoSystem {
 		sys := "/etc/gitconfig"
 		if env.ConfigSystem != "" {
@@ -138,6 +152,7 @@ type locator struct {
 	configs   []string
 	included  []string
 	hooksPath string
+	files     map[string][]Entry // what was read, by path (nil: unreadable)
 }
 
 // read reads the config file path and, in order, what it includes;
@@ -156,11 +171,13 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 	} else if depth > 0 {
 		return nil // a loop: git would fail; nothing new to find
 	}
-	data, err := readFile(path, MaxFile)
-	if err != nil {
-		return nil
+	es, done := l.files[path]
+	if !done {
+		if data, err := readFile(path, MaxFile); err == nil {
+			es, _ = Parse(data) // git refuses a bad file; what it holds still counts
+		}
+		l.files[path] = es
 	}
-	es, _ := Parse(data) // git refuses a bad file; what it holds still counts
 	for _, e := range es {
 		switch {
 		case e.Is("core", "hookspath") && !e.Bare:

@@ -1,0 +1,54 @@
+package plan
+
+import (
+	"os"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// gitLooksIn returns where git looks for the repositories of gitDirs and
+// gitlinks (and the workspace's, see policy.Policy.GitLooks) that lies in
+// one of roots: what a command there could change.
+func gitLooksIn(p *policy.Policy, gitDirs, gitlinks, roots []string) policy.GitLooks {
+	all := p.GitLooks(gitDirs, gitlinks)
+	in := func(paths []string) []string {
+		var out []string
+		for _, x := range paths {
+			if policy.CoveredBy(x, roots) {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	return policy.GitLooks{Hooks: in(all.Hooks), Configs: in(all.Configs)}
+}
+
+// protectGitLooks keeps read-only the hooks directories and included
+// config files of the guard (Guard.Git) that lie in a writable root, as
+// protectGitDir does a git directory's hooks and config: an existing one
+// is re-bound read-only, a missing one gets a placeholder (an empty
+// directory or file), and the directories between the root and it are
+// pinned, so none can be renamed away and made anew without it.
+func (b *bwrapBuilder) protectGitLooks() error {
+	g := b.plan.Guard.Git
+	for _, set := range []struct {
+		paths []string
+		kind  int
+	}{{g.Hooks, phDir}, {g.Configs, phFile}} {
+		for _, path := range set.paths {
+			root := b.writableRootOf(path)
+			if root == "" || b.deniedBy(path) != "" {
+				continue
+			}
+			b.pinBetween(root, path, false)
+			if _, err := os.Lstat(path); err == nil {
+				if err := b.protectExisting(path); err != nil {
+					return err
+				}
+				continue
+			}
+			b.placeholder(root, path, set.kind)
+		}
+	}
+	return nil
+}

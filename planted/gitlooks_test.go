@@ -1,0 +1,75 @@
+//go:build unix
+
+package planted
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// TestCheckGitLooks: in a hooks directory that core.hooksPath names and a
+// config file that include.path names (Before.Git), what the run added is
+// disarmed as in .git/hooks and .git/config: a new or changed executable
+// loses its execute bits, a new key that runs a program is commented out;
+// what was there before stays; a hooks directory the run created counts
+// whole; with TrustKnown (read-only during the run) an existing one is not
+// examined.
+func TestCheckGitLooks(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		ws := t.TempDir()
+		hooks, fresh, inc := filepath.Join(ws, ".githooks"), filepath.Join(ws, "new-hooks"), filepath.Join(ws, ".gitconfig-local")
+		mustWrite(t, filepath.Join(hooks, "pre-push"), "#!/bin/sh\n", 0o755)
+		mustWrite(t, inc, "[core]\n\tfsmonitor = user-monitor\n", 0o644)
+		b := Snapshot(nil, nil).Git(policy.GitLooks{Hooks: []string{hooks, fresh}, Configs: []string{inc}})
+		time.Sleep(10 * time.Millisecond)
+		mustWrite(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\ntouch pwned\n", 0o755)
+		mustWrite(t, filepath.Join(fresh, "post-checkout"), "#!/bin/sh\ntouch pwned\n", 0o755)
+		f, err := os.OpenFile(inc, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("[diff \"x\"]\n\ttextconv = touch pwned\n")
+		f.Close()
+		rep, err := b.Check([]string{ws}, Options{TrustKnown: trust})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range rep.Findings {
+			got = append(got, f.Rule+" "+f.Rel)
+		}
+		want := "planted:diff.*.textconv .gitconfig-local|planted:hook .githooks/pre-commit|planted:hook new-hooks/post-checkout"
+		if trust {
+			want = "planted:hook new-hooks/post-checkout"
+		}
+		if strings.Join(got, "|") != want {
+			t.Errorf("trust=%v: findings %q, want %q (%s)", trust, got, want, rep.Incomplete)
+		}
+		for _, h := range []string{filepath.Join(hooks, "pre-commit"), filepath.Join(fresh, "post-checkout"), filepath.Join(hooks, "pre-push")} {
+			fi, err := os.Stat(h)
+			armed := err == nil && fi.Mode()&0o111 != 0
+			if wantArmed := strings.HasSuffix(h, "pre-push") || trust && strings.HasSuffix(h, "pre-commit"); armed != wantArmed {
+				t.Errorf("trust=%v: %s armed=%v", trust, h, armed)
+			}
+		}
+		data, _ := os.ReadFile(inc)
+		if disarmed := strings.Contains(string(data), "# cordon-disarmed: \ttextconv"); disarmed == trust || !strings.Contains(string(data), "\n\tfsmonitor = user-monitor") {
+			t.Errorf("trust=%v: %s = %q", trust, inc, data)
+		}
+	}
+}
+
+func mustWrite(t *testing.T, p, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,67 @@
+package policy
+
+import (
+	"path/filepath"
+	"slices"
+
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
+)
+
+// GitLooks are the paths outside the fixed entries of a git directory
+// (GitDirProtected) through which git runs code for some repositories:
+// the hooks directories that core.hooksPath names, and the config files
+// that include.path and includeIf.*.path name, recursively (see
+// gitconfig.Locate). Paths are absolute and clean; some may not exist
+// (created, git would use them).
+type GitLooks struct {
+	// Hooks are hooks directories other than a git directory's hooks.
+	Hooks []string `json:"hooks,omitempty"`
+	// Configs are included config files.
+	Configs []string `json:"configs,omitempty"`
+}
+
+// GitLooks returns where git looks for the repositories of gitDirs (git
+// directories), gitlinks (.git files naming one) and the workspace's
+// repository (p.Repo), with the system and global config that p.GitEnv
+// names. It is the one place the backends (which protect these paths
+// during a run and check them after it) and the file API (which refuses
+// to write them) learn them from. It reads a few small files per
+// repository and never runs git.
+func (p *Policy) GitLooks(gitDirs, gitlinks []string) GitLooks {
+	var repos []gitconfig.Repo
+	if r := p.Repo; r != nil && r.Refused == "" && r.GitDir != "" {
+		repos = append(repos, gitconfig.Repo{GitDir: r.GitDir, CommonDir: r.CommonDir, WorkTree: r.WorkTree})
+	}
+	own := map[string]bool{} // what GitDirProtected covers
+	for _, g := range gitDirs {
+		repos = append(repos, gitconfig.RepoAt(g))
+	}
+	for _, l := range gitlinks {
+		if r, ok := gitconfig.RepoOfGitlink(l); ok {
+			repos = append(repos, r)
+		}
+	}
+	for _, r := range repos {
+		for _, d := range []string{r.GitDir, r.CommonDir} {
+			if d != "" {
+				for _, e := range GitDirProtected {
+					own[filepath.Join(d, e)] = true
+				}
+			}
+		}
+	}
+	var out GitLooks
+	for _, l := range gitconfig.LocateAll(repos, p.GitEnv) {
+		if l.HooksPath && !own[l.HooksDir] && !slices.Contains(out.Hooks, l.HooksDir) {
+			out.Hooks = append(out.Hooks, l.HooksDir)
+		}
+		for _, c := range l.Included {
+			if !own[c] && !slices.Contains(out.Configs, c) {
+				out.Configs = append(out.Configs, c)
+			}
+		}
+	}
+	slices.Sort(out.Hooks)
+	slices.Sort(out.Configs)
+	return out
+}
