@@ -17,6 +17,7 @@ import (
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/planted"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 	"golang.org/x/sys/unix"
 )
@@ -89,6 +90,8 @@ type journal struct {
 	Pid   int      `json:"pid"`
 	Start int64    `json:"start_unix_nano"`
 	Roots []string `json:"roots"`
+	// Git is where else git looked in Roots (plan.Guard.Git).
+	Git policy.GitLooks `json:"git,omitzero"`
 	// Pgid is the command's process group on the Landlock-only backend
 	// (no pid namespace): what is left of it when cordon is killed lives
 	// on, and the next run kills it (see killLeftGroup).
@@ -194,7 +197,7 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		if len(j.Roots) == 0 {
 			continue
 		}
-		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
+		rep, err := planted.Since(start).Git(j.Git).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
 		if err != nil {
 			continue
 		}

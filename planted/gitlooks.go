@@ -45,6 +45,9 @@ func (c *checker) checkGitLooks(w *walkResult) {
 			} else if f := c.b.gitConfigs[it.path]; f != nil {
 				prev.configs[name] = f
 			}
+			if c.b.since {
+				prev = nil // judged by when things changed
+			}
 			d := &dirCheck{c: c, g: g, root: w.roots[i], abs: filepath.Join(base, dir), rel: dir, prev: prev}
 			if it.hook {
 				d.hooks(name)

@@ -73,3 +73,22 @@ func mustWrite(t *testing.T, p, content string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// TestSinceGitLooks: for a run killed before its check, where else git
+// looks is judged by when things changed: a hook older than the run is
+// not reported, one written since is (and left armed: KeepArmed).
+func TestSinceGitLooks(t *testing.T) {
+	ws := t.TempDir()
+	hooks := filepath.Join(ws, ".githooks")
+	mustWrite(t, filepath.Join(hooks, "old"), "#!/bin/sh\n", 0o755)
+	time.Sleep(ctimeSlack + 200*time.Millisecond)
+	start := time.Now()
+	mustWrite(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\ntouch pwned\n", 0o755)
+	rep, err := Since(start).Git(policy.GitLooks{Hooks: []string{hooks}}).Check([]string{ws}, Options{KeepArmed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Rel != ".githooks/pre-commit" || rep.Findings[0].Disarmed {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+}

@@ -42,6 +42,8 @@ type Before struct {
 	gitConfigs map[string]*fileState
 	// gitKnown are those of them that existed.
 	gitKnown map[string]bool
+	// since: made by Since, knowing nothing but its time.
+	since bool
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -82,7 +84,9 @@ func (s *fileState) same(fi fs.FileInfo) bool {
 // journal), where the user may have changed things too since: report what
 // it finds, with KeepArmed.
 func Since(t time.Time) *Before {
-	return newBefore(t)
+	b := newBefore(t)
+	b.since = true
+	return b
 }
 
 func newBefore(t time.Time) *Before {
@@ -175,11 +179,16 @@ func (s *dirState) recordHooks(hooks string) {
 // Git records, as Snapshot records a git directory's hooks and config,
 // the hooks directories and included config files where git also looks
 // (see policy.Policy.GitLooks): Check examines them as it does a git
-// directory's. It returns b.
+// directory's. A Before made by Since records nothing of them: what
+// changed there after its time counts. It returns b.
 func (b *Before) Git(g policy.GitLooks) *Before {
 	for _, h := range g.Hooks {
 		h = filepath.Clean(h)
 		s := &dirState{}
+		if b.since {
+			b.gitHooks[h] = s
+			continue
+		}
 		s.recordHooks(h)
 		b.gitHooks[h] = s
 		if _, err := os.Lstat(h); err == nil {
@@ -188,6 +197,10 @@ func (b *Before) Git(g policy.GitLooks) *Before {
 	}
 	for _, c := range g.Configs {
 		c = filepath.Clean(c)
+		if b.since {
+			b.gitConfigs[c] = nil
+			continue
+		}
 		b.gitConfigs[c] = recordFile(c, MaxConfigSize)
 		if b.gitConfigs[c] != nil {
 			b.gitKnown[c] = true

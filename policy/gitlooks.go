@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -64,4 +65,39 @@ func (p *Policy) GitLooks(gitDirs, gitlinks []string) GitLooks {
 	slices.Sort(out.Hooks)
 	slices.Sort(out.Configs)
 	return out
+}
+
+// workspaceGitLooks is GitLooks for the workspace's repository alone: its
+// .git (a directory or a gitlink) and p.Repo.
+func (p *Policy) workspaceGitLooks() GitLooks {
+	if p.Mode == ModeOff || p.Workspace == "" {
+		return GitLooks{}
+	}
+	var dirs, links []string
+	dotGit := filepath.Join(p.Workspace, ".git")
+	if fi, err := os.Lstat(dotGit); err == nil {
+		switch {
+		case fi.IsDir():
+			dirs = append(dirs, dotGit)
+		case fi.Mode().IsRegular():
+			links = append(links, dotGit)
+		}
+	}
+	return p.GitLooks(dirs, links)
+}
+
+// rule returns the rule under which git runs code from path (a hooks
+// directory's entry, an included config file), as a Decision's rule; or "".
+func (g GitLooks) rule(path string) string {
+	for _, h := range g.Hooks {
+		if Within(path, h) {
+			return "git config: core.hooksPath names " + h
+		}
+	}
+	for _, c := range g.Configs {
+		if path == c {
+			return "git config: include.path names " + c
+		}
+	}
+	return ""
 }

@@ -41,3 +41,28 @@ func TestGitLooks(t *testing.T) {
 		t.Errorf("GitLooks = %+v\nwant hooks %q configs %q", got, wantHooks, wantConfigs)
 	}
 }
+
+// TestDecideGitLooks: cordon test's decision names why a write to the
+// workspace repository's core.hooksPath directory or included config was
+// refused; a file beside them is allowed.
+func TestDecideGitLooks(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../local.cfg\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Mode: ModeStandard, Workspace: ws, Write: []string{ws}}
+	d := p.Decider("")
+	for path, want := range map[string]string{
+		filepath.Join(ws, ".githooks", "pre-commit"): "git config: core.hooksPath names " + filepath.Join(ws, ".githooks"),
+		filepath.Join(ws, "local.cfg"):               "git config: include.path names " + filepath.Join(ws, "local.cfg"),
+		filepath.Join(ws, "other.cfg"):               "",
+	} {
+		got := d.Decide(OpWrite, path)
+		if got.Denied != (want != "") || want != "" && got.Rule != want {
+			t.Errorf("Decide(write, %s) = %+v, want rule %q", path, got, want)
+		}
+	}
+}
