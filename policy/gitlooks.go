@@ -33,15 +33,8 @@ func (p *Policy) GitLooks(gitDirs, gitlinks []string) GitLooks {
 	if r := p.Repo; r != nil && r.Refused == "" && r.GitDir != "" {
 		repos = append(repos, gitconfig.Repo{GitDir: r.GitDir, CommonDir: r.CommonDir, WorkTree: r.WorkTree})
 	}
+	repos, locs := gitconfig.LocateFound(repos, gitDirs, gitlinks, p.GitEnv)
 	own := map[string]bool{} // what GitDirProtected covers
-	for _, g := range gitDirs {
-		repos = append(repos, gitconfig.RepoAt(g))
-	}
-	for _, l := range gitlinks {
-		if r, ok := gitconfig.RepoOfGitlink(l); ok {
-			repos = append(repos, r)
-		}
-	}
 	for _, r := range repos {
 		for _, d := range []string{r.GitDir, r.CommonDir} {
 			if d != "" {
@@ -52,7 +45,7 @@ func (p *Policy) GitLooks(gitDirs, gitlinks []string) GitLooks {
 		}
 	}
 	var out GitLooks
-	for _, l := range gitconfig.LocateAll(repos, p.GitEnv) {
+	for _, l := range locs {
 		if l.HooksPath && !own[l.HooksDir] && !slices.Contains(out.Hooks, l.HooksDir) {
 			out.Hooks = append(out.Hooks, l.HooksDir)
 		}

@@ -1,6 +1,7 @@
 package gitconfig
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -95,12 +96,31 @@ func Locate(r Repo, env Env) Locations {
 
 // LocateAll is Locate for each of repos, reading each file once.
 func LocateAll(repos []Repo, env Env) []Locations {
-	files := map[string][]Entry{}
+	return locateAll(repos, env, map[string][]Entry{})
+}
+
+func locateAll(repos []Repo, env Env, files map[string][]Entry) []Locations {
 	out := make([]Locations, len(repos))
 	for i, r := range repos {
 		out[i] = locate(r, env, files)
 	}
 	return out
+}
+
+// LocateFound is LocateAll for the repositories of gitDirs (see RepoAt)
+// and gitlinks (see RepoOfGitlink) after those of repos, reading each
+// file once; it returns the repositories too.
+func LocateFound(repos []Repo, gitDirs, gitlinks []string, env Env) ([]Repo, []Locations) {
+	files := map[string][]Entry{}
+	for _, g := range gitDirs {
+		repos = append(repos, repoAt(g, files))
+	}
+	for _, l := range gitlinks {
+		if r, ok := repoOfGitlink(l, files); ok {
+			repos = append(repos, r)
+		}
+	}
+	return repos, locateAll(repos, env, files)
 }
 
 func locate(r Repo, env Env, files map[string][]Entry) Locations {
@@ -171,13 +191,7 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 	} else if depth > 0 {
 		return nil // a loop: git would fail; nothing new to find
 	}
-	es, done := l.files[path]
-	if !done {
-		if data, err := readFile(path, MaxFile); err == nil {
-			es, _ = Parse(data) // git refuses a bad file; what it holds still counts
-		}
-		l.files[path] = es
-	}
+	es := entries(path, l.files)
 	for _, e := range es {
 		switch {
 		case e.Is("core", "hookspath") && !e.Bare:
@@ -195,6 +209,20 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 			}
 			l.read(t, depth+1, true)
 		}
+	}
+	return es
+}
+
+// entries returns the entries of the config file path, read once into
+// files (none when it cannot be read; a file git refuses still counts up
+// to its bad line).
+func entries(path string, files map[string][]Entry) []Entry {
+	es, done := files[path]
+	if !done {
+		if data, err := readFile(path, MaxFile); err == nil {
+			es, _ = Parse(data)
+		}
+		files[path] = es
 	}
 	return es
 }
@@ -254,7 +282,9 @@ func readFile(path string, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, os.ErrInvalid
 	}
-	return io.ReadAll(io.LimitReader(f, max))
+	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), max)+1))
+	_, err = buf.ReadFrom(io.LimitReader(f, max))
+	return buf.Bytes(), err
 }
 
 // RepoAt describes the repository of the git directory gitDir from its
@@ -262,6 +292,10 @@ func readFile(path string, max int64) ([]byte, error) {
 // (relative to gitDir), a linked worktree's gitdir file, core.bare, or
 // the directory holding a git directory named .git.
 func RepoAt(gitDir string) Repo {
+	return repoAt(gitDir, map[string][]Entry{})
+}
+
+func repoAt(gitDir string, files map[string][]Entry) Repo {
 	r := Repo{GitDir: filepath.Clean(gitDir)}
 	if b, err := readFile(filepath.Join(r.GitDir, "commondir"), maxSmall); err == nil {
 		if c := strings.TrimSpace(string(b)); c != "" {
@@ -277,15 +311,12 @@ func RepoAt(gitDir string) Repo {
 	}
 	var worktree string
 	bare := false
-	if b, err := readFile(filepath.Join(common, "config"), MaxFile); err == nil {
-		es, _ := Parse(b)
-		for _, e := range es {
-			switch {
-			case e.Is("core", "worktree") && !e.Bare:
-				worktree = e.Value
-			case e.Is("core", "bare"):
-				bare = e.Bare || isTrue(e.Value, false)
-			}
+	for _, e := range entries(filepath.Join(common, "config"), files) {
+		switch {
+		case e.Is("core", "worktree") && !e.Bare:
+			worktree = e.Value
+		case e.Is("core", "bare"):
+			bare = e.Bare || isTrue(e.Value, false)
 		}
 	}
 	switch {
@@ -312,6 +343,10 @@ func RepoAt(gitDir string) Repo {
 // ("gitdir: PATH", PATH relative to its directory): its work tree is the
 // file's directory. ok is false when the file names nothing.
 func RepoOfGitlink(dotGit string) (Repo, bool) {
+	return repoOfGitlink(dotGit, map[string][]Entry{})
+}
+
+func repoOfGitlink(dotGit string, files map[string][]Entry) (Repo, bool) {
 	b, err := readFile(dotGit, maxSmall)
 	if err != nil {
 		return Repo{}, false
@@ -324,7 +359,7 @@ func RepoOfGitlink(dotGit string) (Repo, bool) {
 	if !filepath.IsAbs(t) {
 		t = filepath.Join(filepath.Dir(dotGit), t)
 	}
-	r := RepoAt(t)
+	r := repoAt(t, files)
 	r.WorkTree = filepath.Dir(filepath.Clean(dotGit))
 	return r, true
 }
