@@ -28,9 +28,15 @@ func gitLooksIn(p *policy.Policy, gitDirs, gitlinks, roots []string) policy.GitL
 // protectGitDir does a git directory's hooks and config: an existing one
 // is re-bound read-only, a missing one gets a placeholder (an empty
 // directory or file), and the directories between the root and it are
-// pinned, so none can be renamed away and made anew without it.
-func (b *bwrapBuilder) protectGitLooks() error {
+// pinned, so none can be renamed away and made anew without it. The
+// paths are the guard's, so that what is kept read-only is what is
+// checked after the run; a builder that made no guard (yet) computes them
+// the same way from trees.
+func (b *bwrapBuilder) protectGitLooks(trees map[string]*tree) error {
 	g := b.plan.Guard.Git
+	if len(b.plan.Guard.Roots) == 0 {
+		g = guardFrom(b.p, b.writableRoots(), trees, false).Git
+	}
 	for _, set := range []struct {
 		paths []string
 		kind  int

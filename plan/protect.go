@@ -101,7 +101,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 			}
 		}
 	}
-	if err := b.protectGitLooks(); err != nil {
+	if err := b.protectGitLooks(trees); err != nil {
 		return err
 	}
 	for _, d := range p.DenyWrite {
