@@ -11,8 +11,9 @@ import (
 )
 
 // TestGitLooksPlanted: where git looks besides .git/hooks and .git/config
-// (core.hooksPath and include.path, in the workspace's repository and in
-// a nested one) a confined command plants a hook or a core.fsmonitor, as
+// (core.hooksPath and include.path, in the workspace's repository, a
+// nested one, a submodule and a linked worktree, and in another writable
+// root) a confined command plants a hook or a core.fsmonitor, as
 // an attacker would; afterwards the host's git runs nothing (the planted
 // program would write a marker file). On bubblewrap the write is refused
 // during the run; on the Landlock-only backend it is disarmed after it.
@@ -25,6 +26,8 @@ func TestGitLooksPlanted(t *testing.T) {
 		plant  string            // the script, %[1]s the marker
 		flags  []string
 		other  bool // an --allow-write directory outside the workspace
+		// prep makes repo, when it is not a plain nested repository.
+		prep func(t *testing.T, e *sandboxEnv)
 	}
 	cases := map[string]setup{
 		"hooksPath in the work tree": {repo: ".", config: []string{"core.hooksPath", ".githooks"},
@@ -41,6 +44,10 @@ func TestGitLooksPlanted(t *testing.T) {
 			plant: "mkdir -p sub/hooks-dir; " + fmt.Sprintf(hook, "%[1]s", "sub/hooks-dir", "sub/hooks-dir")},
 		"nested repository, include.path": {repo: "sub", config: []string{"include.path", "../../shared.cfg"}, files: map[string]string{"shared.cfg": "[user]\n\tname = t\n"},
 			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> shared.cfg`},
+		"submodule, hooksPath": {repo: "mod", config: []string{"core.hooksPath", "hooks-dir"}, prep: submodule,
+			plant: "mkdir -p mod/hooks-dir; " + fmt.Sprintf(hook, "%[1]s", "mod/hooks-dir", "mod/hooks-dir")},
+		"linked worktree, include.path": {repo: "wt", config: []string{"--worktree", "include.path", "../../../wt.cfg"}, prep: worktree, files: map[string]string{"wt.cfg": "[user]\n\tname = t\n"},
+			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> wt.cfg`},
 		"absolute hooksPath in another writable root": {repo: ".", other: true,
 			plant: "mkdir -p $OTHER/hooks; " + fmt.Sprintf(hook, "%[1]s", "$OTHER/hooks", "$OTHER/hooks")},
 	}
@@ -54,7 +61,10 @@ func TestGitLooksPlanted(t *testing.T) {
 				marker := filepath.Join(e.root, "RAN")
 				repo := filepath.Join(e.ws, c.repo)
 				hostGit(t, e, e.root, "init", "-q", e.ws)
-				if c.repo != "." {
+				switch {
+				case c.prep != nil:
+					c.prep(t, e)
+				case c.repo != ".":
 					hostGit(t, e, e.root, "init", "-q", repo)
 				}
 				flags := append([]string{"--backend", backend}, c.flags...)
@@ -86,6 +96,24 @@ func TestGitLooksPlanted(t *testing.T) {
 			})
 		}
 	}
+}
+
+// submodule adds the submodule "mod" to the workspace's repository: its
+// git directory is .git/modules/mod, whose core.worktree names mod.
+func submodule(t *testing.T, e *sandboxEnv) {
+	src := filepath.Join(e.root, "src")
+	hostGit(t, e, e.root, "init", "-q", src)
+	hostGit(t, e, src, "commit", "-q", "--allow-empty", "-m", "m")
+	hostGit(t, e, e.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+}
+
+// worktree adds the linked worktree "wt" inside the workspace: its git
+// directory is .git/worktrees/wt, and an include in its config.worktree
+// (extensions.worktreeConfig) names a file relative to that directory.
+func worktree(t *testing.T, e *sandboxEnv) {
+	hostGit(t, e, e.ws, "commit", "-q", "--allow-empty", "-m", "m")
+	hostGit(t, e, e.ws, "worktree", "add", "-q", "wt")
+	hostGit(t, e, e.ws, "config", "extensions.worktreeConfig", "true")
 }
 
 // TestGitLooksDocumented: a command may still work beside where git
