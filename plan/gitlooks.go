@@ -2,6 +2,7 @@ package plan
 
 import (
 	"os"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -37,15 +38,18 @@ func (b *bwrapBuilder) protectGitLooks(trees map[string]*tree) error {
 	if len(b.plan.Guard.Roots) == 0 {
 		g = guardFrom(b.p, b.writableRoots(), trees, false).Git
 	}
+	var kept []string
 	for _, set := range []struct {
 		paths []string
 		kind  int
-	}{{g.Hooks, phDir}, {g.Configs, phFile}} {
+		what  string
+	}{{g.Hooks, phDir, "the hooks directory core.hooksPath names"}, {g.Configs, phFile, "the config file include.path names"}} {
 		for _, path := range set.paths {
 			root := b.writableRootOf(path)
 			if root == "" || b.deniedBy(path) != "" {
 				continue
 			}
+			kept = append(kept, path+" ("+set.what+")")
 			b.pinBetween(root, path, false)
 			if _, err := os.Lstat(path); err == nil {
 				if err := b.protectExisting(path); err != nil {
@@ -55,6 +59,9 @@ func (b *bwrapBuilder) protectGitLooks(trees map[string]*tree) error {
 			}
 			b.placeholder(root, path, set.kind)
 		}
+	}
+	if len(kept) > 0 {
+		b.plan.Notes = append(b.plan.Notes, "read-only because git runs code from them: "+strings.Join(kept, ", "))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -53,6 +54,11 @@ func TestProtectGitLooks(t *testing.T) {
 		if !hasSeq(pl.Argv, w...) {
 			t.Errorf("argv lacks %q", w)
 		}
+	}
+	if !slices.ContainsFunc(pl.Notes, func(n string) bool {
+		return strings.Contains(n, filepath.Join(ws, ".husky", "_")+" (the hooks directory core.hooksPath names)")
+	}) {
+		t.Errorf("no note for --explain: %q", pl.Notes)
 	}
 	g := pl.Guard.Git
 	wantHooks := []string{filepath.Join(ws, ".husky", "_"), filepath.Join(ws, "sub", "tools", "hooks")}
