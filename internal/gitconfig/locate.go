@@ -182,6 +182,11 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 		return nil
 	}
 	path = filepath.Clean(path)
+	if include {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return nil // git reads nothing from a directory
+		}
+	}
 	if !l.seen[path] {
 		l.seen[path] = true
 		l.configs = append(l.configs, path)

@@ -162,6 +162,7 @@ func TestLocate(t *testing.T) {
 		{"~ without a home, ~user and %(prefix) are not followed", "[include]\n\tpath = ~/a\n\tpath = ~bob/b\n\tpath = %(prefix)/c\n", Env{}, filepath.Join(g, "hooks"), nil},
 		{"~ with a home", "[include]\n\tpath = ~/a\n[core]\n\thooksPath = ~/h\n", Env{Home: "/h"}, "/h/h", []string{"/h/a"}},
 		{"missing include listed", "[include]\n\tpath = ../.gitconfig-local\n", Env{}, filepath.Join(g, "hooks"), []string{filepath.Join(root, "r", ".gitconfig-local")}},
+		{"a directory is no config file", "[include]\n\tpath = ..\n\tpath = .\n", Env{}, filepath.Join(g, "hooks"), nil},
 		{"bad file still read up to its bad line", "[core]\n\thooksPath = h\n[broken\n", Env{}, filepath.Join(root, "r", "h"), nil},
 	}
 	for _, tt := range tests {
