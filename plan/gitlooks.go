@@ -50,6 +50,10 @@ func (b *bwrapBuilder) protectGitLooks(trees map[string]*tree) error {
 				continue
 			}
 			kept = append(kept, path+" ("+set.what+")")
+			if path == root {
+				// Fail closed, and say why nothing there can be written.
+				b.plan.RunNotes = append(b.plan.RunNotes, path+" is read-only in this run: it is "+set.what+", and git runs hooks from every file there")
+			}
 			b.pinBetween(root, path, false)
 			if _, err := os.Lstat(path); err == nil {
 				if err := b.protectExisting(path); err != nil {

@@ -67,3 +67,23 @@ func TestProtectGitLooks(t *testing.T) {
 		t.Errorf("Guard.Git = %+v, want hooks %q configs %q", g, wantHooks, wantConfigs)
 	}
 }
+
+// TestHooksPathIsTheWorkspace: core.hooksPath naming the workspace itself
+// keeps the workspace read-only (git would run any file there named like a
+// hook), and the run says so once.
+func TestHooksPathIsTheWorkspace(t *testing.T) {
+	p, opts := testPolicy(t)
+	p.Protected = policy.Protected
+	ws := p.Workspace
+	fakeGitDir(t, filepath.Join(ws, ".git"))
+	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n\thooksPath = .\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(p, []string{"true"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasSeq(pl.Argv, "--ro-bind", ws, ws) || !slices.ContainsFunc(pl.RunNotes, func(n string) bool { return strings.HasPrefix(n, ws+" is read-only in this run") }) {
+		t.Errorf("workspace not kept read-only, or not said: %q", pl.RunNotes)
+	}
+}
