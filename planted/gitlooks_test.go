@@ -92,3 +92,29 @@ func TestSinceGitLooks(t *testing.T) {
 		t.Errorf("findings %+v", rep.Findings)
 	}
 }
+
+// TestGitLooksLinkNotTrusted: an included config that is a symbolic link
+// is checked after the run even with TrustKnown (a mount keeps only its
+// target, when visible): a link the run replaced with a file of its own is
+// disarmed.
+func TestGitLooksLinkNotTrusted(t *testing.T) {
+	ws := t.TempDir()
+	inc := filepath.Join(ws, ".gitconfig-local")
+	mustWrite(t, filepath.Join(ws, "real.cfg"), "[user]\n\tname = t\n", 0o644)
+	if err := os.Symlink("real.cfg", inc); err != nil {
+		t.Fatal(err)
+	}
+	b := Snapshot(nil, nil).Git(policy.GitLooks{Configs: []string{inc}})
+	time.Sleep(10 * time.Millisecond)
+	if err := os.Remove(inc); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, inc, "[core]\n\tfsmonitor = touch pwned\n", 0o644)
+	rep, err := b.Check([]string{ws}, Options{TrustKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != "planted:core.fsmonitor" || !rep.Findings[0].Disarmed {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+}

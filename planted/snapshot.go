@@ -40,7 +40,7 @@ type Before struct {
 	// hooks directories and the included config files (nil: absent).
 	gitHooks   map[string]*dirState
 	gitConfigs map[string]*fileState
-	// gitKnown are those of them that existed.
+	// gitKnown are those of them that existed, other than links.
 	gitKnown map[string]bool
 	// since: made by Since, knowing nothing but its time.
 	since bool
@@ -191,9 +191,7 @@ func (b *Before) Git(g policy.GitLooks) *Before {
 		}
 		s.recordHooks(h)
 		b.gitHooks[h] = s
-		if _, err := os.Lstat(h); err == nil {
-			b.gitKnown[h] = true
-		}
+		b.gitKnown[h] = mountable(h)
 	}
 	for _, c := range g.Configs {
 		c = filepath.Clean(c)
@@ -202,11 +200,17 @@ func (b *Before) Git(g policy.GitLooks) *Before {
 			continue
 		}
 		b.gitConfigs[c] = recordFile(c, MaxConfigSize)
-		if b.gitConfigs[c] != nil {
-			b.gitKnown[c] = true
-		}
+		b.gitKnown[c] = mountable(c)
 	}
 	return b
+}
+
+// mountable reports whether p exists and is no symbolic link: what a mount
+// keeps read-only itself (a link is kept only through its target, when
+// that is visible inside, so Options.TrustKnown does not cover it).
+func mountable(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSymlink == 0
 }
 
 // configFiles are the configuration files of a git directory.
