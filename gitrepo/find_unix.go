@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 	"golang.org/x/sys/unix"
 )
 
@@ -260,8 +261,26 @@ func coreWorktree(g int) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	v, ok := configValue(b, "core", "worktree")
+	v, ok := worktreeValue(b)
 	return v, ok, nil
+}
+
+// worktreeValue returns the last core.worktree of a config file, read as
+// git reads it; a file git refuses (a bad line) sets nothing, as git
+// then runs nothing there.
+func worktreeValue(data []byte) (string, bool) {
+	es, err := gitconfig.Parse(data)
+	if err != nil {
+		return "", false
+	}
+	v, found := "", false
+	for _, e := range es {
+		if e.Is("core", "worktree") {
+			// A bare key has no path: git refuses it.
+			v, found = e.Value, !e.Bare
+		}
+	}
+	return v, found
 }
 
 // readSmall reads the regular file name in the directory dfd, not

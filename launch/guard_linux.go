@@ -17,6 +17,7 @@ import (
 	"github.com/cordon-sandbox/cordon/globscan"
 	"github.com/cordon-sandbox/cordon/plan"
 	"github.com/cordon-sandbox/cordon/planted"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 	"golang.org/x/sys/unix"
 )
@@ -57,7 +58,7 @@ func startGuard(pl *plan.Plan) *guard {
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	cache := WalkCache(pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly, Cache: cache}
-	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names).Git(g.Git), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
 	}
@@ -89,6 +90,8 @@ type journal struct {
 	Pid   int      `json:"pid"`
 	Start int64    `json:"start_unix_nano"`
 	Roots []string `json:"roots"`
+	// Git is where else git looked in Roots (plan.Guard.Git).
+	Git policy.GitLooks `json:"git,omitzero"`
 	// Pgid is the command's process group on the Landlock-only backend
 	// (no pid namespace): what is left of it when cordon is killed lives
 	// on, and the next run kills it (see killLeftGroup).
@@ -194,7 +197,7 @@ func sweepJournals(stateDir string, placeholders []string) []string {
 		if len(j.Roots) == 0 {
 			continue
 		}
-		rep, err := planted.Since(start).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
+		rep, err := planted.Since(start).Git(j.Git).Check(j.Roots, planted.Options{KeepArmed: true, KeptHow: "left in place (that run was killed; what changed since may be yours): review it", Ignore: append(slices.Clone(placeholders), stateDir)})
 		if err != nil {
 			continue
 		}

@@ -206,7 +206,7 @@ func (r *sandboxRun) startJournal() {
 	if !needsJournal(r.pl) {
 		return
 	}
-	j := journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots}
+	j := journal{Start: r.started.UnixNano(), Roots: r.pl.Guard.Roots, Git: r.pl.Guard.Git}
 	if !r.pl.PidNamespace {
 		// The helper leads the command's process group (Setpgid or
 		// Setsid, see newCommand); it has barely started.

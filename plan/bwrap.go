@@ -283,6 +283,9 @@ func (b *bwrapBuilder) collect() error {
 	if n := denyScanNote(p, scan, trees); n != "" {
 		b.plan.Notes = append(b.plan.Notes, n)
 	}
+	// The guard first: protect keeps read-only where git looks (Guard.Git).
+	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
+	b.plan.Guard.KnownReadOnly = true // protect mounts them read-only
 	if err := b.protect(trees); err != nil {
 		return err
 	}
@@ -292,8 +295,6 @@ func (b *bwrapBuilder) collect() error {
 	if b.permissive && b.opts.HideDenied {
 		b.denied = deniedPaths(p, trees)
 	}
-	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
-	b.plan.Guard.KnownReadOnly = true // protect mounts them read-only
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
 	// It exists by the time bwrap runs (Plan.Prepare).

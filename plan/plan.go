@@ -193,6 +193,12 @@ type Guard struct {
 	// Names are the existing paths of ProtectedNames in Roots before the
 	// run.
 	Names []string `json:"names,omitempty"`
+	// Git are the hooks directories and included config files in Roots
+	// that git uses for the repositories there (core.hooksPath,
+	// include.path, includeIf.*.path; see policy.Policy.GitLooks), which
+	// exist or not: kept read-only on bubblewrap like a git directory's
+	// hooks and config, and checked after the run as they are.
+	Git policy.GitLooks `json:"git,omitzero"`
 	// KeepArmed reports what was planted but leaves it in place
 	// (cordon run --no-disarm).
 	KeepArmed bool `json:"keep_armed,omitempty"`

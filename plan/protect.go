@@ -62,7 +62,8 @@ func (b *bwrapBuilder) writableRoots() []string {
 // protect keeps read-only, in every writable root, what makes code run
 // later on the host: every git directory's configuration and hooks at any
 // depth (each git directory is pinned, so it cannot be renamed away from
-// them), gitlinks, the protected names wherever they exist, and the
+// them), gitlinks, where else git looks for hooks and configuration
+// (Guard.Git), the protected names wherever they exist, and the
 // deny_write paths; and it keeps absent ones from being created, with
 // placeholders.
 func (b *bwrapBuilder) protect(trees map[string]*tree) error {
@@ -99,6 +100,9 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 				}
 			}
 		}
+	}
+	if err := b.protectGitLooks(trees); err != nil {
+		return err
 	}
 	for _, d := range p.DenyWrite {
 		if policy.IsGlob(d) || !filepath.IsAbs(d) || b.deniedBy(d) != "" {
@@ -400,14 +404,17 @@ func guardFrom(p *policy.Policy, roots []string, trees map[string]*tree, keep bo
 			g.Roots = append(g.Roots, c)
 		}
 	}
+	var gitlinks []string
 	for _, r := range roots {
 		if t := trees[r]; t != nil {
 			g.GitDirs = append(g.GitDirs, t.gitDirs...)
+			gitlinks = append(gitlinks, t.gitlinks...)
 			for _, n := range t.names {
 				g.Names = append(g.Names, n.path)
 			}
 		}
 	}
+	g.Git = gitLooksIn(p, g.GitDirs, gitlinks, g.Roots)
 	return g
 }
 

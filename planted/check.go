@@ -231,6 +231,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		}
 		c.checkDir(d, dirs[d])
 	}
+	c.checkGitLooks(w)
 	var renamed []string
 	for _, h := range nameHits {
 		p := filepath.Join(h.ref.base, h.ref.rel)
@@ -333,6 +334,7 @@ func (c *checker) changedName(h nameHit, renamed *[]string) {
 // walkResult is what find found under the roots.
 type walkResult struct {
 	roots []*os.Root
+	bases []string             // the roots' paths
 	dirs  map[string]gitDirRef // git directories by absolute path
 	names []nameHit            // protected names, in path order per root
 	notes []string             // what was not searched, and why
@@ -371,6 +373,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 			continue
 		}
 		w.roots = append(w.roots, r)
+		w.bases = append(w.bases, root)
 		walked := false
 		left := lim.Deadline - time.Since(start)
 		if left <= 0 {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 )
 
 // checkDir compares one git directory with the snapshot and disarms what
@@ -34,7 +36,7 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 	if d.prev == nil {
 		d.fresh = c.becameGitDir(ref)
 	}
-	d.hooks()
+	d.hooks("hooks")
 	for _, name := range configFiles {
 		d.config(name)
 	}
@@ -89,20 +91,22 @@ func (d *dirCheck) finding(name, kind, key, value, rule string) Finding {
 	return Finding{Path: filepath.Join(d.abs, name), Rel: filepath.Join(d.rel, name), Kind: kind, Key: key, Value: value, Rule: rule}
 }
 
-// hooks checks hooks/: executable files and symbolic links that are new or
-// changed, and hooks itself if it became a symbolic link.
-func (d *dirCheck) hooks() {
-	fi, err := d.g.Lstat("hooks")
+// hooks checks the hooks directory name (hooks/ of a git directory, or
+// the one core.hooksPath names): executable files and symbolic links that
+// are new or changed, and the directory itself if it became a symbolic
+// link.
+func (d *dirCheck) hooks(name string) {
+	fi, err := d.g.Lstat(name)
 	if err != nil {
 		return
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, _ := d.g.Readlink("hooks")
+		target, _ := d.g.Readlink(name)
 		if d.prev != nil && d.prev.hooksLink != nil && d.prev.hooksLink.same(fi) || !d.planted(fi) {
 			return
 		}
-		f := d.finding("hooks", KindHook, "hooks", target, "planted:hook")
-		d.disarmRename(&f, "hooks", "symbolic link renamed to hooks"+DisarmedSuffix)
+		f := d.finding(name, KindHook, filepath.Base(name), target, "planted:hook")
+		d.disarmRename(&f, name, "symbolic link renamed to "+filepath.Base(name)+DisarmedSuffix)
 		d.add(f)
 		return
 	}
@@ -110,10 +114,10 @@ func (d *dirCheck) hooks() {
 		return
 	}
 	if d.prev != nil && d.prev.hooks == nil {
-		d.c.note(fmt.Sprintf("the hooks of %s were not recorded before the run (more than %d entries)", d.abs, maxHooks))
+		d.c.note(fmt.Sprintf("the hooks in %s were not recorded before the run (more than %d entries)", filepath.Join(d.abs, name), maxHooks))
 		return
 	}
-	hf, err := d.g.OpenFile("hooks", os.O_RDONLY|oNoFollow|oDirectory, 0)
+	hf, err := d.g.OpenFile(name, os.O_RDONLY|oNoFollow|oDirectory, 0)
 	if err != nil {
 		return
 	}
@@ -123,7 +127,7 @@ func (d *dirCheck) hooks() {
 		return
 	}
 	if len(names) > maxHooks {
-		d.c.note(fmt.Sprintf("%s/hooks has more than %d entries; only some were checked", d.abs, maxHooks))
+		d.c.note(fmt.Sprintf("%s has more than %d entries; only some were checked", filepath.Join(d.abs, name), maxHooks))
 		names = names[:maxHooks]
 	}
 	slices.Sort(names)
@@ -131,7 +135,7 @@ func (d *dirCheck) hooks() {
 		if strings.HasSuffix(n, ".sample") || strings.HasSuffix(n, DisarmedSuffix) {
 			continue
 		}
-		rel := filepath.Join("hooks", n)
+		rel := filepath.Join(name, n)
 		hi, err := d.g.Lstat(rel)
 		if err != nil {
 			continue
@@ -292,16 +296,16 @@ func (d *dirCheck) config(name string) {
 		return
 	case old != nil:
 		had = map[string]bool{}
-		for _, e := range parseConfig(old.content) {
-			had[e.tuple()] = true
+		for _, e := range gitconfig.ParseAll(old.content) {
+			had[e.Tuple()] = true
 		}
 	case !d.planted(hi):
 		return // in an unknown directory, and older than the run
 	}
-	var bad []configEntry
+	var bad []gitconfig.Entry
 	var rules []string
-	for _, e := range parseConfig(data) {
-		if r := dangerous(e); r != "" && !had[e.tuple()] {
+	for _, e := range gitconfig.ParseAll(data) {
+		if r := dangerous(e); r != "" && !had[e.Tuple()] {
 			bad = append(bad, e)
 			rules = append(rules, r)
 		}
@@ -315,7 +319,7 @@ func (d *dirCheck) config(name string) {
 	}
 	how, ok := d.c.keptHow(), false
 	if !d.c.opts.KeepArmed {
-		if err := d.rewrite(name, hi, commentOut(data, bad)); err != nil {
+		if err := d.rewrite(name, hi, gitconfig.CommentOut(data, bad)); err != nil {
 			how = "could not disarm: " + err.Error()
 		} else {
 			how, ok = "commented out", true

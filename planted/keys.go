@@ -1,6 +1,10 @@
 package planted
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
+)
 
 // keyRule is one entry of dangerousKeys.
 type keyRule struct {
@@ -84,7 +88,7 @@ func sendemail(name, value string) bool {
 }
 
 // dangerous returns the pattern of the first rule that matches e, or "".
-func dangerous(e configEntry) string {
+func dangerous(e gitconfig.Entry) string {
 	for _, r := range dangerousKeys {
 		parts := strings.Split(r.pattern, ".")
 		sec, name := strings.ToLower(parts[0]), strings.ToLower(parts[len(parts)-1])

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Bounds of a Snapshot.
@@ -34,6 +36,14 @@ type Before struct {
 	// nameFiles are the files of the protected names (a name itself, or
 	// the files below a protected directory, at most maxNameEntries each).
 	nameFiles map[string]fileState
+	// gitHooks and gitConfigs are where else git looks (see Git): the
+	// hooks directories and the included config files (nil: absent).
+	gitHooks   map[string]*dirState
+	gitConfigs map[string]*fileState
+	// gitKnown are those of them that existed, other than links.
+	gitKnown map[string]bool
+	// since: made by Since, knowing nothing but its time.
+	since bool
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -74,7 +84,14 @@ func (s *fileState) same(fi fs.FileInfo) bool {
 // journal), where the user may have changed things too since: report what
 // it finds, with KeepArmed.
 func Since(t time.Time) *Before {
-	return &Before{at: t, dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{}}
+	b := newBefore(t)
+	b.since = true
+	return b
+}
+
+func newBefore(t time.Time) *Before {
+	return &Before{at: t, dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{},
+		gitHooks: map[string]*dirState{}, gitConfigs: map[string]*fileState{}, gitKnown: map[string]bool{}}
 }
 
 // recordName records the files of the protected name n.
@@ -103,7 +120,7 @@ func (b *Before) recordName(n string) {
 // MaxSnapshotDirs directories are recorded. It never fails: what it cannot
 // read is recorded as absent or unreadable.
 func Snapshot(gitDirs, names []string) *Before {
-	b := &Before{at: time.Now(), dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{}}
+	b := newBefore(time.Now())
 	for _, n := range names {
 		n = filepath.Clean(n)
 		b.names[n] = true
@@ -131,7 +148,13 @@ func recordDir(d string) *dirState {
 		}
 	}
 	s.commondir = recordFile(filepath.Join(d, "commondir"), maxSmall)
-	hooks := filepath.Join(d, "hooks")
+	s.recordHooks(filepath.Join(d, "hooks"))
+	return s
+}
+
+// recordHooks records the hooks directory hooks in s: its entries, or
+// the link it is (hooks stays nil when there are too many entries).
+func (s *dirState) recordHooks(hooks string) {
 	fi, err := os.Lstat(hooks)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -140,7 +163,7 @@ func recordDir(d string) *dirState {
 	case err == nil && fi.IsDir():
 		ents, err := readDirNames(hooks, maxHooks+1)
 		if err != nil || len(ents) > maxHooks {
-			return s // hooks not recorded: Check says so
+			return // hooks not recorded: Check says so
 		}
 		s.hooks = map[string]fileState{}
 		for _, n := range ents {
@@ -151,7 +174,43 @@ func recordDir(d string) *dirState {
 	default:
 		s.hooks = map[string]fileState{}
 	}
-	return s
+}
+
+// Git records, as Snapshot records a git directory's hooks and config,
+// the hooks directories and included config files where git also looks
+// (see policy.Policy.GitLooks): Check examines them as it does a git
+// directory's. A Before made by Since records nothing of them: what
+// changed there after its time counts. It returns b.
+func (b *Before) Git(g policy.GitLooks) *Before {
+	for _, h := range g.Hooks {
+		h = filepath.Clean(h)
+		s := &dirState{}
+		if b.since {
+			b.gitHooks[h] = s
+			continue
+		}
+		s.recordHooks(h)
+		b.gitHooks[h] = s
+		b.gitKnown[h] = mountable(h)
+	}
+	for _, c := range g.Configs {
+		c = filepath.Clean(c)
+		if b.since {
+			b.gitConfigs[c] = nil
+			continue
+		}
+		b.gitConfigs[c] = recordFile(c, MaxConfigSize)
+		b.gitKnown[c] = mountable(c)
+	}
+	return b
+}
+
+// mountable reports whether p exists and is no symbolic link: what a mount
+// keeps read-only itself (a link is kept only through its target, when
+// that is visible inside, so Options.TrustKnown does not cover it).
+func mountable(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSymlink == 0
 }
 
 // configFiles are the configuration files of a git directory.

@@ -134,6 +134,9 @@ type Decider struct {
 	// to: the host write paths but the sandbox cache.
 	protRoots []string
 	protected []string
+	// git is where git looks for the workspace's repository (see
+	// GitLooks), read once.
+	git GitLooks
 	// protHint[i] is text every path that protected[i] matches contains
 	// (a literal part of the rule), or "".
 	protHint []string
@@ -213,6 +216,7 @@ func (p *Policy) Decider(home string) *Decider {
 	h := d.home
 	d.emptyHome = h != "" && h != "/" && h != SandboxTmpDir && !CoveredBy(h, p.Read) && !CoveredBy(h, hostWrites)
 	d.protected = p.Protected
+	d.git = p.workspaceGitLooks()
 	for _, r := range p.Protected {
 		d.protHint = append(d.protHint, literalHint(r))
 	}

@@ -128,6 +128,9 @@ func (d *Decider) write(path string) Decision {
 		if r := d.protectedIn(path); r != "" {
 			return Decision{Denied: true, Rule: r}
 		}
+		if r := d.git.rule(path); r != "" {
+			return Decision{Denied: true, Rule: r}
+		}
 		return Decision{Rule: w.rule}
 	}
 	rule := ruleWriteNo

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 
 	"github.com/cordon-sandbox/cordon/subpath"
 )
@@ -260,6 +261,7 @@ func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 		return nil, b.wsDenied
 	}
 	grantRepo(p, h)
+	p.GitEnv = gitconfig.EnvFrom(h.Home, h.Getenv)
 	p.Warnings = b.flagWarnings(p)
 	return p, nil
 }

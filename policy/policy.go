@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 )
 
 // Mode is how strictly a policy is enforced.
@@ -110,6 +111,13 @@ type Policy struct {
 	// repository, if it belongs to one: runs in workspaces of one
 	// repository share a lock on the placeholders they mount there.
 	GitCommonDir string `yaml:"-" json:"-"`
+	// GitEnv is what, beside a repository's own files, decides where git
+	// looks for hooks and which config files it reads (the home directory,
+	// $XDG_CONFIG_HOME, GIT_CONFIG_SYSTEM, GIT_CONFIG_GLOBAL,
+	// GIT_CONFIG_NOSYSTEM), as Load found it on the host: every backend
+	// and the file API protect, with GitLooks, the hooks directories and
+	// included config files git will use.
+	GitEnv gitconfig.Env `yaml:"-" json:"-"`
 	// Protected lists paths, relative to each writable root, that stay
 	// read-only whether or not they exist (.git/hooks, .bashrc, ...).
 	Protected []string `yaml:"protected" json:"protected"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 )
 
 // gitRemotes adds the hosts of the workspace repository's remotes (the
@@ -85,89 +86,24 @@ func (c *collector) confirmHost(h, port, raw string, known []string) string {
 	return ""
 }
 
-// gitSetting is one key of a git config file.
+// gitSetting is one key of a git config file, as gitremote uses it.
 type gitSetting struct {
 	section, sub, key, value string
 }
 
-// parseGitConfig reads a git config file: [section] and
-// [section "subsection"] headers, "key = value" lines (a bare key is
-// true), values bare or quoted with \" \\ \n \t escapes, ; and #
-// comments. Section and key names are lower-cased, as git compares
-// them; what it cannot read is skipped. Includes are not followed.
+// parseGitConfig reads a git config file with the one git-config
+// parser (a bare key is "true"). A file git refuses sets nothing: git
+// fails there, reaching no remote. Includes are not followed.
 func parseGitConfig(data []byte) []gitSetting {
-	var out []gitSetting
-	section, sub := "", ""
-	for _, line := range strings.Split(string(data), "\n") {
-		l := strings.TrimSpace(strings.TrimRight(line, "\r"))
-		if l == "" || l[0] == '#' || l[0] == ';' {
-			continue
-		}
-		if l[0] == '[' {
-			end := strings.LastIndexByte(l, ']')
-			if end < 0 {
-				section = ""
-				continue
-			}
-			head := strings.TrimSpace(l[1:end])
-			if name, rest, ok := strings.Cut(head, " "); ok {
-				section = strings.ToLower(name)
-				sub, _ = gitValue(strings.TrimSpace(rest))
-			} else if name, rest, ok := strings.Cut(head, "."); ok {
-				section, sub = strings.ToLower(name), strings.ToLower(rest)
-			} else {
-				section, sub = strings.ToLower(head), ""
-			}
-			if l = strings.TrimSpace(l[end+1:]); l == "" {
-				continue
-			}
-		}
-		if section == "" {
-			continue
-		}
-		k, v, hasEq := strings.Cut(l, "=")
-		val := "true"
-		if hasEq {
-			var ok bool
-			if val, ok = gitValue(strings.TrimSpace(v)); !ok {
-				continue
-			}
-		}
-		out = append(out, gitSetting{section, sub, strings.ToLower(strings.TrimSpace(k)), val})
+	es, err := gitconfig.Parse(data)
+	if err != nil {
+		return nil
+	}
+	out := make([]gitSetting, 0, len(es))
+	for _, e := range es {
+		out = append(out, gitSetting{e.Section, e.Sub, e.Name, e.ValueOrTrue()})
 	}
 	return out
-}
-
-// gitValue decodes a git config value or quoted subsection.
-func gitValue(v string) (string, bool) {
-	var b strings.Builder
-	quoted := false
-	for i := 0; i < len(v); i++ {
-		ch := v[i]
-		switch {
-		case ch == '"':
-			quoted = !quoted
-		case ch == '\\' && i+1 < len(v):
-			i++
-			switch v[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case '"', '\\':
-				b.WriteByte(v[i])
-			default:
-				return "", false
-			}
-		case ch == '\\':
-			return "", false // a continuation line: not read
-		case (ch == '#' || ch == ';') && !quoted:
-			return strings.TrimSpace(b.String()), true
-		default:
-			b.WriteByte(ch)
-		}
-	}
-	return strings.TrimSpace(b.String()), !quoted
 }
 
 // rewriteGitURL applies the longest url.BASE.insteadOf prefix (for a

@@ -102,6 +102,8 @@ func (v *Violation) Error() string {
 			s = fmt.Sprintf("path %s is read-only by rule %s (the user's policy: filesystem.deny_write)", p, quote(v.Rule))
 		case SourceGitDir:
 			s = fmt.Sprintf("path %s is protected by rule %s of the git directory %s", p, quote(v.Rule), quote(v.Detail)) + runsLater
+		case SourceGitLook:
+			s = fmt.Sprintf("path %s is protected: git's %s names %s", p, v.Rule, quote(v.Detail)) + runsLater
 		default:
 			s = fmt.Sprintf("path %s is protected by rule %s", p, quote(v.Rule)) + runsLater
 		}

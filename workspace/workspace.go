@@ -175,6 +175,7 @@ type FS struct {
 	deny      []denyRule
 	denyWrite []denyRule
 	protected []string
+	policy    *policy.Policy // for where git looks (gitLook)
 }
 
 type mount struct {
@@ -218,6 +219,7 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 		return nil, fmt.Errorf("workspace: filesystem.deny_write: %w", err)
 	}
 	f.protected = p.Protected
+	f.policy = p
 	for _, r := range append([]Root{{Path: ws, Writable: writableBy(ws, p.Write)}}, extra...) {
 		m, err := openMount(r)
 		if err != nil {
@@ -481,6 +483,10 @@ func (f *FS) checkWrite(t *target) error {
 	}
 	if rule, source, gitDir := f.protection(t); rule != "" {
 		v.Kind, v.Rule, v.Source, v.Detail = KindProtected, rule, source, gitDir
+		return v
+	}
+	if rule, where := f.gitLook(t); rule != "" {
+		v.Kind, v.Rule, v.Source, v.Detail = KindProtected, rule, SourceGitLook, where
 		return v
 	}
 	return nil

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package gitconfig
+
+const oNonblock = 0

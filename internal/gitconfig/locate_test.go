@@ -1,0 +1,192 @@
+package gitconfig
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gitIn runs git in dir with env and returns its output.
+func gitIn(t *testing.T, git, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(git, append([]string{"-C", dir}, args...)...)
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %q: %v\n%s%s", args, err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// TestLocateAsGit: for a repository whose system, global and own config
+// include further files (relative, ~/, includeIf, a chain of includes),
+// Locate lists the files git reads in git's order (git config
+// --list --show-origin --includes), and the hooks directory git uses (git
+// rev-parse --git-path hooks) for a relative, a ~/ and an absolute
+// core.hooksPath; for a linked worktree and a submodule too.
+func TestLocateAsGit(t *testing.T) {
+	git := requireGit(t)
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	ws := filepath.Join(root, "ws")
+	sys := filepath.Join(root, "etc", "gitconfig")
+	env := Env{Home: home, ConfigSystem: sys}
+	genv := []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_SYSTEM=" + sys, "LC_ALL=C",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
+	write(t, sys, "[include]\n\tpath = sys.inc\n")
+	write(t, filepath.Join(root, "etc", "sys.inc"), "[x]\n\ty = 1\n")
+	write(t, filepath.Join(home, ".config", "git", "config"), "[x]\n\txdg = 1\n")
+	write(t, filepath.Join(home, ".gitconfig"), "[include]\n\tpath = ~/inc/a\n")
+	write(t, filepath.Join(home, "inc", "a"), "[include]\n\tpath = b\n[x]\n\ta = 1\n")
+	write(t, filepath.Join(home, "inc", "b"), "[x]\n\tb = 1\n")
+	gitIn(t, git, root, genv, "init", "-q", ws)
+	gitIn(t, git, ws, genv, "commit", "-q", "--allow-empty", "-m", "m")
+	cfg := filepath.Join(ws, ".git", "config")
+	data, _ := os.ReadFile(cfg)
+	write(t, cfg, string(data)+"[include]\n\tpath = ../.gitconfig-local\n[includeIf \"gitdir:"+ws+"/\"]\n\tpath = "+filepath.Join(ws, "cond.inc")+"\n")
+	write(t, filepath.Join(ws, ".gitconfig-local"), "[x]\n\tlocal = 1\n")
+	write(t, filepath.Join(ws, "cond.inc"), "[x]\n\tcond = 1\n")
+
+	origins := func(dir string) []string {
+		var files []string
+		for _, l := range strings.Split(gitIn(t, git, dir, genv, "config", "--list", "--show-origin", "--includes", "-z"), "\x00") {
+			f, ok := strings.CutPrefix(l, "file:")
+			if !ok {
+				continue
+			}
+			if !filepath.IsAbs(f) {
+				f = filepath.Join(dir, f) // git names them from its directory
+			}
+			if f = filepath.Clean(f); !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		return files
+	}
+	existing := func(fs []string) []string {
+		var out []string
+		for _, f := range fs {
+			if _, err := os.Stat(f); err == nil {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	hooks := func(dir string) string {
+		h := strings.TrimSpace(gitIn(t, git, dir, genv, "rev-parse", "--git-path", "hooks"))
+		if !filepath.IsAbs(h) {
+			h = filepath.Join(dir, h)
+		}
+		return filepath.Clean(h)
+	}
+	check := func(name string, r Repo, dir string) {
+		t.Helper()
+		l := Locate(r, env)
+		if got, want := existing(l.Configs), origins(dir); !slices.Equal(got, want) {
+			t.Errorf("%s: config files\n got %q\nwant %q (git)", name, got, want)
+		}
+		if got, want := l.HooksDir, hooks(dir); got != want {
+			t.Errorf("%s: hooks directory %q, git's %q", name, got, want)
+		}
+	}
+	top := RepoAt(filepath.Join(ws, ".git"))
+	if top.WorkTree != ws || top.CommonDir != "" {
+		t.Fatalf("RepoAt: %+v", top)
+	}
+	check("no hooksPath", top, ws)
+	for _, hp := range []string{".githooks", ".husky/_", "~/hooks", filepath.Join(root, "abs-hooks")} {
+		gitIn(t, git, ws, genv, "config", "--file", filepath.Join(ws, ".gitconfig-local"), "core.hooksPath", hp)
+		check("hooksPath "+hp, top, ws)
+	}
+	l := Locate(top, env)
+	if !slices.Contains(l.Included, filepath.Join(ws, ".gitconfig-local")) || !slices.Contains(l.Included, filepath.Join(home, "inc", "b")) || slices.Contains(l.Included, cfg) {
+		t.Errorf("Included: %q", l.Included)
+	}
+
+	// A linked worktree: its own git directory, the common config.
+	wt := filepath.Join(root, "wt")
+	gitIn(t, git, ws, genv, "worktree", "add", "-q", wt)
+	r, ok := RepoOfGitlink(filepath.Join(wt, ".git"))
+	if !ok || r.WorkTree != wt || r.CommonDir != filepath.Join(ws, ".git") {
+		t.Fatalf("RepoOfGitlink(worktree): %+v %v", r, ok)
+	}
+	if a := RepoAt(r.GitDir); a != r {
+		t.Errorf("RepoAt(%s) = %+v, RepoOfGitlink %+v", r.GitDir, a, r)
+	}
+	check("linked worktree", r, wt)
+
+	// A submodule: its git directory under .git/modules names its work
+	// tree with core.worktree.
+	sub := filepath.Join(root, "sub")
+	gitIn(t, git, root, genv, "init", "-q", sub)
+	gitIn(t, git, sub, genv, "commit", "-q", "--allow-empty", "-m", "m")
+	gitIn(t, git, ws, genv, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mod")
+	m := RepoAt(filepath.Join(ws, ".git", "modules", "mod"))
+	if m.WorkTree != filepath.Join(ws, "mod") {
+		t.Fatalf("RepoAt(submodule): %+v", m)
+	}
+	check("submodule", m, filepath.Join(ws, "mod"))
+}
+
+// TestLocate: what Locate finds where git would not tell (an includeIf
+// whose condition is false counts), and what it does not follow.
+func TestLocate(t *testing.T) {
+	root := t.TempDir()
+	g := filepath.Join(root, "r", ".git")
+	tests := []struct {
+		name, config string
+		env          Env
+		hooks        string
+		included     []string
+	}{
+		{"default hooks", "[core]\n\tbare = false\n", Env{}, filepath.Join(g, "hooks"), nil},
+		{"last hooksPath wins", "[core]\n\thooksPath = a\n\thooksPath = b\n", Env{}, filepath.Join(root, "r", "b"), nil},
+		{"includeIf whatever its condition", "[includeIf \"onbranch:nope\"]\n\tpath = x\n[includeIf \"gitdir:/nowhere/\"]\n\tpath = /abs/y\n", Env{},
+			filepath.Join(g, "hooks"), []string{filepath.Join(g, "x"), "/abs/y"}},
+		{"~ without a home, ~user and %(prefix) are not followed", "[include]\n\tpath = ~/a\n\tpath = ~bob/b\n\tpath = %(prefix)/c\n", Env{}, filepath.Join(g, "hooks"), nil},
+		{"~ with a home", "[include]\n\tpath = ~/a\n[core]\n\thooksPath = ~/h\n", Env{Home: "/h"}, "/h/h", []string{"/h/a"}},
+		{"missing include listed", "[include]\n\tpath = ../.gitconfig-local\n", Env{}, filepath.Join(g, "hooks"), []string{filepath.Join(root, "r", ".gitconfig-local")}},
+		{"a directory is no config file", "[include]\n\tpath = ..\n\tpath = .\n", Env{}, filepath.Join(g, "hooks"), nil},
+		{"bad file still read up to its bad line", "[core]\n\thooksPath = h\n[broken\n", Env{}, filepath.Join(root, "r", "h"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			write(t, filepath.Join(g, "config"), tt.config)
+			l := Locate(RepoAt(g), tt.env)
+			if l.HooksDir != tt.hooks || !slices.Equal(l.Included, tt.included) {
+				t.Errorf("Locate: hooks %q included %q; want %q %q", l.HooksDir, l.Included, tt.hooks, tt.included)
+			}
+		})
+	}
+	// Includes stop at git's depth.
+	write(t, filepath.Join(g, "config"), "[include]\n\tpath = i0\n")
+	for i := range 15 {
+		write(t, filepath.Join(g, "i"+strconv.Itoa(i)), "[include]\n\tpath = i"+strconv.Itoa(i+1)+"\n")
+	}
+	if l := Locate(RepoAt(g), Env{}); len(l.Included) != MaxIncludeDepth {
+		t.Errorf("%d includes followed, want %d: %q", len(l.Included), MaxIncludeDepth, l.Included)
+	}
+	// A bare repository: a relative hooksPath is taken from the git
+	// directory.
+	b := filepath.Join(root, "bare.git")
+	write(t, filepath.Join(b, "config"), "[core]\n\tbare = true\n\thooksPath = h\n")
+	if l := Locate(RepoAt(b), Env{}); l.HooksDir != filepath.Join(b, "h") {
+		t.Errorf("bare: %q", l.HooksDir)
+	}
+}

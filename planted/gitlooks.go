@@ -1,0 +1,61 @@
+package planted
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+)
+
+// checkGitLooks checks where else git looks (Before.Git) as checkDir
+// checks a git directory: a hooks directory's new or changed executables
+// and links, and an included config file's new keys that run a program.
+// Each is opened through the root of the walk it lies in; one outside
+// every root is not the run's to change.
+func (c *checker) checkGitLooks(w *walkResult) {
+	type item struct {
+		path string
+		hook bool
+	}
+	var items []item
+	for h := range c.b.gitHooks {
+		items = append(items, item{h, true})
+	}
+	for f := range c.b.gitConfigs {
+		items = append(items, item{f, false})
+	}
+	slices.SortFunc(items, func(x, y item) int { return cmp.Compare(x.path, y.path) })
+	for _, it := range items {
+		if c.ignored(it.path) || c.opts.TrustKnown && c.b.gitKnown[it.path] {
+			continue // cordon's placeholder, or read-only during the run
+		}
+		for i, base := range w.bases {
+			rel, ok := under(base, it.path)
+			if !ok {
+				continue
+			}
+			dir, name := filepath.Dir(rel), filepath.Base(rel)
+			g, err := w.roots[i].OpenRoot(dir)
+			if err != nil {
+				break
+			}
+			prev := &dirState{configs: map[string]*fileState{}}
+			if it.hook {
+				s := c.b.gitHooks[it.path]
+				prev.hooks, prev.hooksLink = s.hooks, s.hooksLink
+			} else if f := c.b.gitConfigs[it.path]; f != nil {
+				prev.configs[name] = f
+			}
+			if c.b.since {
+				prev = nil // judged by when things changed
+			}
+			d := &dirCheck{c: c, g: g, root: w.roots[i], abs: filepath.Join(base, dir), rel: dir, prev: prev}
+			if it.hook {
+				d.hooks(name)
+			} else {
+				d.config(name)
+			}
+			g.Close()
+			break
+		}
+	}
+}
