@@ -70,12 +70,13 @@ type Options struct {
 	// KeptHow, when set, says why KeepArmed left a finding in place
 	// (default: --no-disarm).
 	KeptHow string
-	// TrustKnown says that what the snapshot recorded (the git
-	// directories and protected names that existed) was read-only during
-	// the run (bubblewrap mounts): a change there came from the host (an
+	// KeptReadOnly are the git directories and protected names of the
+	// snapshot that were read-only during the run (bubblewrap's mounts:
+	// plan.Guard.KeptReadOnly): a change there came from the host (an
 	// editor rewriting .idea, the user's own git config), not from the
-	// run, and is not reported.
-	TrustKnown bool
+	// run, and is not reported. Nothing else is trusted: what the run
+	// could write is checked.
+	KeptReadOnly []string
 	// Cache, when not nil, holds what earlier walks found: the walk
 	// reads again only the directories changed since (see
 	// globscan.Cache), and records itself in it for the caller to save.
@@ -161,6 +162,7 @@ type checker struct {
 	b        *Before
 	opts     Options
 	ignore   map[string]bool
+	kept     map[string]bool // Options.KeptReadOnly
 	notes    []string
 	findings []Finding
 	now      time.Time
@@ -210,9 +212,12 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	}
 	lim := opts.Limits.withDefaults()
 	start := time.Now()
-	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, now: start}
+	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, kept: map[string]bool{}, now: start}
 	for _, p := range opts.Ignore {
 		c.ignore[filepath.Clean(p)] = true
+	}
+	for _, p := range opts.KeptReadOnly {
+		c.kept[filepath.Clean(p)] = true
 	}
 	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
 	defer w.close()
@@ -241,7 +246,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			// It existed: what the run changed in it (possible only
 			// where no mount kept it read-only, as on the Landlock-only
 			// backend) is planted.
-			if !c.opts.TrustKnown {
+			if !c.kept[p] {
 				c.changedName(h, &renamed)
 			}
 			continue
