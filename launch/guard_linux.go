@@ -237,6 +237,9 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		res.Planted = append(res.Planted, result.Planted{Path: f.Path, Kind: f.Kind, Key: f.Key, Rule: f.Rule, Disarmed: f.Disarmed, Warning: w})
 		lines = append(lines, "cordon: warning: "+w)
 	}
+	for _, l := range rep.Restored {
+		lines = append(lines, "cordon: warning: "+l)
+	}
 	res.PlantedIncomplete = strings.TrimPrefix(incomplete, "; ")
 	if res.PlantedIncomplete != "" {
 		lines = append(lines, "cordon: warning: "+res.PlantedIncomplete)

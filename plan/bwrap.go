@@ -296,6 +296,9 @@ func (b *bwrapBuilder) collect() error {
 	if b.permissive && b.opts.HideDenied {
 		b.denied = deniedPaths(p, trees)
 	}
+	if n := unlistedNote(trees, func(string) bool { return true }); n != "" && (!b.permissive || b.opts.HideDenied) {
+		b.plan.RunNotes = append(b.plan.RunNotes, n)
+	}
 	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
@@ -421,6 +424,9 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 				b.add(opMask, filepath.Join(b.opts.StateDir, maskFile), r)
 			}
 			b.maskPath(m.Path)
+		}
+		for _, d := range t.unlisted {
+			b.maskPath(d) // not searched: hidden whole
 		}
 	}
 	return nil

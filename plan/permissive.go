@@ -81,6 +81,7 @@ func deniedPaths(p *policy.Policy, trees map[string]*tree) []string {
 		for _, m := range t.denied {
 			out = append(out, m.Path)
 		}
+		out = append(out, t.unlisted...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -125,6 +126,8 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 		sc.DenyNetwork, sc.DenyUnix, sc.StreamOnly, sc.DenyOtherFamilies = false, false, false, false
 	}
 	pl.Degraded = []string{PermissiveLandlockNote}
+	// Nothing is hidden in mode permissive there.
+	pl.RunNotes = slices.DeleteFunc(pl.RunNotes, func(n string) bool { return strings.HasSuffix(n, unlistedHidden) })
 	// Nothing keeps a guarded path from being created: one the run
 	// created is moved aside after it, as under bubblewrap.
 	for _, g := range p.Guarded {
