@@ -17,7 +17,7 @@ import (
 // bubblewrap; PermissiveLandlockNote on the Landlock-only backend.
 const (
 	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny; in the write paths the git directories' configuration and hooks and the protected names (.envrc, editor and agent config, shell start-up files) stay read-only as in mode standard, and so do those at the top of the home, cordon's own config and the home's other start-up paths (deny_write's guarded entries); cordon's state is hidden"
-	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules): cordon's own config and state and the paths through which code runs later are writable too (after the run, what it planted in the write paths is disarmed and a guarded path it created is moved aside; a change to an existing guarded path outside the write paths is not undone), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
+	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules): cordon's own config and state and the paths through which code runs later are writable too (after the run, what it planted in the write paths is disarmed, a file it changed or created among the guarded paths and the protected names at the top of the home is put back as it was or moved aside, and beyond those nothing is checked), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
 )
 
 // permissiveMounts are the mounts of mode permissive's bwrap plan: every
@@ -129,10 +129,29 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 	// Nothing is hidden in mode permissive there.
 	pl.RunNotes = slices.DeleteFunc(pl.RunNotes, func(n string) bool { return strings.HasSuffix(n, unlistedHidden) })
 	// Nothing keeps a guarded path from being created: one the run
-	// created is moved aside after it, as under bubblewrap.
+	// created is moved aside after it, as under bubblewrap; nor from
+	// being changed: the launcher compares what exists outside the
+	// write paths (which the check for planted files walks) with what it
+	// was before the run.
+	writes := p.HostWrites()
 	for _, g := range p.Guarded {
 		if _, err := os.Lstat(g); errors.Is(err, fs.ErrNotExist) {
 			pl.GuardedMissing = append(pl.GuardedMissing, g)
+		} else if err == nil && !policy.CoveredBy(g, writes) {
+			pl.Unkept = append(pl.Unkept, g)
+		}
+	}
+	if h := opts.Home; h != "" && h != "/" && !policy.CoveredBy(h, writes) {
+		for _, n := range policy.ProtectedNames {
+			q := filepath.Join(h, strings.TrimSuffix(n, "/"))
+			if slices.Contains(pl.Unkept, q) || slices.Contains(pl.GuardedMissing, q) {
+				continue
+			}
+			if _, err := os.Lstat(q); err == nil {
+				pl.Unkept = append(pl.Unkept, q)
+			} else if errors.Is(err, fs.ErrNotExist) {
+				pl.GuardedMissing = append(pl.GuardedMissing, q)
+			}
 		}
 	}
 	return pl, nil

@@ -96,12 +96,21 @@ type Plan struct {
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
 	// GuardedMissing lists, in mode permissive, the guarded paths
-	// (policy.Policy.Guarded) that did not exist when the plan was
-	// built: nothing can be bound over them without creating them on the
+	// (policy.Policy.Guarded; on the Landlock-only backend the protected
+	// names at the top of the home too) that did not exist when the plan
+	// was built: nothing can be bound over them without creating them on the
 	// host (nor kept from the command on the Landlock-only backend), so
 	// the launcher disarms any the run created (renames it aside) and
 	// reports it as planted.
 	GuardedMissing []string `json:"guarded_missing,omitempty"`
+	// Unkept lists, in mode permissive on the Landlock-only backend, the
+	// existing paths through which code runs later that no write path
+	// holds and nothing keeps from the command there: the guarded paths
+	// and the protected names at the top of the home. The launcher
+	// records them before the run and, after it, puts back each file the
+	// run changed and renames aside each it created, reporting each as
+	// planted.
+	Unkept []string `json:"unkept,omitempty"`
 	// Hidden lists the denied paths the bwrap plan hides where they are
 	// visible (a mask over each): what a deny rule names inside a
 	// visible tree is hidden only if it existed when the plan was built.

@@ -16,9 +16,9 @@ import (
 // core.fsmonitor in the workspace's repository, a line in the existing
 // .envrc, a changed .vscode/tasks.json, core.fsmonitor in a nested
 // repository, a new .envrc in a sub-directory (where nothing existed to
-// keep read-only) and, with home, a line in ~/.bashrc. Each planted
-// program touches marker.WHAT.
-func permissivePlants(marker string, home bool) string {
+// keep read-only), a line in ~/.bashrc, core.fsmonitor in ~/.gitconfig and
+// a git in ~/.local/bin. Each planted program touches marker.WHAT.
+func permissivePlants(marker string) string {
 	s := fmt.Sprintf(`M=%q
 printf '#!/bin/sh\ntouch %%s.hook\n' "$M" > .git/hooks/post-commit; chmod +x .git/hooks/post-commit
 git config core.fsmonitor "touch $M.fsmon"
@@ -26,12 +26,12 @@ echo "touch $M.envrc" >> .envrc
 echo "{\"version\": \"2.0.0\", \"tasks\": [{\"label\": \"x\", \"command\": \"touch $M.vscode\", \"runOptions\": {\"runOn\": \"folderOpen\"}}]}" > .vscode/tasks.json
 git -C sub config core.fsmonitor "touch $M.subfsmon"
 mkdir -p deep && echo "touch $M.deep" > deep/.envrc
+echo "touch $M.bashrc" >> ~/.bashrc
+git config --global core.fsmonitor "touch $M.global"
+printf '#!/bin/sh\ntouch %%s.path\n' "$M" > ~/.local/bin/git; chmod +x ~/.local/bin/git
+true
 `, marker)
-	if home {
-		s += `echo "touch $M.bashrc" >> ~/.bashrc
-`
-	}
-	return s + "true\n"
+	return s
 }
 
 // permissiveRepo makes the workspace a repository with one commit, an
@@ -42,6 +42,8 @@ func permissiveRepo(t *testing.T, e *sandboxEnv) {
 	writeFile(t, filepath.Join(e.ws, ".envrc"), "export A=1\n")
 	writeFile(t, filepath.Join(e.ws, ".vscode", "tasks.json"), "{}\n")
 	writeFile(t, filepath.Join(e.home, ".bashrc"), "# rc\n")
+	writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = t\n")
+	mkdir(t, filepath.Join(e.home, ".local", "bin"))
 	sub := filepath.Join(e.ws, "sub")
 	mkdir(t, sub)
 	hostGit(t, e, sub, "init", "-q")
@@ -57,10 +59,11 @@ func permissiveRepo(t *testing.T, e *sandboxEnv) {
 // protected paths stay read-only (the writes fail, and are reported as
 // denied, never as happened or "left denied" when they happened); on the
 // Landlock-only backend, which cannot keep them, the check after the run
-// disarms each; the new .envrc in a sub-directory, which no backend keeps
-// from being created, is disarmed on both. Then the host's own git commits
-// and runs status in both repositories, and the shell sources .envrc and
-// ~/.bashrc: no marker appears.
+// disarms each, and puts ~/.bashrc and ~/.gitconfig back as they were;
+// the new .envrc in a sub-directory, which no backend keeps from being
+// created, is disarmed on both. Then the host's own git commits and runs
+// status in both repositories, and the shell sources .envrc and ~/.bashrc
+// and runs git from its PATH: no marker appears.
 func TestPermissiveKeepsTheGuard(t *testing.T) {
 	for _, backend := range []string{"bwrap", "landlock"} {
 		for _, learn := range []bool{false, true} {
@@ -82,7 +85,7 @@ func TestPermissiveKeepsTheGuard(t *testing.T) {
 				if home {
 					args = append(args, "--allow-write", "~")
 				}
-				r := e.run(append(args, "--", "sh", "-c", permissivePlants(marker, home))...)
+				r := e.run(append(args, "--", "sh", "-c", permissivePlants(marker))...)
 				switch {
 				case learn && backend == "landlock":
 					if r.code != 125 || !strings.Contains(r.stderr, "cordon learn needs bubblewrap") {
@@ -90,6 +93,16 @@ func TestPermissiveKeepsTheGuard(t *testing.T) {
 					}
 				case r.code != 0:
 					t.Fatalf("%s", r)
+				}
+				// Kept read-only (bubblewrap), or put back as they were
+				// (the Landlock-only backend).
+				for f, want := range map[string]string{".bashrc": "# rc\n", ".gitconfig": "[user]\n\tname = t\n"} {
+					if got := readFile(t, filepath.Join(e.home, f)); got != want {
+						t.Errorf("~/%s changed by a permissive run: %q\n%s", f, got, r)
+					}
+				}
+				if exists(filepath.Join(e.home, ".local", "bin", "git")) {
+					t.Errorf("a git planted in ~/.local/bin is left:\n%s", r)
 				}
 				if backend == "bwrap" {
 					// Kept read-only: unchanged, and said to be denied.
@@ -129,8 +142,10 @@ func TestPermissiveKeepsTheGuard(t *testing.T) {
 				hostGit(t, e, filepath.Join(e.ws, "sub"), "status", "--short")
 				hostGit(t, e, e.ws, "add", "f")
 				hostGit(t, e, e.ws, "commit", "-q", "-m", "f")
-				sh := exec.Command("sh", "-c", `for f in .envrc deep/.envrc ../../.bashrc; do [ -f "$f" ] && . "./$f"; done; true`)
+				sh := exec.Command("sh", "-c", `for f in .envrc deep/.envrc ../../.bashrc; do [ -f "$f" ] && . "./$f"; done; git status >/dev/null 2>&1; true`)
 				sh.Dir, sh.Env = e.ws, e.environ()
+				// The user's PATH has ~/.local/bin first.
+				sh.Env = append(sh.Env, "PATH="+filepath.Join(e.home, ".local", "bin")+":/usr/bin:/bin")
 				if out, err := sh.CombinedOutput(); err != nil {
 					t.Fatalf("sourcing the start-up files: %v\n%s", err, out)
 				}
