@@ -16,7 +16,7 @@ import (
 // PermissiveNote is the degraded line of every permissive run under
 // bubblewrap; PermissiveLandlockNote on the Landlock-only backend.
 const (
-	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny; in the write paths the git directories' configuration and hooks and the protected names (.envrc, editor and agent config, shell start-up files) stay read-only as in mode standard, and so do those at the top of the home, cordon's own config and the home's other start-up paths (deny_write's guarded entries); cordon's state is hidden"
+	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny; in the write paths the git directories' configuration and hooks and the protected names (.envrc, editor and agent config, shell start-up files) stay read-only as in mode standard, and so do those that exist at the top of the home, cordon's own config and the home's other start-up paths (deny_write's guarded entries), one of those the run creates being moved aside after it; cordon's state is hidden"
 	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules): cordon's own config and state and the paths through which code runs later are writable too (after the run, what it planted in the write paths is disarmed, a file it changed or created among the guarded paths and the protected names at the top of the home is put back as it was or moved aside, and beyond those nothing is checked), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
 )
 
@@ -179,34 +179,45 @@ func (b *bwrapBuilder) permissiveGuards() (ops []mountOp, missing []string) {
 
 // protectHome protects, in mode permissive, the top of the home
 // directory when no writable root holds it (it is writable all the same):
-// its protected names (shell start-up files, .envrc, editor config, ...)
-// are kept read-only, and the missing ones from being created, as protect
-// does at the top of a writable root; and a repository there (the home
-// kept in git) is protected as a git directory is. The home is not walked:
-// below its top, mode permissive protects only the write paths.
-func (b *bwrapBuilder) protectHome() error {
+// its protected names that exist (shell start-up files, .envrc, editor
+// config, ...) are kept read-only as protect keeps them in a writable
+// root, and a repository there (the home kept in git) as a git directory
+// is. It returns the missing names, which the launcher moves aside after
+// the run if the run created them (Plan.GuardedMissing): a placeholder
+// for each would cost a mount point in the home at every start. The home
+// is not walked: below its top, mode permissive protects only the write
+// paths.
+func (b *bwrapBuilder) protectHome() (missing []string, err error) {
 	h := b.opts.Home
 	if h == "" || h == "/" || b.writableRootOf(h) != "" {
-		return nil
+		return nil, nil
 	}
 	pr := parseProtected(b.p.Protected)
-	if err := b.protectTop(h, pr); err != nil {
-		return err
-	}
-	for _, n := range pr.anyDepth {
-		// protectTop leaves the existing ones to the walk.
-		if full := filepath.Join(h, n.rel); b.deniedBy(full) == "" {
-			if err := b.protectExisting(full); err != nil {
-				return err
-			}
+	for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
+		full := filepath.Join(h, n.rel)
+		if n.rel == policy.WorkspaceConfigName || b.deniedBy(full) != "" {
+			continue
+		}
+		if _, err := os.Lstat(full); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, full)
+			continue
+		}
+		if err := b.protectExisting(full); err != nil {
+			return nil, err
 		}
 	}
 	if g := filepath.Join(h, ".git"); pr.git {
-		if fi, err := os.Lstat(g); err == nil && fi.IsDir() {
-			return b.protectGitDir(h, g)
+		fi, err := os.Lstat(g)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			missing = append(missing, g) // git init ~ would plant one
+		case err == nil && fi.IsDir():
+			return missing, b.protectGitDir(h, g)
+		case err == nil:
+			return missing, b.protectExisting(g) // a gitlink
 		}
 	}
-	return nil
+	return missing, nil
 }
 
 // permissiveArgs adds mode permissive's mounts to args: the host's root
@@ -223,7 +234,8 @@ func (b *bwrapBuilder) permissiveArgs(args []string) ([]string, error) {
 		return nil, err
 	}
 	args = append(args, mounts...)
-	if err := b.protectHome(); err != nil {
+	homeMissing, err := b.protectHome()
+	if err != nil {
 		return nil, err
 	}
 	// Of the standard plan's mounts, protect's (read-only binds,
@@ -252,7 +264,7 @@ func (b *bwrapBuilder) permissiveArgs(args []string) ([]string, error) {
 			b.plan.ReadOnly = append(b.plan.ReadOnly, m.dst)
 		}
 	}
-	b.plan.GuardedMissing = missing
+	b.plan.GuardedMissing = append(missing, homeMissing...)
 	// The sandbox's module cache is not shown at the host's.
 	b.goMod, b.plan.Writable = "", nil
 	b.plan.Notes = slices.DeleteFunc(b.plan.Notes, func(n string) bool { return strings.HasPrefix(n, "the sandbox's module cache is shown at") })

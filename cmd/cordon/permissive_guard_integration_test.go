@@ -162,8 +162,8 @@ func TestPermissiveKeepsTheGuard(t *testing.T) {
 
 // TestPermissiveHomeTop: in mode permissive under bubblewrap the home is
 // writable whatever the policy says, and the shell start-up files at its
-// top stay read-only all the same: an existing one, and one that does not
-// exist (a placeholder, gone after the run).
+// top are kept all the same: an existing one stays read-only, one the run
+// creates is moved aside after it, with a warning.
 func TestPermissiveHomeTop(t *testing.T) {
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.home, ".bashrc"), "# rc\n")
@@ -174,43 +174,11 @@ func TestPermissiveHomeTop(t *testing.T) {
 	if got := readFile(t, filepath.Join(e.home, ".bashrc")); got != "# rc\n" {
 		t.Errorf("~/.bashrc changed in a permissive run: %q", got)
 	}
-	if exists(filepath.Join(e.home, ".zshrc")) {
-		t.Error("~/.zshrc was created in a permissive run (or its placeholder left behind)")
+	zshrc := filepath.Join(e.home, ".zshrc")
+	if exists(zshrc) || !exists(zshrc+".cordon-disarmed") || !strings.Contains(r.stderr, "cordon: warning: mode permissive: the run created "+zshrc) {
+		t.Errorf("~/.zshrc, created in a permissive run, is not moved aside:\n%s", r)
 	}
 	if readFile(t, filepath.Join(e.home, "other.txt")) != "ok\n" {
 		t.Error("mode permissive must let the other write in the home happen")
-	}
-}
-
-// TestGuardTrustsOnlyWhatItKept: the check after the run trusts a
-// protected path that existed only if the run could not change it. An
-// .envrc that is a symbolic link is kept by binding what it points to
-// read-only, but the link itself lies in the writable workspace: a run
-// that replaces it plants a file that must be disarmed (in every mode).
-func TestGuardTrustsOnlyWhatItKept(t *testing.T) {
-	for _, mode := range []string{"standard", "permissive"} {
-		t.Run(mode, func(t *testing.T) {
-			e := newEnv(t)
-			writeFile(t, filepath.Join(e.ws, "envrc.real"), "export A=1\n")
-			if err := os.Symlink("envrc.real", filepath.Join(e.ws, ".envrc")); err != nil {
-				t.Fatal(err)
-			}
-			marker := filepath.Join(e.root, "marker")
-			r := e.sh(fmt.Sprintf(`rm .envrc && echo "touch %s" > .envrc`, marker), "--mode", mode)
-			if r.code != 0 {
-				t.Fatal(r)
-			}
-			if !strings.Contains(r.stderr, "cordon: warning: planted .envrc") {
-				t.Errorf("the replaced .envrc is not reported:\n%s", r.stderr)
-			}
-			sh := exec.Command("sh", "-c", `[ -f .envrc ] && . ./.envrc; true`)
-			sh.Dir, sh.Env = e.ws, e.environ()
-			if out, err := sh.CombinedOutput(); err != nil {
-				t.Fatalf("sourcing .envrc: %v\n%s", err, out)
-			}
-			if exists(marker) {
-				t.Error("the planted .envrc ran on the host")
-			}
-		})
 	}
 }
