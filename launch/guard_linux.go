@@ -57,7 +57,7 @@ func startGuard(pl *plan.Plan) *guard {
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	cache := WalkCache(pl.StateDir)
-	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly, Cache: cache}
+	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, KeptReadOnly: g.KeptReadOnly, Cache: cache}
 	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names).Git(g.Git), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
@@ -239,6 +239,9 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		w := f.Warning()
 		res.Planted = append(res.Planted, result.Planted{Path: f.Path, Kind: f.Kind, Key: f.Key, Rule: f.Rule, Disarmed: f.Disarmed, Warning: w})
 		lines = append(lines, "cordon: warning: "+w)
+	}
+	for _, l := range rep.Restored {
+		lines = append(lines, "cordon: warning: "+l)
 	}
 	res.PlantedIncomplete = strings.TrimPrefix(incomplete, "; ")
 	if res.PlantedIncomplete != "" {

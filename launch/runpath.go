@@ -155,6 +155,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.Watch = viols.observe
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
+	unkept := snapshotUnkept(pl.Unkept)
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -171,13 +172,14 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 				viols.usePlan(pl)
 				req.Stdio.WatchOptions.FollowIn = viols.followIn()
 			}
+			unkept = snapshotUnkept(pl.Unkept)
 			res, err = Run(ctx, pl, req.Stdio)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range disarmGuarded(pl.GuardedMissing) {
+	for _, f := range append(disarmGuarded(pl.GuardedMissing), unkept.check(pl.Guard.KeepArmed)...) {
 		tell(Line{Warning, f.Warning})
 		res.Planted = append(res.Planted, f)
 	}

@@ -50,9 +50,10 @@ type violations struct {
 	// unixLoose: the backend does not confine pathname unix sockets.
 	unixLoose bool
 	// bwrap and hidden: the plan is bubblewrap's, which hides the denied
-	// paths in hidden (plan.Plan.Hidden).
-	bwrap  bool
-	hidden []string
+	// paths in hidden (plan.Plan.Hidden); readOnly are the paths its
+	// mounts keep read-only in mode permissive (plan.Plan.ReadOnly).
+	bwrap            bool
+	hidden, readOnly []string
 	// seatbelt: the plan is Seatbelt's, whose events are the denials
 	// macOS logged (package seatbeltlog): each one was enforced.
 	seatbelt bool
@@ -102,8 +103,10 @@ func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
 	switch {
 	case v.seatbelt:
 		return "" // macOS logged it because Seatbelt denied it
-	case v.permissive && d.Secret && v.hideDenied:
-		return "" // hidden all the same (plan.Options.HideDenied)
+	case v.permissive && v.keptOut(ev):
+		// Hidden all the same (plan.Options.HideDenied), or kept
+		// read-only: the guard of every mode.
+		return ""
 	case v.permissive:
 		return "mode permissive"
 	case ev.Path != "" && policy.CoveredBy(ev.Path, v.loose):
@@ -116,6 +119,18 @@ func (v *violations) unenforced(ev monitor.Event, d policy.Decision) string {
 		return "it did not exist when the run started, and only what existed then is hidden"
 	}
 	return ""
+}
+
+// keptOut reports whether the plan's mounts kept what ev did from
+// happening in mode permissive: the path (or what it leads to) is hidden,
+// or, for a write, kept read-only.
+func (v *violations) keptOut(ev monitor.Event) bool {
+	for _, p := range []string{ev.Path, ev.Resolved} {
+		if p != "" && (policy.CoveredBy(p, v.hidden) || ev.Op == monitor.OpWrite && policy.CoveredBy(p, v.readOnly)) {
+			return true
+		}
+	}
+	return false
 }
 
 // usePlan makes the decisions follow pl (the plan that runs: after a
@@ -132,7 +147,7 @@ func (v *violations) usePlan(pl *plan.Plan) {
 		v.loose = ll.ReadWrite
 		v.unixLoose = !ll.RestrictUnix && (pl.Spec.Seccomp == nil || !pl.Spec.Seccomp.DenyUnix)
 	}
-	v.bwrap, v.hidden = pl.Backend == backend.Bwrap, pl.Hidden
+	v.bwrap, v.hidden, v.readOnly = pl.Backend == backend.Bwrap, pl.Hidden, pl.ReadOnly
 	v.seatbelt = pl.Backend == backend.Seatbelt
 	v.writeRoots = append(slices.Clone(pl.Writable), policy.SandboxTmpDir)
 	if pl.PrivateTmp != "" {

@@ -99,6 +99,9 @@ type bwrapBuilder struct {
 	// denied are the existing paths the deny rules name, literal ones and
 	// the deny globs' matches in the trees walked (for HideDenied).
 	denied []string
+	// gitProtected are the git directories whose entries protect made
+	// read-only (see keptReadOnly).
+	gitProtected map[string]bool
 }
 
 type root struct {
@@ -126,7 +129,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 	if err := dirProblem(opts.StateDir); err != nil {
 		return nil, fmt.Errorf("creating state directory %s: %w", opts.StateDir, err)
 	}
-	b := &bwrapBuilder{p: p, opts: opts, permissive: permissive, plan: &Plan{
+	b := &bwrapBuilder{p: p, opts: opts, permissive: permissive, gitProtected: map[string]bool{}, plan: &Plan{
 		Backend:       backend.Bwrap,
 		Command:       command,
 		StateDir:      opts.StateDir,
@@ -167,6 +170,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		}
 		b.plan.Dir = b.workdir()
 	}
+	b.plan.Guard.KeptReadOnly = b.keptReadOnly()
 	args = append(args, "--chdir", b.plan.Dir, "--", helperspec.HelperPath, helperspec.HelperCommand, "--")
 	b.plan.Argv = append(args, command...)
 	var dropped []string
@@ -285,7 +289,6 @@ func (b *bwrapBuilder) collect() error {
 	}
 	// The guard first: protect keeps read-only where git looks (Guard.Git).
 	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
-	b.plan.Guard.KnownReadOnly = true // protect mounts them read-only
 	if err := b.protect(trees); err != nil {
 		return err
 	}
@@ -294,6 +297,9 @@ func (b *bwrapBuilder) collect() error {
 	}
 	if b.permissive && b.opts.HideDenied {
 		b.denied = deniedPaths(p, trees)
+	}
+	if n := unlistedNote(trees, func(string) bool { return true }); n != "" && (!b.permissive || b.opts.HideDenied) {
+		b.plan.RunNotes = append(b.plan.RunNotes, n)
 	}
 	// cordon's own state (masks, locks, placeholder records) must not be
 	// changed from inside, e.g. when the home directory is writable.
@@ -419,6 +425,9 @@ func (b *bwrapBuilder) mask(trees map[string]*tree) error {
 				b.add(opMask, filepath.Join(b.opts.StateDir, maskFile), r)
 			}
 			b.maskPath(m.Path)
+		}
+		for _, d := range t.unlisted {
+			b.maskPath(d) // not searched: hidden whole
 		}
 	}
 	return nil

@@ -156,12 +156,13 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		}
 	}
 	// A denied path this user cannot read anyway (e.g. /etc/shadow for a
-	// normal user) needs no carve-out: splitting /etc into one rule per
+	// normal user; a directory it can neither list nor search) needs no
+	// carve-out: splitting /etc into one rule per
 	// entry costs a millisecond at every start. The state directory holds
 	// the masks and locks of bwrap runs.
 	var carve []string
 	for _, d := range denied {
-		if readable(d) {
+		if reachable(d) {
 			carve = append(carve, d)
 		}
 	}
@@ -322,9 +323,15 @@ func expandDeniedCached(pl *Plan, p *policy.Policy, home string, lim globscan.Li
 		for _, m := range t.denied {
 			out = append(out, m.Path)
 		}
+		out = append(out, t.unlisted...) // not searched: denied whole
 	}
 	if n := denyScanNote(p, roots, trees); n != "" {
 		pl.Notes = append(pl.Notes, n)
+	}
+	// In a writable root one stays readable, as every denied path there
+	// (the degraded line says so).
+	if n := unlistedNote(trees, func(d string) bool { return !policy.CoveredBy(d, writable) }); n != "" {
+		pl.RunNotes = append(pl.RunNotes, n)
 	}
 	return out, guardFrom(p, guardRoots, trees, false)
 }

@@ -1,8 +1,11 @@
 package plan
 
 import (
-	"github.com/cordon-sandbox/cordon/backend"
+	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/backend"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -18,10 +21,12 @@ func TestLaunchNeeds(t *testing.T) {
 		lock, pidNS, child, knownRO bool
 	}{
 		{backend.Bwrap, policy.ModeStandard, true, true, false, true},
+		{backend.Bwrap, policy.ModePermissive, true, true, false, true},
+		{backend.Landlock, policy.ModePermissive, false, false, true, false},
 		{backend.Landlock, policy.ModeStandard, false, false, true, false},
 		{backend.None, policy.ModeOff, false, false, false, false},
 	} {
-		t.Run(string(tc.backend), func(t *testing.T) {
+		t.Run(string(tc.backend)+"-"+string(tc.mode), func(t *testing.T) {
 			p, opts := testPolicy(t)
 			p.Backend = tc.backend
 			p.Mode = tc.mode
@@ -35,7 +40,7 @@ func TestLaunchNeeds(t *testing.T) {
 			if pl.Backend != tc.backend {
 				t.Fatalf("backend %s, want %s", pl.Backend, tc.backend)
 			}
-			got := [4]bool{pl.LockWorkspace, pl.PidNamespace, pl.HelperIsChild, pl.Guard.KnownReadOnly}
+			got := [4]bool{pl.LockWorkspace, pl.PidNamespace, pl.HelperIsChild, slices.Contains(pl.Guard.KeptReadOnly, filepath.Join(p.Workspace, ".git"))}
 			if want := [4]bool{tc.lock, tc.pidNS, tc.child, tc.knownRO}; got != want {
 				t.Errorf("lock, pid namespace, helper is child, known read-only = %v, want %v", got, want)
 			}

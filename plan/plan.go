@@ -95,16 +95,31 @@ type Plan struct {
 	// setting that was not carried into the environment (it holds a
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
-	// GuardedMissing lists, in mode permissive under bubblewrap, the
-	// guarded paths (policy.Policy.Guarded) that did not exist when the
-	// plan was built: nothing can be bound over them without creating
-	// them on the host, so the launcher disarms any the run created
-	// (renames it aside) and reports it as planted.
+	// GuardedMissing lists, in mode permissive, the guarded paths
+	// (policy.Policy.Guarded; on the Landlock-only backend the protected
+	// names at the top of the home too) that did not exist when the plan
+	// was built: nothing can be bound over them without creating them on the
+	// host (nor kept from the command on the Landlock-only backend), so
+	// the launcher disarms any the run created (renames it aside) and
+	// reports it as planted.
 	GuardedMissing []string `json:"guarded_missing,omitempty"`
+	// Unkept lists, in mode permissive on the Landlock-only backend, the
+	// existing paths through which code runs later that no write path
+	// holds and nothing keeps from the command there: the guarded paths
+	// and the protected names at the top of the home. The launcher
+	// records them before the run and, after it, puts back each file the
+	// run changed and renames aside each it created, reporting each as
+	// planted.
+	Unkept []string `json:"unkept,omitempty"`
 	// Hidden lists the denied paths the bwrap plan hides where they are
 	// visible (a mask over each): what a deny rule names inside a
 	// visible tree is hidden only if it existed when the plan was built.
 	Hidden []string `json:"hidden,omitempty"`
+	// ReadOnly lists, in mode permissive under bubblewrap, the paths its
+	// mounts keep read-only over the host's tree (the protected paths and
+	// their placeholders, the guarded paths): a write there fails even in
+	// that mode, and the violation monitor says it was denied.
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Writable lists trees the command may write besides the policy's
 	// write paths (the sandbox's module cache shown at the host's path:
 	// see goModRemap), for the violation monitor's decisions.
@@ -202,11 +217,15 @@ type Guard struct {
 	// KeepArmed reports what was planted but leaves it in place
 	// (cordon run --no-disarm).
 	KeepArmed bool `json:"keep_armed,omitempty"`
-	// KnownReadOnly says that GitDirs and Names, what existed before the
-	// run, were read-only inside the sandbox (bwrap mounts them so): a
-	// change to them found after the run came from the host (an IDE, the
-	// user's own git), not from the command.
-	KnownReadOnly bool `json:"known_read_only,omitempty"`
+	// KeptReadOnly are the entries of GitDirs and Names that the plan's
+	// mounts kept read-only inside the sandbox (bubblewrap: every entry
+	// through which git finds configuration or hooks, or the name
+	// itself): a change to one found after the run came from the host
+	// (an IDE, the user's own git), not from the command. What a plan
+	// cannot keep read-only (a name that is a symbolic link, a tree mode
+	// permissive leaves writable, the Landlock-only backend) is not
+	// listed, and is checked.
+	KeptReadOnly []string `json:"kept_read_only,omitempty"`
 }
 
 // LauncherEnv is the environment of every process cordon starts on the

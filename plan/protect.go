@@ -108,6 +108,9 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		if policy.IsGlob(d) || !filepath.IsAbs(d) || b.deniedBy(d) != "" {
 			continue
 		}
+		if b.permissive && !slices.Contains(p.Guarded, d) {
+			continue // mode permissive enforces only the guard
+		}
 		root := b.writableRootOf(d)
 		if root == "" {
 			continue // not writable inside: nothing to protect
@@ -126,7 +129,11 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		b.placeholder(root, d, kind)
 	}
 	// Absent denied paths inside a writable root stay absent; and no
-	// denied path there can be moved away from its mask.
+	// denied path there can be moved away from its mask. Mode permissive
+	// hides the denied paths only for cordon learn.
+	if b.permissive && !b.opts.HideDenied {
+		return nil
+	}
 	for _, d := range p.Deny {
 		if !filepath.IsAbs(d) || policy.IsGlob(d) {
 			continue
@@ -286,6 +293,7 @@ func (b *bwrapBuilder) protectGitDir(root, g string) error {
 	cd, hasCommondir := types["commondir"]
 	worktree := (!hasObjects || !objects.IsDir()) && hasCommondir && cd.IsRegular()
 	canCreate := !unwritable(g)
+	b.gitProtected[g] = true // see keptReadOnly
 	for _, e := range policy.GitDirProtected {
 		name := strings.TrimSuffix(e, "/")
 		full := filepath.Join(g, name)
@@ -335,7 +343,8 @@ func (b *bwrapBuilder) protectExisting(path string) error {
 	if err != nil {
 		return nil
 	}
-	if b.visible(target) {
+	if b.permissive || b.visible(target) {
+		// (In mode permissive the host's whole tree is visible.)
 		b.add(opReadOnly, target, target)
 	}
 	return nil

@@ -50,6 +50,20 @@ func inaccessible(mode uint32, uid, euid int, can func(how uint32) bool) bool {
 // readable reports that this user may read path on the host.
 func readable(path string) bool { return unix.Access(path, unix.R_OK) == nil }
 
+// reachable says whether this user may read path, or, when it is a
+// directory, open what lies in it (mode 0311: searchable, not listable),
+// or may make it so (its owner can chmod it).
+func reachable(path string) bool {
+	if readable(path) {
+		return true
+	}
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return false
+	}
+	return int(st.Uid) == os.Geteuid() || st.Mode&unix.S_IFMT == unix.S_IFDIR && unix.Access(path, unix.X_OK) == nil
+}
+
 // writable says whether this user may write to the directory dir on the
 // host: nil, or why not.
 func writable(dir string) error { return unix.Access(dir, unix.W_OK) }

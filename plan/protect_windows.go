@@ -21,6 +21,9 @@ func readable(path string) bool {
 	return true
 }
 
+// reachable is readable on Windows.
+func reachable(path string) bool { return readable(path) }
+
 // writable is nil on Windows, where ACLs are not examined: an attempt to
 // write says what is wrong.
 func writable(string) error { return nil }

@@ -66,6 +66,10 @@ type tree struct {
 	gitDirs  []string         // git directories
 	gitlinks []string         // .git files
 	names    []nameMatch      // existing protected names
+	// unlisted are the directories the walk could not list (permission
+	// denied): what they hold was not searched, so each is hidden whole
+	// (see unlistedNote).
+	unlisted []string
 }
 
 // nameMatch is an existing path that a protected name rule matched.
@@ -100,9 +104,20 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 	if len(pats) == 0 {
 		return t, nil
 	}
-	matches, _, err := cache.ScanPatterns(root, pats, lim)
+	matches, st, err := cache.ScanPatterns(root, pats, lim)
 	if err != nil {
 		return nil, err
+	}
+	if st.Skipped > len(st.SkippedPaths) {
+		// Not all of them are known: none can be left half-searched.
+		return nil, fmt.Errorf("%d directories cannot be listed, so they cannot be searched (the first: %s): make them readable (chmod u+r) or move them out", st.Skipped, st.SkippedPaths[0])
+	}
+	for _, d := range st.SkippedPaths {
+		// Skipped also are those gone or replaced since their parent
+		// was listed: only the unreadable directories are hidden.
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			t.unlisted = append(t.unlisted, d)
+		}
 	}
 	isDeny := map[string]bool{}
 	for _, g := range denyGlobs {
@@ -160,6 +175,7 @@ func walkRoot(p *policy.Policy, root string, skipped, denyGlobs []string, pr pro
 		}
 		if len(below) > 0 {
 			t.denied = slices.DeleteFunc(t.denied, func(m globscan.Match) bool { return policy.CoveredBy(m.Path, below) })
+			t.unlisted = slices.DeleteFunc(t.unlisted, func(d string) bool { return policy.CoveredBy(d, below) })
 		}
 		return t, nil
 	}
@@ -172,6 +188,33 @@ func walkRoot(p *policy.Policy, root string, skipped, denyGlobs []string, pr pro
 	}
 	return &tree{denied: []globscan.Match{{Path: root, Rel: filepath.Base(root), Pattern: g}}}, nil
 }
+
+// unlistedNote is the run note for the directories of trees that could
+// not be listed and are hidden whole, but those hide says are not, or "".
+func unlistedNote(trees map[string]*tree, hide func(string) bool) string {
+	var all []string
+	for _, t := range trees {
+		if t != nil {
+			all = append(all, slices.DeleteFunc(slices.Clone(t.unlisted), func(d string) bool { return !hide(d) })...)
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	slices.Sort(all)
+	more, it := "", "it"
+	if len(all) > 1 {
+		it = "them"
+	}
+	if len(all) > 3 {
+		more = fmt.Sprintf(" and %d more", len(all)-3)
+		all = all[:3]
+	}
+	return fmt.Sprintf("%s%s cannot be listed, so the deny rules could not search %s%s", strings.Join(all, ", "), more, it, unlistedHidden)
+}
+
+// unlistedHidden ends unlistedNote.
+const unlistedHidden = ": hidden whole in this run (make a directory readable, chmod u+r, to use it)"
 
 // denyScanNote says, for --explain, where the relative deny globs were
 // searched: the roots of trees, in the order of roots; "" when the policy

@@ -70,12 +70,13 @@ type Options struct {
 	// KeptHow, when set, says why KeepArmed left a finding in place
 	// (default: --no-disarm).
 	KeptHow string
-	// TrustKnown says that what the snapshot recorded (the git
-	// directories and protected names that existed) was read-only during
-	// the run (bubblewrap mounts): a change there came from the host (an
+	// KeptReadOnly are the git directories and protected names of the
+	// snapshot that were read-only during the run (bubblewrap's mounts:
+	// plan.Guard.KeptReadOnly): a change there came from the host (an
 	// editor rewriting .idea, the user's own git config), not from the
-	// run, and is not reported.
-	TrustKnown bool
+	// run, and is not reported. Nothing else is trusted: what the run
+	// could write is checked.
+	KeptReadOnly []string
 	// Cache, when not nil, holds what earlier walks found: the walk
 	// reads again only the directories changed since (see
 	// globscan.Cache), and records itself in it for the caller to save.
@@ -89,6 +90,10 @@ type Report struct {
 	// Incomplete, when set, says what was not checked and why (a bound
 	// was hit, a file was too large).
 	Incomplete string
+	// Restored says, one line each, which directories the run had made
+	// unreadable were given their owner's read and search permission back
+	// so that they could be checked (see Before.unreadable).
+	Restored []string
 }
 
 // Finding is one thing the run planted.
@@ -161,6 +166,7 @@ type checker struct {
 	b        *Before
 	opts     Options
 	ignore   map[string]bool
+	kept     map[string]bool // Options.KeptReadOnly
 	notes    []string
 	findings []Finding
 	now      time.Time
@@ -210,13 +216,17 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	}
 	lim := opts.Limits.withDefaults()
 	start := time.Now()
-	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, now: start}
+	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, kept: map[string]bool{}, now: start}
 	for _, p := range opts.Ignore {
 		c.ignore[filepath.Clean(p)] = true
+	}
+	for _, p := range opts.KeptReadOnly {
+		c.kept[filepath.Clean(p)] = true
 	}
 	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
 	defer w.close()
 	c.notes = w.notes
+	restored := w.restored
 	dirs, nameHits := w.dirs, w.names
 	keys := make([]string, 0, len(dirs))
 	for d := range dirs {
@@ -242,7 +252,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			// It existed: what the run changed in it (possible only
 			// where no mount kept it read-only, as on the Landlock-only
 			// backend) is planted.
-			if !c.opts.TrustKnown {
+			if !c.kept[p] {
 				c.changedName(h, &renamed)
 			}
 			continue
@@ -268,7 +278,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		c.findings = append(c.findings, f)
 	}
 	slices.SortStableFunc(c.findings, func(x, y Finding) int { return strings.Compare(x.Path, y.Path) })
-	rep := Report{Findings: c.findings}
+	rep := Report{Findings: c.findings, Restored: restored}
 	if len(c.notes) > 0 {
 		rep.Incomplete = "not everything the run may have planted was checked: " + strings.Join(c.notes, "; ")
 	}
@@ -338,6 +348,8 @@ type walkResult struct {
 	dirs  map[string]gitDirRef // git directories by absolute path
 	names []nameHit            // protected names, in path order per root
 	notes []string             // what was not searched, and why
+	// restored are the directories made readable again (Report.Restored).
+	restored []string
 }
 
 // nameHit is a protected name found by find.
@@ -380,7 +392,18 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
 		} else {
 			matches, st, err := cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
-			w.notes = append(w.notes, b.unreadable(r, root, st.SkippedPaths, ignored, keep)...)
+			for pass := 0; ; pass++ {
+				notes, restored := b.unreadable(r, root, st.SkippedPaths, ignored, keep || pass >= maxRestorePasses)
+				w.restored = append(w.restored, restored...)
+				if len(restored) == 0 || err != nil {
+					w.notes = append(w.notes, notes...)
+					break
+				}
+				// What was made readable again is searched too (and
+				// what lies unreadable below it, a level a pass).
+				left = lim.Deadline - time.Since(start)
+				matches, st, err = cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: max(left, time.Millisecond)})
+			}
 			var le *globscan.LimitError
 			switch {
 			case errors.As(err, &le):
@@ -426,34 +449,6 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 		}
 	}
 	return w
-}
-
-// unreadable says which of the directories the walk could not read were
-// made so during the run (their change time is the run's): a repository
-// planted inside one would run on the host once it is readable again, so
-// unless keep it is renamed aside, out of the way of a later run that
-// makes it readable. Directories the user had closed before are theirs,
-// and not reported.
-func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored func(string) bool, keep bool) []string {
-	var out []string
-	for _, p := range skipped {
-		rel, ok := under(root, p)
-		if !ok || (ignored != nil && ignored(p)) {
-			continue
-		}
-		fi, err := r.Lstat(rel)
-		if err != nil || statOf(fi).ctime.Before(b.at.Add(-ctimeSlack)) {
-			continue
-		}
-		how := "left in place"
-		if !keep {
-			if to, err := renameAside(r, rel); err == nil {
-				how = "renamed to " + filepath.Base(to)
-			}
-		}
-		out = append(out, fmt.Sprintf("%s was made unreadable during the run and could not be searched (%s): look inside before you run git there", p, how))
-	}
-	return out
 }
 
 // discover walks roots as Check does and returns the git directories and

@@ -515,31 +515,60 @@ func TestCheckChangedNames(t *testing.T) {
 	}
 }
 
-// TestCheckUnreadableDir: a directory the run made unreadable cannot be
-// searched; the check says so instead of passing over it in silence.
+// TestCheckUnreadableDir: a directory the run made unreadable (two
+// levels, one inside the other) gets its owner's read and search
+// permission back, is searched (the repository planted inside is
+// disarmed) and is reported once, accurately; nothing is renamed, so a
+// later check says nothing. With KeepArmed it is left as it is and said
+// not to be searched.
 func TestCheckUnreadableDir(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root reads a mode-000 directory: nothing is hidden from it")
 	}
-	ws := newWorkspace(t)
-	b := snapshotOf(t, ws)
-	fakeGitDir(t, filepath.Join(ws, "hidden", "x", ".git"))
-	must(t, os.Chmod(filepath.Join(ws, "hidden"), 0))
-	t.Cleanup(func() {
-		os.Chmod(filepath.Join(ws, "hidden"), 0o755)
-		os.Chmod(filepath.Join(ws, "hidden"+DisarmedSuffix), 0o755)
-	})
-	rep, err := b.Check([]string{ws}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(rep.Incomplete, filepath.Join(ws, "hidden")+" was made unreadable during the run") {
-		t.Errorf("Incomplete = %q", rep.Incomplete)
-	}
-	// Renamed aside: a later run that makes it readable again finds no
-	// repository where the user would run git.
-	if _, err := os.Lstat(filepath.Join(ws, "hidden"+DisarmedSuffix)); err != nil {
-		t.Errorf("not renamed aside: %v", err)
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprint("keep=", keep), func(t *testing.T) {
+			ws := newWorkspace(t)
+			hidden, inner := filepath.Join(ws, "hidden"), filepath.Join(ws, "hidden", "in")
+			b := snapshotOf(t, ws)
+			fakeGitDir(t, filepath.Join(inner, ".git"))
+			write(t, filepath.Join(inner, ".git", "config"), "[core]\n\tfsmonitor = touch pwned\n", 0o644)
+			must(t, os.Chmod(inner, 0o311))
+			must(t, os.Chmod(hidden, 0o311))
+			t.Cleanup(func() { os.Chmod(hidden, 0o755); os.Chmod(inner, 0o755) })
+			rep, err := b.Check([]string{ws}, Options{KeepArmed: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keep {
+				if !strings.Contains(rep.Incomplete, hidden+" was made unreadable during the run (mode 0311) and was not searched") || len(rep.Restored) != 0 {
+					t.Errorf("Incomplete = %q, Restored = %q", rep.Incomplete, rep.Restored)
+				}
+				return
+			}
+			want := []string{
+				"the run made " + hidden + " unreadable (mode 0311): its owner's read and search permission was given back (mode 0711), and it was checked",
+				"the run made " + inner + " unreadable (mode 0311): its owner's read and search permission was given back (mode 0711), and it was checked",
+			}
+			if !slices.Equal(rep.Restored, want) || rep.Incomplete != "" {
+				t.Errorf("Restored = %q, Incomplete = %q", rep.Restored, rep.Incomplete)
+			}
+			if got := summary(rep); !slices.Equal(got, []string{"config hidden/in/.git/config core.fsmonitor true"}) {
+				t.Errorf("findings %q", got)
+			}
+			for _, d := range []string{hidden, inner} {
+				if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o711 {
+					t.Errorf("%s: %v %v", d, fi.Mode(), err)
+				}
+			}
+			if _, err := os.Lstat(hidden + DisarmedSuffix); err == nil {
+				t.Error("renamed aside")
+			}
+			time.Sleep(ctimeSlack + 100*time.Millisecond)
+			b = snapshotOf(t, ws)
+			if rep, err := b.Check([]string{ws}, Options{}); err != nil || len(rep.Restored)+len(rep.Findings) != 0 || rep.Incomplete != "" {
+				t.Errorf("a later check: %v %q %q %q", err, rep.Restored, summary(rep), rep.Incomplete)
+			}
+		})
 	}
 }
 

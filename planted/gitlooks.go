@@ -25,7 +25,7 @@ func (c *checker) checkGitLooks(w *walkResult) {
 	}
 	slices.SortFunc(items, func(x, y item) int { return cmp.Compare(x.path, y.path) })
 	for _, it := range items {
-		if c.ignored(it.path) || c.opts.TrustKnown && c.b.gitKnown[it.path] {
+		if c.ignored(it.path) || c.kept[it.path] && c.b.gitKnown[it.path] {
 			continue // cordon's placeholder, or read-only during the run
 		}
 		for i, base := range w.bases {

@@ -17,7 +17,7 @@ import (
 // disarmed as in .git/hooks and .git/config: a new or changed executable
 // loses its execute bits, a new key that runs a program is commented out;
 // what was there before stays; a hooks directory the run created counts
-// whole; with TrustKnown (read-only during the run) an existing one is not
+// whole; with KeptReadOnly (read-only during the run) an existing one is not
 // examined.
 func TestCheckGitLooks(t *testing.T) {
 	for _, trust := range []bool{false, true} {
@@ -35,7 +35,13 @@ func TestCheckGitLooks(t *testing.T) {
 		}
 		f.WriteString("[diff \"x\"]\n\ttextconv = touch pwned\n")
 		f.Close()
-		rep, err := b.Check([]string{ws}, Options{TrustKnown: trust})
+		opts := Options{}
+		if trust {
+			// Read-only during the run: the existing ones, and the one
+			// that did not exist (it is checked all the same).
+			opts.KeptReadOnly = []string{hooks, fresh, inc}
+		}
+		rep, err := b.Check([]string{ws}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +100,7 @@ func TestSinceGitLooks(t *testing.T) {
 }
 
 // TestGitLooksLinkNotTrusted: an included config that is a symbolic link
-// is checked after the run even with TrustKnown (a mount keeps only its
+// is checked after the run even when listed in KeptReadOnly (a mount keeps only its
 // target, when visible): a link the run replaced with a file of its own is
 // disarmed.
 func TestGitLooksLinkNotTrusted(t *testing.T) {
@@ -110,7 +116,7 @@ func TestGitLooksLinkNotTrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWrite(t, inc, "[core]\n\tfsmonitor = touch pwned\n", 0o644)
-	rep, err := b.Check([]string{ws}, Options{TrustKnown: true})
+	rep, err := b.Check([]string{ws}, Options{KeptReadOnly: []string{inc}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func (b *Before) Git(g policy.GitLooks) *Before {
 
 // mountable reports whether p exists and is no symbolic link: what a mount
 // keeps read-only itself (a link is kept only through its target, when
-// that is visible inside, so Options.TrustKnown does not cover it).
+// that is visible inside, so Options.KeptReadOnly does not cover it).
 func mountable(p string) bool {
 	fi, err := os.Lstat(p)
 	return err == nil && fi.Mode()&fs.ModeSymlink == 0

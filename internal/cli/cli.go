@@ -188,7 +188,7 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		writeReport(os.Stderr, res, h.Home)
 	}
 	if o.learn {
-		if err := writeLearned(os.Stdout, p, res, h.Home, args); err != nil {
+		if err := writeLearned(os.Stdout, os.Stderr, p, res, h.Home, args); err != nil {
 			return err
 		}
 	}

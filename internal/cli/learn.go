@@ -25,8 +25,11 @@ monitor recording every access the effective policy would deny, and print
 on stdout a YAML policy that adds what CMD needed: read and write paths
 (directories, never a secret, a protected path or a system directory),
 unix sockets, network addresses and forwarded loopback ports. Under it the
-same CMD runs in mode standard. CMD's own stdout goes to stderr. Secrets and
-protected paths it touched are listed as comments and stay denied.
+same CMD runs in mode standard. CMD's own stdout goes to stderr. Secrets stay
+hidden and protected paths read-only during the run, as in mode standard; those
+it touched are listed as comments and stay denied. What the run could not keep
+out (a protected path it created where none was kept) is one cordon: warning:
+line each on stderr, never listed as denied.
 Exit status: CMD's, as cordon run.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +51,9 @@ type learned struct {
 	forward                        []int
 	netMode                        policy.NetMode
 	kept                           []keptGroup // left denied
+	// happened are the secrets and protected paths the run could not
+	// keep out (result.Violation.Unenforced): never "left denied".
+	happened []result.Violation
 }
 
 // keptGroup is one kind of access left denied: the operation and rule,
@@ -75,6 +81,10 @@ func (l *learned) keep(what, path string, locked bool) {
 func learn(p *policy.Policy, res *result.Result, home string) learned {
 	var l learned
 	for _, v := range res.Violations {
+		if v.Locked && v.Unenforced != "" {
+			l.happened = append(l.happened, v)
+			continue
+		}
 		if v.Locked {
 			l.keep(v.Operation+": "+tildeText(v.Rule, home), tildeArg(v.Path, home), true)
 			continue
@@ -138,12 +148,21 @@ func collapse(l, also []string) []string {
 	return out
 }
 
-// writeLearned prints the learned policy for command.
-func writeLearned(w io.Writer, p *policy.Policy, res *result.Result, home string, command []string) error {
+// writeLearned prints the learned policy for command on w, and on warn
+// one "cordon: warning:" line for each secret or protected path the run
+// could not keep out that no planted-file warning (res.Planted) already
+// named.
+func writeLearned(w, warn io.Writer, p *policy.Policy, res *result.Result, home string, command []string) error {
 	if res.Monitor == nil {
 		return errors.New("cordon learn: the violation monitor did not run (see the degraded line above): nothing was learnt")
 	}
 	l := learn(p, res, home)
+	for _, v := range l.happened {
+		if slices.ContainsFunc(res.Planted, func(f result.Planted) bool { return policy.Within(v.Path, f.Path) || policy.Within(f.Path, v.Path) }) {
+			continue // its planted line says what became of it
+		}
+		fmt.Fprintf(warn, "cordon: warning: %s (cordon learn could not keep it out): review it\n", v.Line(home))
+	}
 	q := func(paths []string) string {
 		out := make([]string, len(paths))
 		for i, s := range paths {
@@ -154,7 +173,7 @@ func writeLearned(w io.Writer, p *policy.Policy, res *result.Result, home string
 	var b strings.Builder
 	fmt.Fprintf(&b, "# cordon learn: what %s needed beyond the %s profile, from %d watched calls.\n", printableCommand(command), p.Profile, res.Monitor.Calls)
 	if slices.ContainsFunc(l.kept, func(k keptGroup) bool { return !k.locked }) {
-		b.WriteString("# Under this policy it may still fail in mode standard: see what is left denied below.\n")
+		b.WriteString("# Under this policy it may still fail in mode standard: see what it does not allow below.\n")
 	} else {
 		b.WriteString("# Under this policy it runs in mode standard.\n")
 	}
@@ -191,7 +210,7 @@ func writeLearned(w io.Writer, p *policy.Policy, res *result.Result, home string
 	for _, locked := range []bool{true, false} {
 		head := "# Left denied: secrets and protected paths are never allowed.\n"
 		if !locked {
-			head = "# Left denied, with no change suggested (a system directory, a host tool's cache or\n# config, a directory too broad): the command may fail on them in mode standard.\n"
+			head = "# Not allowed by this policy, with no change suggested (a system directory, a host tool's\n# cache or config, a directory too broad): the command may fail on them in mode standard.\n"
 		}
 		said := false
 		for _, k := range l.kept {

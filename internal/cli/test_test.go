@@ -92,3 +92,27 @@ func TestLearnNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteLearnedHappened: a secret or protected path the run could not
+// keep out is never listed as left denied: it is one warning line, unless
+// a planted-file warning names it already; what was kept out is listed.
+func TestWriteLearnedHappened(t *testing.T) {
+	p := &policy.Policy{Profile: "development"}
+	res := &result.Result{Monitor: &result.Monitor{Calls: 3}, Violations: []result.Violation{
+		{Operation: "file-write", Path: "/h/ws/.envrc", Rule: "protected: **/.envrc", Locked: true, Count: 1},
+		{Operation: "file-write", Path: "/h/ws/sub/.envrc", Rule: "protected: **/.envrc", Locked: true, Unenforced: "mode permissive", Count: 1},
+		{Operation: "file-write", Path: "/h/ws/x/.vscode/tasks.json", Rule: "protected: **/.vscode/", Locked: true, Unenforced: "mode permissive", Count: 1},
+	}, Planted: []result.Planted{{Path: "/h/ws/x/.vscode", Kind: "name"}}}
+	var out, warn strings.Builder
+	if err := writeLearned(&out, &warn, p, res, "/h", []string{"true"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "# Left denied: secrets and protected paths are never allowed.\n#   file-write: protected: **/.envrc\n#     ~/ws/.envrc\n") ||
+		strings.Contains(out.String(), "sub/.envrc") || strings.Contains(out.String(), "tasks.json") {
+		t.Errorf("policy:\n%s", out.String())
+	}
+	want := "cordon: warning: file-write ~/ws/sub/.envrc: protected: **/.envrc denies it, but it happened: mode permissive (cordon learn could not keep it out): review it\n"
+	if warn.String() != want {
+		t.Errorf("warnings %q, want %q", warn.String(), want)
+	}
+}
