@@ -229,7 +229,7 @@ func (c *call) decidePath(op policy.Op, p string) (*denial, error) {
 	}
 	for _, cand := range cs {
 		if dec := c.decider.DecideHost(op, cand); dec.Denied {
-			return &denial{reason(opWord(op), subject(p, cand), dec, c.env.Home)}, nil
+			return &denial{reason(opWord(op), subject(p, cand, c.env.Home), dec, c.env.Home)}, nil
 		}
 	}
 	return nil, nil
@@ -257,9 +257,9 @@ func reason(verb, subject string, dec policy.Decision, home string) string {
 }
 
 // subject is the path a tool was given, and the one it reaches when that
-// differs.
-func subject(given, path string) string {
-	if path == given {
+// differs (a ~ given for the home is not a difference).
+func subject(given, path, home string) string {
+	if path == given || (home != "" && strings.HasPrefix(given, "~/") && path == home+given[1:]) {
 		return given
 	}
 	return given + " (" + path + ")"

@@ -38,15 +38,17 @@ var agents = map[string]func(Options) []edit{
 	"codex": func(o Options) []edit {
 		cmd := hookCommand(o.Cordon, "codex")
 		dir := filepath.Join(o.Home, ".codex")
+		mcpArgs := []string{"mcp"}
 		if h := getenv(o, "CODEX_HOME"); h != "" && filepath.IsAbs(h) && !o.Project {
 			dir = h
 		}
 		if o.Project {
 			dir = filepath.Join(o.Workspace, ".codex")
+			mcpArgs = append(mcpArgs, "--workspace", o.Workspace)
 		}
 		return []edit{
 			hooksEdit(filepath.Join(dir, "hooks.json"), "the PreToolUse hooks (Bash, apply_patch)", "PreToolUse", cmd, "codex", nil, codexShell, codexPatch),
-			tomlMCPEdit(filepath.Join(dir, "config.toml"), o.Cordon),
+			tomlMCPEdit(filepath.Join(dir, "config.toml"), o.Cordon, mcpArgs),
 		}
 	},
 	"gemini": func(o Options) []edit {
@@ -278,7 +280,7 @@ func mcpEntry(cordon string) *object {
 }
 
 // isOurMCP reports whether v is an MCP server entry setup writes: a
-// cordon binary with the single argument mcp.
+// cordon binary running mcp.
 func isOurMCP(v any) bool {
 	o, ok := v.(*object)
 	if !ok {
@@ -287,7 +289,8 @@ func isOurMCP(v any) bool {
 	c, _ := o.get("command")
 	cs, _ := c.(string)
 	a, _ := o.get("args")
-	return filepath.Base(cs) == "cordon" && equalJSON(a, []any{"mcp"})
+	l, _ := a.([]any)
+	return filepath.Base(cs) == "cordon" && len(l) > 0 && l[0] == "mcp"
 }
 
 // mcpEdit registers cordon's MCP server as KEY.cordon in the JSON file

@@ -24,9 +24,14 @@ var tomlCordonTable = regexp.MustCompile(`(?m)^\s*(\[\s*mcp_servers\s*\.\s*"?cor
 // ([mcp_servers.cordon]) as one block between marker comments, appended
 // at the end: TOML allows a table there after any content, so the rest of
 // the file (its comments, its order) is never re-encoded. Undo removes
-// the block.
-func tomlMCPEdit(path, cordon string) edit {
-	block := tomlBegin + "\n[mcp_servers.cordon]\ncommand = " + tomlString(cordon) + "\nargs = [\"mcp\"]\n" + tomlEnd + "\n"
+// the block. args are the server's arguments (mcp, and for a project its
+// absolute workspace: Codex does not start servers in the project).
+func tomlMCPEdit(path, cordon string, args []string) edit {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = tomlString(a)
+	}
+	block := tomlBegin + "\n[mcp_servers.cordon]\ncommand = " + tomlString(cordon) + "\nargs = [" + strings.Join(quoted, ", ") + "]\n" + tomlEnd + "\n"
 	apply := func(old []byte) ([]byte, bool, error) {
 		s, err := tomlText(old)
 		if err != nil {
