@@ -27,7 +27,7 @@ type protocol struct {
 	// decision.
 	allow     func() any
 	deny      func(reason string) any
-	rewriteTo func(input map[string]json.RawMessage, command string) (any, error)
+	rewriteTo func(input map[string]json.RawMessage, command any) (any, error)
 	// serveFn, when set, replaces the common serve (Cursor).
 	serveFn func(data []byte, env Env) (answer, error)
 }
@@ -74,7 +74,7 @@ func claudeAnswer(decision, reason string, updated any) any {
 
 // withCommand is tool_input with its command replaced, every other member
 // kept: Claude Code and Codex take updatedInput as the whole new input.
-func withCommand(input map[string]json.RawMessage, command string) (any, error) {
+func withCommand(input map[string]json.RawMessage, command any) (any, error) {
 	out := make(map[string]json.RawMessage, len(input))
 	for k, v := range input {
 		out[k] = v
@@ -95,7 +95,7 @@ var agents = map[string]*protocol{
 		tools:   claudeTools,
 		rewrite: true,
 		deny:    func(r string) any { return claudeAnswer("deny", r, nil) },
-		rewriteTo: func(in map[string]json.RawMessage, cmd string) (any, error) {
+		rewriteTo: func(in map[string]json.RawMessage, cmd any) (any, error) {
 			u, err := withCommand(in, cmd)
 			return claudeAnswer("allow", "cordon: the command runs confined (cordon run)", u), err
 		},
@@ -105,7 +105,7 @@ var agents = map[string]*protocol{
 		tools:   codexTools,
 		rewrite: true,
 		deny:    func(r string) any { return claudeAnswer("deny", r, nil) },
-		rewriteTo: func(in map[string]json.RawMessage, cmd string) (any, error) {
+		rewriteTo: func(in map[string]json.RawMessage, cmd any) (any, error) {
 			// Only what Codex's parser accepts with allow: a member
 			// it does not take fails the hook, and a failed hook runs
 			// the original command.
@@ -120,7 +120,7 @@ var agents = map[string]*protocol{
 		rewrite: true,
 		allow:   func() any { return map[string]any{} },
 		deny:    func(r string) any { return map[string]any{"decision": "deny", "reason": r} },
-		rewriteTo: func(_ map[string]json.RawMessage, cmd string) (any, error) {
+		rewriteTo: func(_ map[string]json.RawMessage, cmd any) (any, error) {
 			// Gemini CLI merges hookSpecificOutput.tool_input over
 			// the model's arguments.
 			return map[string]any{"decision": "allow", "hookSpecificOutput": map[string]any{"tool_input": map[string]any{"command": cmd}}}, nil
@@ -187,6 +187,21 @@ func (a *protocol) serve(data []byte, env Env) (answer, error) {
 	c := &call{env: env, cwd: filepath.Clean(cwd), ws: ws, tool: t, input: input, toolName: name}
 	switch t.kind {
 	case kindShell:
+		var argv []string
+		if raw := input["command"]; len(raw) > 0 && raw[0] == '[' {
+			// An argv (a shell tool given as a list, as Codex's
+			// local shell is): cordon run's argv before it, no
+			// shell involved.
+			if err := json.Unmarshal(raw, &argv); err != nil || len(argv) == 0 {
+				return answer{}, fmt.Errorf("tool_input.command is neither a string nor a list of strings")
+			}
+			prefix := WrapArgv(env.Cordon, ws, nil)
+			if len(argv) > len(prefix) && slices.Equal(argv[:len(prefix)], prefix) {
+				return a.noDecision(), nil
+			}
+			body, err := a.rewriteTo(input, WrapArgv(env.Cordon, ws, argv))
+			return answer{body}, err
+		}
 		cmd, err := str(input, "command")
 		if err != nil {
 			return answer{}, fmt.Errorf("tool_input.%w", err)

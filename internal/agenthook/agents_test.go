@@ -1,6 +1,7 @@
 package agenthook
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +27,14 @@ func TestCodex(t *testing.T) {
 	if code != 0 || o["permissionDecision"] != "allow" || o["permissionDecisionReason"] != nil ||
 		o["updatedInput"].(map[string]any)["command"] != Wrap(h.env.Cordon, h.ws, "cat ~/.ssh/id_rsa") {
 		t.Fatalf("Bash: %d %v", code, ans)
+	}
+	// A shell tool given as an argv gets cordon run's argv before it.
+	argv := map[string]any{"session_id": "s", "cwd": h.ws, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": []string{"bash", "-lc", "cat ~/.ssh/id_rsa"}}}
+	_, ans, _ = h.serve(t, "codex", argv)
+	got := ans["hookSpecificOutput"].(map[string]any)["updatedInput"].(map[string]any)["command"]
+	if fmt.Sprint(got) != fmt.Sprint(WrapArgv(h.env.Cordon, h.ws, []string{"bash", "-lc", "cat ~/.ssh/id_rsa"})) {
+		t.Fatalf("argv: %v", ans)
 	}
 	for _, tc := range []struct{ patch, deny string }{
 		{"*** Begin Patch\n*** Update File: main.go\n@@\n-a\n+b\n*** End Patch", ""},

@@ -50,3 +50,9 @@ func IsWrapped(command, cordon, ws string) bool {
 	}
 	return true
 }
+
+// WrapArgv is Wrap for a command given as an argv: cordon run's argv
+// before it.
+func WrapArgv(cordon, ws string, argv []string) []string {
+	return append([]string{cordon, "run", "--workspace", ws, "--"}, argv...)
+}

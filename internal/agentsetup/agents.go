@@ -3,6 +3,7 @@ package agentsetup
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -30,10 +31,9 @@ var agents = map[string]func(Options) []edit{
 			settings = filepath.Join(o.Workspace, ".claude", "settings.json")
 			mcp = filepath.Join(o.Workspace, ".mcp.json")
 		}
-		return []edit{
-			hooksEdit(settings, "the PreToolUse hooks (Bash, file tools)", "PreToolUse", cmd, "claude-code", nil, claudeShell, claudeFiles),
-			mcpEdit(mcp, "mcpServers", o.Cordon),
-		}
+		hooks := hooksEdit(settings, "the PreToolUse hooks (Bash, file tools)", "PreToolUse", cmd, "claude-code", nil, claudeShell, claudeFiles)
+		hooks.warn = otherShellHooks("PreToolUse", "Bash", "claude-code")
+		return []edit{hooks, mcpEdit(mcp, "mcpServers", o.Cordon)}
 	},
 	"codex": func(o Options) []edit {
 		cmd := hookCommand(o.Cordon, "codex")
@@ -457,4 +457,59 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(k)
 	return k
+}
+
+// otherShellHooks warns of hooks of the user's on the shell tool beside
+// cordon's: Claude Code has dropped a rewrite (updatedInput) when several
+// PreToolUse hooks matched one call, which would run the command
+// unconfined.
+func otherShellHooks(event, tool, agent string) func([]byte) []string {
+	return func(content []byte) []string {
+		root, err := parseJSON(content)
+		if err != nil {
+			return nil
+		}
+		groups, err := hookGroups(root, event, false)
+		if err != nil || groups == nil {
+			return nil
+		}
+		var others []string
+		for _, g := range *groups {
+			m, _ := g.get("matcher")
+			ms, _ := m.(string)
+			if !matcherMatches(ms, tool) {
+				continue
+			}
+			hs, _ := g.get("hooks")
+			list, _ := hs.([]any)
+			for _, h := range list {
+				ho, ok := h.(*object)
+				if !ok {
+					continue
+				}
+				c, _ := ho.get("command")
+				cs, _ := c.(string)
+				if !isOurs(cs, agent) {
+					others = append(others, fmt.Sprintf("%q", cs))
+				}
+			}
+		}
+		if len(others) == 0 {
+			return nil
+		}
+		return []string{fmt.Sprintf("has other %s hooks on %s (%s): keep cordon's the only one that rewrites %s, since the agent has dropped a rewrite when several hooks matched (see docs/agents.md)", event, tool, strings.Join(others, ", "), tool)}
+	}
+}
+
+// matcherMatches reports whether a hook matcher (empty or "*" for every
+// tool, else a regular expression of tool names) may match tool.
+func matcherMatches(matcher, tool string) bool {
+	if matcher == "" || matcher == "*" {
+		return true
+	}
+	re, err := regexp.Compile("^(?:" + matcher + ")$")
+	if err != nil {
+		return true // a matcher setup cannot read may well match
+	}
+	return re.MatchString(tool)
 }

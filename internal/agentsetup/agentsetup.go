@@ -56,6 +56,8 @@ type edit struct {
 	// apply and undo change the file's content; they report whether
 	// anything changed.
 	apply, undo func(old []byte) (new []byte, changed bool, err error)
+	// warn, when set, returns warnings about the file as setup leaves it.
+	warn func(content []byte) []string
 }
 
 // Run performs o: every file is read and its new content computed first;
@@ -110,6 +112,15 @@ func Run(o Options) error {
 	}
 	for _, r := range results {
 		name := tilde(r.e.path, o.Home)
+		if r.e.warn != nil && !o.Undo {
+			content := r.new
+			if !r.changed {
+				content = r.old
+			}
+			for _, w := range r.e.warn(content) {
+				fmt.Fprintf(o.Out, "cordon: warning: %s %s\n", name, w)
+			}
+		}
 		switch {
 		case !r.changed && o.Undo:
 			fmt.Fprintf(o.Out, "cordon: setup %s: %s holds nothing of cordon's; nothing changed\n", o.Agent, name)

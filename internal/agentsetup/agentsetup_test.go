@@ -177,7 +177,7 @@ func TestSetupUndo(t *testing.T) {
 				}
 			}
 			out, err := f.run(t, agent, false, false, false)
-			if err != nil || strings.Count(out, "nothing changed") != strings.Count(out, "\n") || !same(after, f.snapshot(t)) {
+			if err != nil || strings.Count(out, "nothing changed") != strings.Count(out, "\n")-strings.Count(out, "cordon: warning: ") || !same(after, f.snapshot(t)) {
 				t.Fatalf("second run changed something: %v\n%s", err, out)
 			}
 			if _, err := f.run(t, agent, false, false, true); err != nil {
@@ -223,8 +223,12 @@ func TestSetupClaudeCodeLayout(t *testing.T) {
 	for rel, c := range userFiles["claude-code"] {
 		f.write(t, rel, c)
 	}
-	if _, err := f.run(t, "claude-code", false, false, false); err != nil {
+	out, err := f.run(t, "claude-code", false, false, false)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out, "cordon: warning: ~/.claude/settings.json has other PreToolUse hooks on Bash (\"my-audit\")") {
+		t.Errorf("no warning of the user's own Bash hook:\n%s", out)
 	}
 	s := f.snapshot(t)
 	settings := s["/.claude/settings.json"]
@@ -249,8 +253,8 @@ func TestSetupClaudeCodeLayout(t *testing.T) {
 		t.Errorf(".claude.json:\n%s", s["/.claude.json"])
 	}
 	// Moved binary: a second setup from elsewhere updates the command.
-	var out bytes.Buffer
-	if err := Run(Options{Agent: "claude-code", Cordon: "/usr/local/bin/cordon", Home: f.home, Workspace: f.ws, Out: &out}); err != nil {
+	var moved bytes.Buffer
+	if err := Run(Options{Agent: "claude-code", Cordon: "/usr/local/bin/cordon", Home: f.home, Workspace: f.ws, Out: &moved}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.snapshot(t)["/.claude/settings.json"]; strings.Contains(got, "opt/cordon") || strings.Count(got, "'/usr/local/bin/cordon' hook claude-code") != 2 {
