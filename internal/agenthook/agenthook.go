@@ -156,12 +156,11 @@ func workspace(cwd, project string) (string, error) {
 
 // call is one tool call to decide.
 type call struct {
-	env      Env
-	cwd, ws  string
-	tool     tool
-	input    map[string]json.RawMessage
-	toolName string
-	decider  *policy.Decider
+	env     Env
+	cwd, ws string
+	tool    tool
+	input   map[string]json.RawMessage
+	decider *policy.Decider
 }
 
 // denial is a refused access, worded for the model and the user.

@@ -184,7 +184,7 @@ func (a *protocol) serve(data []byte, env Env) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	c := &call{env: env, cwd: filepath.Clean(cwd), ws: ws, tool: t, input: input, toolName: name}
+	c := &call{env: env, cwd: filepath.Clean(cwd), ws: ws, tool: t, input: input}
 	switch t.kind {
 	case kindShell:
 		var argv []string
