@@ -92,6 +92,10 @@ func newHookEnv(t *testing.T) *hookEnv {
 		"src/proj/.env":         "TOKEN=1",
 		"src/proj/sub/a.txt":    "a",
 		"src/other/notes.txt":   "n",
+		"src/proj/sub2/.env":    "T=2",
+		"src/proj/pkg/a.go":     "package pkg",
+		"src/proj/pkg2/b.go":    "package pkg2",
+		"src/proj/pkg3/c.go":    "package pkg3",
 		".config/cordon/.keep":  "",
 		"src/proj/node/.keep":   "",
 		"src/proj/.git/HEAD":    "ref: refs/heads/main\n",
@@ -112,6 +116,9 @@ func newHookEnv(t *testing.T) *hookEnv {
 		"src/proj/sshdir":  "../../.ssh",
 		"src/proj/loop":    "loop",
 		"src/proj/sub/env": "../.env",
+		"src/proj/pkg2/o":  "../../other",
+		"src/proj/pkg3/l":  "../sub2",
+		"src/proj/sub2/up": "../pkg3",
 	} {
 		if err := os.Symlink(target, filepath.Join(h.home, link)); err != nil {
 			t.Fatal(err)

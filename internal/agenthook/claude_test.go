@@ -100,6 +100,8 @@ func TestClaudeCodeFileTools(t *testing.T) {
 		{"glob home", "Glob", map[string]any{"pattern": "*", "path": h.home}, "not listed"},
 		{"grep workspace with .env", "Grep", map[string]any{"pattern": "TOKEN"}, ".env"},
 		{"grep sub dir", "Grep", map[string]any{"pattern": "a", "path": "docs"}, ""},
+		{"grep dir with a link out", "Grep", map[string]any{"pattern": "a", "path": "pkg2"}, "filesystem.read: not listed"},
+		{"grep dir with a link to a tree holding .env", "Grep", map[string]any{"pattern": "a", "path": "pkg3"}, "sub2/.env"},
 		{"grep sub dir with link to .env", "Grep", map[string]any{"pattern": "a", "path": "sub"}, ".env"},
 		{"grep file", "Grep", map[string]any{"pattern": "a", "path": "main.go"}, ""},
 		{"tool not decided", "WebFetch", map[string]any{"url": "https://example.com"}, ""},
