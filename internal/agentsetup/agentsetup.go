@@ -77,6 +77,9 @@ func Run(o Options) error {
 	if base == "" || !filepath.IsAbs(base) {
 		return fmt.Errorf("no absolute directory to set up in (%q)", base)
 	}
+	if o.Project && filepath.Clean(o.Workspace) == filepath.Clean(o.Home) {
+		return fmt.Errorf("--project in the home directory would write the user's own files: run it in the project's directory, or drop --project")
+	}
 	edits := ag(o)
 	type result struct {
 		e        edit

@@ -292,6 +292,16 @@ func TestSetupRefuses(t *testing.T) {
 	}
 }
 
+// TestSetupProjectInHome: --project run in the home directory is refused.
+func TestSetupProjectInHome(t *testing.T) {
+	f := newFake(t)
+	var out bytes.Buffer
+	err := Run(Options{Agent: "claude-code", Project: true, Cordon: cordon, Home: f.home, Workspace: f.home, Out: &out})
+	if err == nil || !strings.Contains(err.Error(), "--project in the home directory") || len(f.snapshot(t)) != 0 {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // TestSetupFollowsLink: a settings file that is a symbolic link (a
 // dotfiles repository) stays a link; its target is written.
 func TestSetupFollowsLink(t *testing.T) {
