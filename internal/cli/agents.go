@@ -32,7 +32,12 @@ cordon and its file tools obey cordon's policy (cordon hook AGENT), and register
 cordon's MCP server. User-level by default; --project writes the current
 project's files. A second run changes nothing; --undo removes what setup added.
 See docs/agents.md.`,
-		Args:      cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("name one agent: cordon setup AGENT, with AGENT one of %s", strings.Join(agentsetup.Names(), ", "))
+			}
+			return nil
+		},
 		ValidArgs: agentsetup.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := host()
