@@ -72,7 +72,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell(), newSetup(), newHook())
 	// The completion command, made now rather than at Execute so that the
 	// examples, the man pages and the tests see it.
 	root.InitDefaultCompletionCmd()

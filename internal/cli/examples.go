@@ -31,6 +31,10 @@ var commandExamples = map[string]string{
   /sandbox status                        # inside: cordon's own commands start with /sandbox`,
 	"cache": `  cordon cache
   cordon cache --clean`,
+	"setup": `  cordon setup claude-code                 # Claude Code, for every project of this user
+  cordon setup codex --project --dry-run   # print what it would write in this project
+  cordon setup cursor --undo               # remove what setup added`,
+	"hook": `  echo '{"hook_event_name":"PreToolUse","cwd":"/src/app","tool_name":"Read","tool_input":{"file_path":"/src/app/.env"}}' | cordon hook claude-code`,
 	"version": `  cordon version
   cordon --version`,
 	"bash":       `  source <(cordon completion bash)`,

@@ -1,0 +1,26 @@
+package policy
+
+// DecideHost returns the verdict on op of path, absolute and clean, when a
+// program outside the sandbox makes the access on the host on behalf of
+// the sandboxed agent: an agent's own file tools, which a hook lets
+// through or refuses (see cordon hook). It is Decide, except that what
+// exists only inside the sandbox is not the host's: the private /tmp, the
+// sandbox's own /proc and /dev, cordon's helper directory, and the
+// directories above an allowed path, which inside hold only what is bound
+// and on the host hold everything. Each of those is refused as not listed,
+// with no Fix (no flag shows the host's tree to the sandbox).
+func (d *Decider) DecideHost(op Op, path string) Decision {
+	dec := d.Decide(op, path)
+	if dec.Denied {
+		return dec
+	}
+	switch dec.Rule {
+	case ruleTmp, ruleProc, ruleDev, ruleHelper, ruleAbove:
+		rule := ruleReadNo
+		if op == OpWrite {
+			rule = ruleWriteNo
+		}
+		return Decision{Denied: true, Rule: rule + " (" + dec.Rule + " is the sandbox's own, not the host's)"}
+	}
+	return dec
+}

@@ -1,0 +1,49 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDecideHost: on the host, what only the sandbox has (its private
+// /tmp, /proc, /dev, the helper's directory, the directories above an
+// allowed path) is refused as not listed, with no Fix; everything else is
+// Decide's verdict.
+func TestDecideHost(t *testing.T) {
+	h := newDecideHost(t)
+	d := h.load(t, nil).Decider(h.home)
+	for _, tc := range []struct {
+		name string
+		op   Op
+		path string
+		deny string // a part of the rule; "" when allowed
+	}{
+		{"proc", OpRead, "/proc/self/environ", "sandbox: /proc is the sandbox's own"},
+		{"dev", OpWrite, "/dev/null", "filesystem.write: not listed (sandbox: /dev"},
+		{"helper", OpRead, "/run/cordon/cordon-helper", "sandbox: /run/cordon"},
+		{"tmp read", OpRead, "/tmp/x", "filesystem.read: not listed (private /tmp"},
+		{"tmp write", OpWrite, "/tmp/x", "filesystem.write: not listed (private /tmp"},
+		{"home listing", OpRead, h.home, "a directory above an allowed path"},
+		{"root listing", OpRead, "/", "a directory above an allowed path"},
+		{"secret", OpRead, h.home + "/.ssh/id_rsa", "filesystem.deny"},
+		{"workspace read", OpRead, h.ws + "/a.go", ""},
+		{"workspace write", OpWrite, h.ws + "/a.go", ""},
+		{"system read", OpRead, "/usr/bin/env", ""},
+	} {
+		dec := d.DecideHost(tc.op, tc.path)
+		if tc.deny == "" {
+			if dec.Denied {
+				t.Errorf("%s: denied by %q", tc.name, dec.Rule)
+			}
+			continue
+		}
+		if !dec.Denied || !strings.Contains(dec.Rule, tc.deny) {
+			t.Errorf("%s: %+v, want denied by %q", tc.name, dec, tc.deny)
+		}
+		if strings.Contains(tc.deny, "sandbox") || strings.Contains(tc.deny, "private") || strings.Contains(tc.deny, "above") {
+			if dec.Fix != "" {
+				t.Errorf("%s: Fix %q for the sandbox's own tree", tc.name, dec.Fix)
+			}
+		}
+	}
+}
