@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/subpath"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // notListed is the denial, by rule, of an access to path that no path of

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/internal/globscan"
 )
 
 // The deny engine: one validation (ValidateDeny, at load time), one

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 
-	"github.com/cordon-sandbox/cordon/subpath"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // tildePath abbreviates a path under home as ~/...

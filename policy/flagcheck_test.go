@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 )
 
 // TestTightenProfile: a workspace file may pick a profile at least as

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/internal/globscan"
 )
 
 // DenyGlobReadRoots returns the trees, besides the writable roots, in which

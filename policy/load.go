@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 
-	"github.com/cordon-sandbox/cordon/subpath"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // Options says where Load finds the layers of a policy.

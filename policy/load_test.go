@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 )
 
 // fixture is a fake host: a home directory, a workspace inside it and an

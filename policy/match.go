@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/globscan"
+	"github.com/cordon-sandbox/cordon/internal/globscan"
 
-	"github.com/cordon-sandbox/cordon/subpath"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // Within reports whether the absolute path p is dir or lies below it. Both

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 )
 
 // Resource limit ranges accepted from config files and flags (a profile's 0

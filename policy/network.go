@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/config"
-	"github.com/cordon-sandbox/cordon/gitrepo"
-	"github.com/cordon-sandbox/cordon/netrule"
-	"github.com/cordon-sandbox/cordon/toolenv"
+	"github.com/cordon-sandbox/cordon/internal/config"
+	"github.com/cordon-sandbox/cordon/internal/host/gitrepo"
+	"github.com/cordon-sandbox/cordon/internal/host/toolenv"
+	"github.com/cordon-sandbox/cordon/internal/net/netrule"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 )
 
 // Names of the built-in profiles. Every profile also carries SystemReads,

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/gitrepo"
+	"github.com/cordon-sandbox/cordon/internal/host/gitrepo"
 )
 
 // Repo is what a Policy adds for the git repository the workspace belongs

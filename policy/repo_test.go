@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 )
 
 // gitFixture is a fake host (see fixture) whose home holds real

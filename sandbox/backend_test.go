@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordon-sandbox/cordon/config"
-	"github.com/cordon-sandbox/cordon/probe"
+	"github.com/cordon-sandbox/cordon/internal/config"
+	"github.com/cordon-sandbox/cordon/internal/host/probe"
 )
 
 // withBwrapPath makes the sandbox use the bwrap at path (sandbox.bwrap_path).

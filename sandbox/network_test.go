@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
 )
 
 // TestNetworkLoopback: WithNetwork(NetworkLoopback) gives the command a

@@ -36,10 +36,10 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 	"github.com/cordon-sandbox/cordon/internal/helpercmd"
-	"github.com/cordon-sandbox/cordon/launch"
-	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/internal/launch"
+	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 )

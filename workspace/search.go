@@ -15,7 +15,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/cordon-sandbox/cordon/subpath"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // errStop ends a walk early.

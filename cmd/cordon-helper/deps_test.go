@@ -23,9 +23,9 @@ func TestDependencies(t *testing.T) {
 		forbidden []string
 	}{
 		{"cordon-helper", []string{"net/http", "github.com/spf13/cobra", "go.yaml.in/yaml", "github.com/modelcontextprotocol",
-			module + "policy", module + "plan", module + "config", module + "probe", module + "launch", module + "globscan",
-			module + "internal/cli", module + "mcpserver", module + "sibling"}},
-		{"cordon", []string{"github.com/modelcontextprotocol", module + "mcpserver", module + "helper"}},
+			module + "policy", module + "internal/plan", module + "internal/config", module + "internal/host/probe", module + "internal/launch", module + "internal/globscan",
+			module + "internal/cli", module + "internal/mcp", module + "internal/host/sibling"}},
+		{"cordon", []string{"github.com/modelcontextprotocol", module + "internal/mcp", module + "internal/helper"}},
 	} {
 		t.Run(tc.bin, func(t *testing.T) {
 			cmd := exec.Command("go", "list", "-deps", module+"cmd/"+tc.bin)

@@ -13,12 +13,12 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/internal/cli"
-	"github.com/cordon-sandbox/cordon/launch"
-	"github.com/cordon-sandbox/cordon/mcpserver"
-	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/internal/launch"
+	"github.com/cordon-sandbox/cordon/internal/mcp/mcpserver"
+	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 

@@ -231,7 +231,7 @@ func landlockAvailable() bool {
 // both versions, reported through the status socket, on both backends.
 func TestHelperVersionMismatch(t *testing.T) {
 	e := newEnv(t)
-	src, err := os.ReadFile(filepath.Join("..", "..", "helperspec", "helperspec.go"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "internal", "helperspec", "helperspec.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestHelperVersionMismatch(t *testing.T) {
 	other := want + 98
 	overlaid := filepath.Join(e.root, "helperspec.go")
 	writeFile(t, overlaid, string(re.ReplaceAll(src, []byte("const Version = "+strconv.Itoa(other)))))
-	abs, err := filepath.Abs(filepath.Join("..", "..", "helperspec", "helperspec.go"))
+	abs, err := filepath.Abs(filepath.Join("..", "..", "internal", "helperspec", "helperspec.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

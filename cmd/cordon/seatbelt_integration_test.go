@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordon-sandbox/cordon/sbpl"
+	"github.com/cordon-sandbox/cordon/internal/plan/sbpl"
 )
 
 // seatbeltEnv is newEnv without bubblewrap: the Seatbelt plan needs

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/helperspec"
-	"github.com/cordon-sandbox/cordon/sibling"
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/host/sibling"
 )
 
 // binaryStatus is one of the programs cordon runs from beside itself, as

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
 	"github.com/cordon-sandbox/cordon/policy"
-	"github.com/cordon-sandbox/cordon/sandboxcache"
 	"github.com/spf13/cobra"
 )
 

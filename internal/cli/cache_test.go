@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
 	"github.com/cordon-sandbox/cordon/policy"
-	"github.com/cordon-sandbox/cordon/sandboxcache"
 )
 
 // TestCacheCommand: cordon cache lists every sandbox cache with its state

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/spf13/cobra"
 )
 

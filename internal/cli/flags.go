@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/config"
+	"github.com/cordon-sandbox/cordon/internal/config"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/result"
 )
 

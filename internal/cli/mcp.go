@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/cordon-sandbox/cordon/internal/host/sibling"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
-	"github.com/cordon-sandbox/cordon/sibling"
 	"github.com/spf13/cobra"
 )
 

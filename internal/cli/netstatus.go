@@ -3,7 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"github.com/cordon-sandbox/cordon/probe"
+	"github.com/cordon-sandbox/cordon/internal/host/probe"
 )
 
 // landlockTCPABI is the Landlock ABI that limits TCP connect and bind

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/probe"
+	"github.com/cordon-sandbox/cordon/internal/host/probe"
 )
 
 // TestNetworkStatusRows: cordon status says, per Landlock ABI, what the

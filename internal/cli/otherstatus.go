@@ -4,7 +4,7 @@ import (
 	"runtime"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/probe"
+	"github.com/cordon-sandbox/cordon/internal/host/probe"
 )
 
 // enforcedElsewhere is what cordon enforces on macOS (the Seatbelt

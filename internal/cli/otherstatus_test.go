@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/probe"
+	"github.com/cordon-sandbox/cordon/internal/host/probe"
 )
 
 // TestEnforcedElsewhere checks what cordon status says it enforces on

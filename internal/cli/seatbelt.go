@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/plan"
+	"github.com/cordon-sandbox/cordon/internal/plan"
 )
 
 // writeSeatbeltArgv prints, for --explain, a Seatbelt plan's argv with the

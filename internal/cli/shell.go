@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/audit"
-	"github.com/cordon-sandbox/cordon/launch"
+	"github.com/cordon-sandbox/cordon/internal/audit"
+	"github.com/cordon-sandbox/cordon/internal/launch"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"

@@ -12,9 +12,9 @@
 package helpercmd
 
 import (
-	"github.com/cordon-sandbox/cordon/gocacheprog"
-	"github.com/cordon-sandbox/cordon/helper"
-	"github.com/cordon-sandbox/cordon/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/gocacheprog"
+	"github.com/cordon-sandbox/cordon/internal/helper"
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
 )
 
 // Subcommand is one entry of the table: the first argument that selects

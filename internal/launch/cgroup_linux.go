@@ -1,0 +1,150 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
+	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// newGroup creates the cgroup that holds the sandbox, when the plan has
+// process or memory limits and the host lets cordon create one. It returns
+// the run-time degradations (what the rlimits fallback cannot enforce),
+// and refuses in strict mode when there are any.
+func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
+	l := pl.Limits
+	if l.MaxProcesses == 0 && l.MaxMemoryMB == 0 {
+		return nil, nil, nil
+	}
+	// The group holds bwrap and the helper while they set up, and the
+	// helper's Go runtime starts threads that count as tasks: a small
+	// --max-procs would refuse them (bwrap: "Can't fork", a runtime
+	// panic). So the process limit is set by limitProcesses once the
+	// helper is ready, before it runs the command.
+	setup := l
+	setup.MaxProcesses = 0
+	g, err := limits.New(fmt.Sprintf("run-%d", os.Getpid()), setup)
+	var notes []string
+	switch {
+	case errors.Is(err, limits.ErrUnavailable):
+		if l.MaxProcesses > 0 && os.Geteuid() == 0 {
+			notes = append(notes, fmt.Sprintf("max_processes %d is not enforced: no usable cgroup (%v) and the kernel exempts root from RLIMIT_NPROC; run cordon as a normal user or in a delegated cgroup", l.MaxProcesses, err))
+		}
+	case err != nil:
+		return nil, nil, fmt.Errorf("creating the resource-limit cgroup: %w", err)
+	}
+	if pl.Strict && len(notes) > 0 {
+		g.Close()
+		return nil, nil, fmt.Errorf("strict mode refuses to run degraded: %s", notes[0])
+	}
+	if g != nil && g.Kind() == limits.KindNone {
+		g.Close()
+		g = nil
+	}
+	return g, notes, nil
+}
+
+// staleGroupAge is how old an empty group of a dead cordon must be before
+// sweepGroups removes it.
+const staleGroupAge = 10 * time.Second
+
+// sweepGroups removes, in the background, the groups that runs killed with
+// SIGKILL left behind (a killed cordon cannot remove its own). The
+// returned function waits for it; the sweep never delays the command.
+func sweepGroups() (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = limits.Cleanup(staleGroupAge)
+	}()
+	return func() { <-done }
+}
+
+// limitProcesses sets the group's process limit (see newGroup): the
+// helper is ready and waits for the host, so only the sandbox's own set-up
+// is inside, and the command starts under the limit.
+func limitProcesses(g *limits.Group, pl *plan.Plan) error {
+	if n := pl.Limits.MaxProcesses; n > 0 {
+		if err := g.SetMaxProcesses(n); err != nil {
+			return fmt.Errorf("setting the process limit: %w", err)
+		}
+	}
+	return nil
+}
+
+// enterGroup moves the sandbox into g: bwrap (outer), bwrap's init inside
+// the pid namespace, and the helper, which has not exec'd the command yet.
+// Everything the command starts is born inside. outerIn says that outer
+// was already moved: then init and the helper are moved only if they were
+// forked before that move (Add on cgroup v1 costs an RCU grace period).
+func enterGroup(g *limits.Group, outer, helper int, outerIn bool) error {
+	var pids []int
+	if !outerIn {
+		pids = append(pids, outer)
+	}
+	if outer != helper {
+		if pp, err := parentPid(helper); err == nil && pp != outer {
+			pids = append(pids, pp) // bwrap's init
+		}
+		pids = append(pids, helper)
+	}
+	for _, pid := range pids {
+		if outerIn {
+			if in, err := g.Contains(pid); err == nil && in {
+				continue
+			}
+		}
+		if err := g.Add(pid); err != nil {
+			return fmt.Errorf("moving the sandbox into its cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// parentPid reads the parent of pid from /proc/PID/stat.
+func parentPid(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, errors.New("malformed stat")
+	}
+	return strconv.Atoi(f[1])
+}
+
+// groupUsage folds the cgroup's accounting into the run's usage, and
+// returns it (zero without a group).
+func groupUsage(g *limits.Group, u *result.Usage) limits.Usage {
+	if g == nil {
+		return limits.Usage{}
+	}
+	gu, err := g.Usage()
+	if err != nil {
+		return limits.Usage{}
+	}
+	u.PeakMemoryKB = int64(gu.PeakMemoryBytes / 1024)
+	u.PeakProcesses = gu.PeakProcesses
+	u.ForkFailures = gu.ForkFailures
+	u.OOMKills = gu.OOMKills
+	u.Cgroup = string(g.Kind())
+	if gu.CPUUser+gu.CPUSystem > 0 {
+		// The group saw every process of the sandbox, waited for or not.
+		u.User, u.System = gu.CPUUser, gu.CPUSystem
+		u.Incomplete = slices.DeleteFunc(u.Incomplete, func(s string) bool { return s == incompleteCPU })
+	}
+	return gu
+}

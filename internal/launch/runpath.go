@@ -1,0 +1,358 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/audit"
+	"github.com/cordon-sandbox/cordon/internal/net/netproxy"
+	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/planted"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// Request is one command to run the way every front end of cordon runs one
+// (cordon run, the MCP server's run_command, the library's Sandbox.Run):
+// see RunCommand.
+type Request struct {
+	// Policy is the effective policy.
+	Policy *policy.Policy
+	// Command is the command and its arguments.
+	Command []string
+	// Options are the launch facts for plan.Build; RunCommand fills in
+	// their Host (HostFacts, with Helper).
+	Options plan.Options
+	// Helper is the binary that runs as the in-sandbox helper: the zero
+	// value, SelfHelper, is the running program's own (the library).
+	Helper Helper
+	// Stdio are the command's streams.
+	Stdio Stdio
+	// Env, when not nil, is the command's environment instead of the
+	// policy's allowlist (the library's exec.Cmd.Env), on every backend;
+	// on the Landlock-only backend TMPDIR still names the plan's private
+	// temporary directory.
+	Env []string
+	// Tell receives what the run says to its user besides the command's
+	// own output, one line at a time, in order; nil says nothing.
+	Tell func(Line)
+	// Audit, when not nil, receives an audit record for every file the
+	// run planted (see audit.PlantedRecords) and for every decision of the
+	// network proxy (operation network-connect, allowed or denied,
+	// whatever audit.log_allowed says); a record it refuses is a Warning
+	// line. It is called from the proxy's goroutines, one call at a time.
+	Audit Recorder
+	// SessionID and AuditCommand are the session and command of those
+	// records.
+	SessionID, AuditCommand string
+	// Watch turns the violation monitor on (so does the policy's
+	// on_violation warn or log, and audit.log_allowed: plan.Watched): every file and socket access the policy
+	// denies is classified with the rule that decides it, kept once in
+	// Result.Violations with its count, and recorded in Audit (allowed
+	// ones too with audit.log_allowed). A default run leaves it off.
+	Watch bool
+}
+
+// Recorder records audit records; *audit.Log is one.
+type Recorder interface {
+	Record(audit.Record) error
+}
+
+// LineKind says what a Line is about, and so how a front end words it
+// (cordon run prefixes each with "cordon: ", a Warning with "cordon:
+// warning: ", a Note with "cordon: note: " and a Degraded with "cordon:
+// degraded: ").
+type LineKind int
+
+// What a run says.
+const (
+	// Warning: the workspace is the home directory, the repository's
+	// git directory was refused, the audit log could not be written.
+	Warning LineKind = iota
+	// Note is one of the plan's RunNotes, said once even across the
+	// fallback.
+	Note
+	// Degraded is a rule the plan cannot enforce (what the launcher finds
+	// out at run time it prints on Stdio.Stderr itself).
+	Degraded
+	// FallingBack says that bwrap could not create a user namespace and
+	// the command runs on the Landlock-only backend instead.
+	FallingBack
+	// TimedOut is "timed out after DURATION".
+	TimedOut
+	// Limit names a resource limit the command reached
+	// (result.LimitHit.Line).
+	Limit
+	// Hint says why the command probably failed (plan.GitInitHint).
+	Hint
+	// NetRefused is one host and port the network proxy refused
+	// (result.NetRefusal.Line): cordon run prefixes it with
+	// "cordon: network: ".
+	NetRefused
+	// Denied is one distinct access the violation monitor saw the policy
+	// deny (result.Violation.Line), said at the end of the run with on_violation:
+	// warn: cordon run prefixes it with "cordon: denied: ".
+	Denied
+)
+
+// Line is one thing a run says, without any prefix.
+type Line struct {
+	Kind LineKind
+	Text string
+}
+
+// RunCommand builds the plan for req (plan.Build decides strict mode and
+// the backend; its walks use the walk cache in Options.StateDir, WalkCache,
+// unless Options.WalkCache names another, and RunCommand saves it after
+// the run), says the warnings, notes and degraded rules, runs it and, when
+// bwrap could not create a user namespace and the policy's backend is
+// auto, falls back to the Landlock-only backend and runs again. After the
+// run it records what the command planted and says the timeout, the limits
+// reached and the hint. Errors: plan.Build's, or a *SetupError or
+// *ExecError (the command did not run), as Run's.
+func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
+	tell := req.Tell
+	if tell == nil {
+		tell = func(Line) {}
+	}
+	p := req.Policy
+	req.Options.Host = HostFacts(p, req.Helper)
+	if req.Options.WalkCache == nil {
+		req.Options.WalkCache = WalkCache(req.Options.StateDir)
+	}
+	pl, lock, err := buildLocked(p, req.Command, req.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+	if err := refuseUnrunnable(pl); err != nil {
+		return nil, err
+	}
+	// The walks of the plan are saved for the next run once this one is
+	// over; a cache that cannot be written only makes the next walk read
+	// every directory.
+	defer func() { _ = req.Options.WalkCache.Save() }()
+	if p.HomeWorkspace {
+		tell(Line{Warning, fmt.Sprintf("the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later", p.Workspace)})
+	}
+	if p.Repo != nil && p.Repo.Refused != "" {
+		tell(Line{Warning, p.Repo.Refused})
+	}
+	said := sayPlan(tell, pl, nil)
+	setEnv(pl, req.Env)
+	if req.Audit != nil {
+		req.Stdio.NetEvents = netAudit(req, tell)
+	}
+	var viols *violations
+	if req.Watch || plan.Watched(p) {
+		viols = newViolations(req, pl, tell)
+		req.Stdio.Watch = viols.observe
+		req.Stdio.WatchOptions.FollowIn = viols.followIn()
+	}
+	unkept := snapshotUnkept(pl.Unkept)
+	res, err := run(ctx, pl, req.Stdio, lock)
+	var se *SetupError
+	if errors.As(err, &se) && se.UserNS {
+		fb, ok, ferr := plan.Fallback(p, req.Command, req.Options)
+		if ok {
+			if ferr != nil {
+				return nil, fmt.Errorf("%w; and the Landlock-only fallback failed: %w", err, ferr)
+			}
+			tell(Line{FallingBack, fmt.Sprintf("%v; falling back to the Landlock-only backend", err)})
+			sayPlan(tell, fb, said)
+			pl = fb
+			setEnv(pl, req.Env)
+			if viols != nil {
+				viols.usePlan(pl)
+				req.Stdio.WatchOptions.FollowIn = viols.followIn()
+			}
+			unkept = snapshotUnkept(pl.Unkept)
+			res, err = Run(ctx, pl, req.Stdio)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range append(disarmGuarded(pl.GuardedMissing), unkept.check(pl.Guard.KeepArmed)...) {
+		tell(Line{Warning, f.Warning})
+		res.Planted = append(res.Planted, f)
+	}
+	if req.Audit != nil {
+		for _, r := range audit.PlantedRecords(req.SessionID, req.AuditCommand, string(p.Mode), res.Planted) {
+			if err := req.Audit.Record(r); err != nil {
+				tell(Line{Warning, fmt.Sprintf("the planted files were not recorded in the audit log: %v", err)})
+				break
+			}
+		}
+	}
+	if viols != nil {
+		var more int
+		res.Violations, more = viols.result()
+		if res.Monitor != nil {
+			res.Monitor.More = more
+			res.Monitor.LoopbackPorts = viols.loopbackPorts()
+			res.Monitor.Other, res.Monitor.OtherSeen = viols.others()
+		}
+		// Mode permissive says what it let through, unless asked only
+		// to log.
+		if p.OnViolation == policy.OnViolationWarn || p.Mode == policy.ModePermissive && p.OnViolation != policy.OnViolationLog {
+			shown := res.Violations[:min(len(res.Violations), maxSaid)]
+			for _, v := range shown {
+				kind := Denied
+				if v.Unenforced != "" {
+					kind = Warning
+				}
+				tell(Line{kind, v.Line(req.Options.Home)})
+			}
+			if n := more + len(res.Violations) - len(shown); n > 0 {
+				where := "the audit log has the first 1000 (cordon violations)"
+				if req.Audit == nil {
+					where = "the audit log is off"
+				}
+				tell(Line{Denied, fmt.Sprintf("and %d more distinct denials: %s", n, where)})
+			}
+		}
+	}
+	for _, f := range res.NetRefused {
+		tell(Line{NetRefused, f.Line()})
+	}
+	if res.NetRefusedMore > 0 {
+		tell(Line{NetRefused, result.NetRefusedMoreLine(res.NetRefusedMore)})
+	}
+	if res.TimedOut {
+		tell(Line{TimedOut, "timed out after " + pl.Timeout.String()})
+	}
+	for _, h := range res.LimitsReached {
+		tell(Line{Limit, h.Line()})
+	}
+	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
+		tell(Line{Hint, hint})
+	}
+	return res, nil
+}
+
+// disarmGuarded renames aside each of paths (guarded paths that did not
+// exist when a permissive run started: plan.Plan.GuardedMissing) that the
+// run created, so that it loosens no later run and runs no code later,
+// and reports it as planted.
+func disarmGuarded(paths []string) []result.Planted {
+	var out []result.Planted
+	for _, g := range paths {
+		if _, err := os.Lstat(g); err != nil {
+			continue
+		}
+		f := result.Planted{Path: g, Kind: "guarded", Rule: "filesystem.deny_write: " + g}
+		aside := g + planted.DisarmedSuffix
+		if err := os.Rename(g, aside); err != nil {
+			f.Warning = fmt.Sprintf("mode permissive: the run created %s, which decides later runs or runs code later, and it could not be moved aside: %v; remove it", g, err)
+		} else {
+			f.Disarmed = true
+			f.Warning = fmt.Sprintf("mode permissive: the run created %s, which decides later runs or runs code later: moved aside to %s; review it", g, aside)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// maxSaid caps the denials a run says one line each (on_violation: warn,
+// mode permissive).
+const maxSaid = 50
+
+// buildLocked builds the plan for p, under p's workspace lock when the
+// plan may be bubblewrap's: the plan reads the workspace as it is,
+// placeholders of runs going on included, and binds those it finds as
+// they are; holding the lock from before that look until the run ends
+// keeps every other run from removing them meanwhile (see workspaceLock).
+// The lock is nil otherwise; the caller releases it.
+func buildLocked(p *policy.Policy, command []string, opts plan.Options) (*plan.Plan, *workspaceLock, error) {
+	var lock *workspaceLock
+	b := p.Backend
+	if b.IsAuto() {
+		b = opts.Host.Auto
+	}
+	var lockErr error
+	if p.Mode != policy.ModeOff && b == backend.Bwrap && opts.StateDir != "" && p.Workspace != "" {
+		lock, lockErr = acquireLock(opts.StateDir, lockKey(p.Workspace, p.GitCommonDir), nil)
+	}
+	pl, err := plan.Build(p, command, opts)
+	switch {
+	case err != nil:
+		// Its error says first what is wrong (an unusable state
+		// directory, say).
+		lock.release()
+		return nil, nil, err
+	case lockErr != nil:
+		return nil, nil, &SetupError{Err: lockErr}
+	}
+	return pl, lock, nil
+}
+
+// netAudit is the recorder of the network proxy's decisions in req.Audit:
+// one network-connect record each, one at a time; the first record the
+// log refuses is a Warning line, and the rest are not tried.
+func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
+	var mu sync.Mutex
+	failed := false
+	mode := string(req.Policy.Mode)
+	return func(ev netproxy.Event) {
+		rec := audit.Record{Timestamp: ev.Time, SessionID: req.SessionID, Command: req.AuditCommand,
+			Operation: "network-connect", Host: ev.Host, Port: ev.Port, Action: audit.ActionDenied, Rule: ev.Rule, Mode: mode}
+		if ev.Allowed {
+			rec.Action = audit.ActionAllowed
+		}
+		if ev.Addr.IsValid() {
+			rec.Address = ev.Addr.String()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if failed {
+			return
+		}
+		if err := req.Audit.Record(rec); err != nil {
+			failed = true
+			tell(Line{Warning, fmt.Sprintf("the network proxy's decisions were not recorded in the audit log: %v", err)})
+		}
+	}
+}
+
+// sayPlan tells pl's run notes not said already and its degraded rules,
+// and returns the notes said so far.
+func sayPlan(tell func(Line), pl *plan.Plan, said []string) []string {
+	for _, n := range pl.RunNotes {
+		if !slices.Contains(said, n) {
+			tell(Line{Note, n})
+			said = append(said, n)
+		}
+	}
+	for _, d := range pl.Degraded {
+		if pl.Backend == backend.Job && d == plan.JobWarning {
+			// Said as a warning at every Windows run.
+			tell(Line{Warning, d})
+			continue
+		}
+		tell(Line{Degraded, d})
+	}
+	return said
+}
+
+// setEnv makes env, when not nil, the command's environment in pl. The
+// Landlock-only plan's TMPDIR, its private temporary directory standing in
+// for the host's /tmp, which the command cannot write, stays.
+func setEnv(pl *plan.Plan, env []string) {
+	if env == nil {
+		return
+	}
+	tmp := "TMPDIR=" + pl.PrivateTmp
+	keep := pl.PrivateTmp != "" && slices.Contains(pl.Env, tmp)
+	pl.Env = slices.Clone(env)
+	if keep {
+		pl.Env = slices.DeleteFunc(pl.Env, func(e string) bool { return strings.HasPrefix(e, "TMPDIR=") })
+		pl.Env = append(pl.Env, tmp)
+	}
+}

@@ -1,0 +1,52 @@
+//go:build linux
+
+package launch
+
+import (
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/monitor"
+	"github.com/cordon-sandbox/cordon/result"
+	"golang.org/x/sys/unix"
+)
+
+// watchLinger bounds the wait, once the sandbox has ended, for the last
+// process of the watch filter to go: a process that outlived the sandbox
+// (without a pid namespace, one that left its process group) then has its
+// watched calls fail with ENOSYS once the monitor stops.
+const watchLinger = 500 * time.Millisecond
+
+// handWatch starts the violation monitor on the listener the helper handed
+// over (helperspec.MsgWatch), calling Stdio.Watch for each event. It runs
+// on readStatus's goroutine, before the ready status is sent on statusCh.
+func (r *sandboxRun) handWatch(fd int) {
+	if r.stdio.Watch == nil || r.watch != nil {
+		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
+		return
+	}
+	m, err := monitor.Start(fd, r.stdio.Watch, r.stdio.WatchOptions)
+	if err != nil {
+		r.watchErr = err
+		return
+	}
+	r.watch = m
+}
+
+// stopWatch waits (briefly) for the monitor to see the end of the
+// sandbox's processes and stops it: every event has been passed on when
+// it returns. It runs after statusCh is drained.
+func (r *sandboxRun) stopWatch() {
+	if r.watchErr != nil {
+		r.passDegraded([]string{helperspec.WatchUnavailable + ": " + r.watchErr.Error() + "; what the command is denied is not reported"})
+	}
+	if r.watch == nil {
+		return
+	}
+	select {
+	case <-r.watch.Done():
+	case <-time.After(watchLinger):
+	}
+	st := r.watch.Stop()
+	r.res.Monitor = &result.Monitor{Calls: st.Calls, Unresolved: st.Unresolved}
+}

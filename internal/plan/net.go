@@ -1,0 +1,283 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/enforce/landlock"
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Net is the network part of a plan in the loopback and filtered modes:
+// what the launcher serves on the host for the run. Under bubblewrap the
+// helper creates the listeners inside the sandbox's network namespace
+// (Spec.Net) and hands them over; on the Landlock-only backend the
+// launcher listens on the host's 127.0.0.1 itself (HostListen).
+type Net struct {
+	// Mode is loopback or filtered.
+	Mode policy.NetMode `json:"mode"`
+	// Allow and Deny are the rules of the filtering proxy (netrule.Compile).
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	// ForwardPorts are host loopback TCP ports reachable from the command
+	// at the same number; the launcher checks, before the run, that
+	// something listens on each.
+	ForwardPorts []int `json:"forward_ports,omitempty"`
+	// HTTPPort and SOCKSPort are the ports on the command's 127.0.0.1 where
+	// it reaches the HTTP and SOCKS5 proxies (filtered mode): fixed inside
+	// a network namespace, chosen by the launcher with HostListen.
+	HTTPPort  int `json:"http_port,omitempty"`
+	SOCKSPort int `json:"socks_port,omitempty"`
+	// HostListen makes the launcher listen for the proxies on the host's
+	// 127.0.0.1 (ephemeral ports) with a per-run Token, set HTTPPort and
+	// SOCKSPort, allow both ports (in Spec.Landlock.ConnectTCP on the
+	// Landlock-only backend, in the profile with Seatbelt) and add the
+	// proxy variables (Env) to the command's environment.
+	HostListen bool `json:"host_listen,omitempty"`
+	// Seatbelt says that the plan is macOS's Seatbelt: with HostListen,
+	// the profile (SeatbeltWithProxy), not Landlock, confines the
+	// command's connections to the proxy's ports on the loopback.
+	Seatbelt bool `json:"seatbelt,omitempty"`
+	// Token is the per-run secret the proxies require with HostListen
+	// (set by the launcher; never printed).
+	Token string `json:"-"`
+	// Helper is cordon's binary as the command sees it, for ssh's
+	// ProxyCommand (helperspec.ConnectCommand); "" for none.
+	Helper string `json:"helper,omitempty"`
+	// Keep are the variables of Env that the policy sets or passes itself
+	// (--env): the user's value wins.
+	Keep []string `json:"keep,omitempty"`
+}
+
+// Filtered reports whether the run is served the proxies.
+func (n *Net) Filtered() bool { return n != nil && n.Mode == policy.NetFiltered }
+
+// Inside ports of the proxies in a network namespace: unprivileged (the
+// helper has no CAP_NET_BIND_SERVICE) and moved up past forwarded ports.
+const (
+	insideHTTPPort  = 3128
+	insideSOCKSPort = 1081
+)
+
+// noProxy is NO_PROXY inside: the sandbox's own loopback is direct.
+const noProxy = "localhost,127.0.0.1,::1"
+
+// proxyVars are the variables that name the proxies, by the proxy.
+var proxyVars = []struct{ name, kind string }{
+	{"HTTP_PROXY", "http"}, {"http_proxy", "http"},
+	{"HTTPS_PROXY", "http"}, {"https_proxy", "http"},
+	{"ALL_PROXY", "socks5"}, {"all_proxy", "socks5"},
+	{"NO_PROXY", ""}, {"no_proxy", ""},
+}
+
+// Env is what the command's environment gets in filtered mode: the proxy
+// variables (with the token as userinfo under HostListen), NO_PROXY and
+// GIT_SSH_COMMAND with cordon's ProxyCommand; but the variables in Keep.
+// It is empty in loopback mode.
+func (n *Net) Env() []string {
+	if !n.Filtered() {
+		return nil
+	}
+	auth := ""
+	if n.Token != "" {
+		auth = "cordon:" + n.Token + "@"
+	}
+	httpURL := "http://" + auth + "127.0.0.1:" + strconv.Itoa(n.HTTPPort)
+	socksURL := "socks5h://" + auth + "127.0.0.1:" + strconv.Itoa(n.SOCKSPort)
+	var out []string
+	add := func(name, value string) {
+		if !slices.Contains(n.Keep, name) {
+			out = append(out, name+"="+value)
+		}
+	}
+	for _, v := range proxyVars {
+		switch v.kind {
+		case "http":
+			add(v.name, httpURL)
+		case "socks5":
+			add(v.name, socksURL)
+		default:
+			add(v.name, noProxy)
+		}
+	}
+	if n.Helper != "" {
+		// ssh runs ProxyCommand with the user's shell: the path is
+		// cordon's own (no agent input), quoted for it.
+		add("GIT_SSH_COMMAND", "ssh -o ProxyCommand='"+n.Helper+" "+helperspec.ConnectCommand+" %h %p'")
+	}
+	return out
+}
+
+// MergeEnv returns env with n's variables (Env) in place of the same
+// names; env stays sorted.
+func (n *Net) MergeEnv(env []string) []string {
+	add := n.Env()
+	if len(add) == 0 {
+		return env
+	}
+	names := make([]string, 0, len(add))
+	for _, kv := range add {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(names, name)
+	})
+	out = append(out, add...)
+	slices.Sort(out)
+	return out
+}
+
+// Describe says, for cordon policy --explain, what the launcher serves
+// and where the command reaches it.
+func (n *Net) Describe() []string {
+	if n == nil {
+		return nil
+	}
+	var out []string
+	where := "in the sandbox's own network namespace (only loopback)"
+	switch {
+	case n.Seatbelt:
+		where = "without a network namespace (the Seatbelt profile allows connecting only to the proxy's two ports and the forwarded ports, on the host's loopback)"
+	case n.HostListen:
+		where = "without a network namespace (Landlock confines TCP connect to the proxy's and the forwarded ports)"
+	}
+	out = append(out, fmt.Sprintf("mode %s, %s", n.Mode, where))
+	if n.Filtered() {
+		rules := "allow: " + orNone(n.Allow) + "; deny: " + orNone(n.Deny)
+		if n.HostListen {
+			out = append(out, "HTTP and SOCKS5 proxies served by cordon on the host's 127.0.0.1, on ports chosen at run time, with a per-run token (the proxy variables carry it as http://cordon:TOKEN@127.0.0.1:PORT)")
+		} else {
+			out = append(out, fmt.Sprintf("HTTP proxy at 127.0.0.1:%d and SOCKS5 proxy at 127.0.0.1:%d inside: the helper listens there and hands the sockets to cordon, which serves them on the host", n.HTTPPort, n.SOCKSPort))
+		}
+		out = append(out, "proxy rules: "+rules+" (deny wins; loopback, private, link-local and metadata addresses only by an IP or CIDR allow entry); every decision is an audit record")
+	}
+	for _, p := range n.ForwardPorts {
+		if n.Seatbelt {
+			out = append(out, fmt.Sprintf("forwarded port %d: the host's 127.0.0.1:%d, reached directly (the profile allows connecting to that port of the loopback)", p, p))
+		} else if n.HostListen {
+			out = append(out, fmt.Sprintf("forwarded port %d: the host's 127.0.0.1:%d, reached directly (Landlock allows connecting to that port)", p, p))
+		} else {
+			out = append(out, fmt.Sprintf("forwarded port %d: 127.0.0.1:%d inside is joined to the host's 127.0.0.1:%d", p, p, p))
+		}
+	}
+	return out
+}
+
+func orNone(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ", ")
+}
+
+// netMode is the network mode a policy runs with (policy.Network.Effective).
+func netMode(p *policy.Policy) (mode policy.NetMode, allow []string) {
+	return p.Network.Effective()
+}
+
+// planNet is the plan's Net for the policy's network, or nil when it is
+// deny or open (nothing to serve). inside says that the sandbox has its
+// own network namespace (the helper listens there); helper is cordon's
+// binary as the command sees it.
+func planNet(p *policy.Policy, inside bool, helper string) (*Net, error) {
+	mode, allow := netMode(p)
+	if mode == policy.NetDeny && len(p.Network.ForwardPorts) > 0 {
+		return nil, fmt.Errorf("--forward-port with --net deny: the sandbox has no network to forward into; use --net loopback (or --allow-net) with it")
+	}
+	if mode != policy.NetFiltered && mode != policy.NetLoopback {
+		// An open network reaches the host's loopback ports directly.
+		return nil, nil
+	}
+	for _, port := range p.Network.ForwardPorts {
+		if port < 1024 || port > 65535 {
+			return nil, fmt.Errorf("--forward-port %d: forwarded ports must be from 1024 to 65535 (the sandbox cannot listen on a privileged port)", port)
+		}
+	}
+	n := &Net{Mode: mode, ForwardPorts: slices.Clone(p.Network.ForwardPorts), HostListen: !inside}
+	if mode == policy.NetFiltered {
+		n.Allow, n.Deny = slices.Clone(allow), slices.Clone(p.Network.Deny)
+		n.Helper = helper
+		if inside {
+			n.HTTPPort = freePort(insideHTTPPort, n.ForwardPorts)
+			n.SOCKSPort = freePort(insideSOCKSPort, append(slices.Clone(n.ForwardPorts), n.HTTPPort))
+		}
+		for _, v := range proxyVars {
+			if userSets(p, v.name) {
+				n.Keep = append(n.Keep, v.name)
+			}
+		}
+		if userSets(p, "GIT_SSH_COMMAND") {
+			n.Keep = append(n.Keep, "GIT_SSH_COMMAND")
+		}
+	}
+	return n, nil
+}
+
+// userSets reports whether the policy's environment allowlist sets name
+// or passes it from the host (--env NAME=VALUE, --env NAME).
+func userSets(p *policy.Policy, name string) bool {
+	if _, ok := p.Env.Set[name]; ok {
+		return true
+	}
+	return slices.Contains(p.Env.Pass, name)
+}
+
+// freePort is the first port from want up that is not in taken.
+func freePort(want int, taken []int) int {
+	for slices.Contains(taken, want) {
+		want++
+	}
+	return want
+}
+
+// spec is the helper's part: the listeners to create inside.
+func (n *Net) spec() *helperspec.Net {
+	s := &helperspec.Net{}
+	if n.Filtered() {
+		s.Listeners = append(s.Listeners,
+			helperspec.Listener{Kind: helperspec.ListenHTTP, Port: n.HTTPPort},
+			helperspec.Listener{Kind: helperspec.ListenSOCKS5, Port: n.SOCKSPort})
+	}
+	for _, p := range n.ForwardPorts {
+		s.Listeners = append(s.Listeners, helperspec.Listener{Kind: helperspec.ListenForward, Port: p})
+	}
+	if len(s.Listeners) == 0 {
+		return nil
+	}
+	return s
+}
+
+// landlockNetGap is the degraded line of the Landlock-only backend's
+// filtered mode: what Landlock's port rules cannot tell apart.
+const landlockNetGap = "filtered network without a network namespace: Landlock confines TCP connect by port number only, so the command can connect to ANY address on the proxy's two ports (chosen at run time) and on the forwarded ports, bypassing the proxy there; UDP, raw and other sockets are refused by seccomp, and TCP to every other port by Landlock"
+
+// landlockNet sets up the Landlock-only backend's part of filtered and
+// loopback modes on rules and the seccomp options: TCP connect to the
+// forwarded ports (the launcher adds the proxy's), stream sockets only. It
+// refuses loopback mode (it needs a network namespace) and a kernel whose
+// Landlock cannot confine TCP (ABI < 4).
+func landlockNet(pl *Plan, n *Net, rules *landlock.Rules, abi int) error {
+	if n == nil {
+		return nil
+	}
+	if n.Mode == policy.NetLoopback {
+		return fmt.Errorf("--net loopback needs a network namespace of its own, which the Landlock-only backend cannot make: run where bubblewrap works (see cordon status), or use --net deny, or --allow-net with the hosts the command needs")
+	}
+	if abi < 4 {
+		return fmt.Errorf("a filtered network (--allow-net, --deny-net, --forward-port) on the Landlock-only backend needs Landlock ABI 4 to confine TCP to the proxy's ports, and this kernel has ABI %d: run where bubblewrap works (see cordon status), or use --net deny", abi)
+	}
+	rules.DenyNetwork = true
+	rules.ConnectTCP = slices.Clone(n.ForwardPorts)
+	pl.Spec.Seccomp.StreamOnly = true
+	pl.Degraded = append(pl.Degraded, landlockNetGap)
+	return nil
+}
+
+// LandlockNetGap is what the Landlock-only backend cannot stop in filtered
+// mode (its degraded line; cordon status shows it).
+func LandlockNetGap() string { return landlockNetGap }

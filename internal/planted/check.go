@@ -1,0 +1,583 @@
+package planted
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/globscan"
+	"github.com/cordon-sandbox/cordon/policy"
+
+	"github.com/cordon-sandbox/cordon/internal/subpath"
+)
+
+// Kinds of Finding.
+const (
+	// KindHook is an executable hook, or a hooks directory that is a link.
+	KindHook = "hook"
+	// KindConfig is a config key that runs a program.
+	KindConfig = "config"
+	// KindCommondir is a commondir file that redirects a git directory.
+	KindCommondir = "commondir"
+	// KindName is a protected name (.envrc, .vscode/, ...).
+	KindName = "name"
+)
+
+// DisarmedSuffix is appended to the name of what Check renames, and names
+// the note written beside a hook whose execute bits it removed.
+const DisarmedSuffix = ".cordon-disarmed"
+
+// Default bounds of Check, used for zero fields of Limits.
+const (
+	// DefaultMaxEntries bounds the directory entries Check reads.
+	DefaultMaxEntries = 1_000_000
+	// DefaultDeadline bounds the time Check takes.
+	DefaultDeadline = 3 * time.Second
+)
+
+// ctimeSlack is how long before Snapshot a file's change time may lie and
+// the file still count as the run's: file systems stamp times from a
+// coarse clock.
+const ctimeSlack = time.Second
+
+// maxValue bounds Finding.Value.
+const maxValue = 120
+
+// Limits bounds Check's walk. Zero fields mean the defaults.
+type Limits struct {
+	// MaxEntries is the most directory entries the walk may read.
+	MaxEntries int
+	// Deadline is the most time Check may take.
+	Deadline time.Duration
+}
+
+// Options control Check.
+type Options struct {
+	// KeepArmed reports what was planted but leaves it in place.
+	KeepArmed bool
+	// Limits bound the walk.
+	Limits Limits
+	// Ignore are paths that are cordon's own (the plan's placeholders):
+	// nothing at or below them is reported.
+	Ignore []string
+	// KeptHow, when set, says why KeepArmed left a finding in place
+	// (default: --no-disarm).
+	KeptHow string
+	// KeptReadOnly are the git directories and protected names of the
+	// snapshot that were read-only during the run (bubblewrap's mounts:
+	// plan.Guard.KeptReadOnly): a change there came from the host (an
+	// editor rewriting .idea, the user's own git config), not from the
+	// run, and is not reported. Nothing else is trusted: what the run
+	// could write is checked.
+	KeptReadOnly []string
+	// Cache, when not nil, holds what earlier walks found: the walk
+	// reads again only the directories changed since (see
+	// globscan.Cache), and records itself in it for the caller to save.
+	Cache *globscan.Cache
+}
+
+// Report is what Check found.
+type Report struct {
+	// Findings are what the run planted, in path order.
+	Findings []Finding
+	// Incomplete, when set, says what was not checked and why (a bound
+	// was hit, a file was too large).
+	Incomplete string
+	// Restored says, one line each, which directories the run had made
+	// unreadable were given their owner's read and search permission back
+	// so that they could be checked (see Before.unreadable).
+	Restored []string
+}
+
+// Finding is one thing the run planted.
+type Finding struct {
+	// Path is the absolute path of the hook, config file, commondir or name.
+	Path string `json:"path"`
+	// Rel is Path relative to the checked root it was found under.
+	Rel string `json:"rel"`
+	// Kind is KindHook, KindConfig, KindCommondir or KindName.
+	Kind string `json:"kind"`
+	// Key is the config key ("core.fsmonitor"), the hook's name, or
+	// the protected name.
+	Key string `json:"key"`
+	// Value is the key's value or the link's target, truncated.
+	Value string `json:"value,omitempty"`
+	// Rule names what matched: "planted:core.fsmonitor",
+	// "planted:diff.*.command", "planted:hook", "planted:commondir",
+	// "planted:.envrc".
+	Rule string `json:"rule"`
+	// Disarmed reports that Check disarmed it.
+	Disarmed bool `json:"disarmed"`
+	// How says what was done, e.g. "commented out".
+	How string `json:"how"`
+}
+
+// Warning is the finding as one line for the user, without a prefix.
+func (f Finding) Warning() string {
+	var what string
+	switch f.Kind {
+	case KindHook:
+		what = "planted git hook " + safe(f.Rel)
+	case KindConfig:
+		what = fmt.Sprintf("planted git config %s: %s", safe(f.Rel), safe(f.Key))
+		if f.Value != "" {
+			what += " = " + strconv.Quote(f.Value)
+		}
+	case KindCommondir:
+		what = fmt.Sprintf("planted git commondir %s (-> %s)", safe(f.Rel), strconv.Quote(f.Value))
+	default:
+		what = "planted " + safe(f.Rel) + " (it may run code when a tool opens this directory)"
+	}
+	if f.Disarmed {
+		return what + ": disarmed (" + f.How + ")"
+	}
+	return what + ": " + f.How
+}
+
+// safe quotes s if it holds anything a terminal might interpret.
+func safe(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '"' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.Deadline <= 0 {
+		l.Deadline = DefaultDeadline
+	}
+	return l
+}
+
+// checker is the state of one Check.
+type checker struct {
+	b        *Before
+	opts     Options
+	ignore   map[string]bool
+	kept     map[string]bool // Options.KeptReadOnly
+	notes    []string
+	findings []Finding
+	now      time.Time
+}
+
+// gitDirRef is a git directory found under a root.
+type gitDirRef struct {
+	root *os.Root
+	base string // the root's path
+	rel  string // the directory relative to the root
+}
+
+// nameRule is a protected name Check looks for: rename says whether
+// Check renames a planted one or only warns.
+type nameRule struct {
+	glob   string
+	rename bool
+}
+
+// nameRules are built from policy.ProtectedNames: shell start-up files and
+// fish's configuration are only reported (renaming a user's shell files
+// would surprise more than it protects: nothing in a project runs them).
+func nameRules() []nameRule {
+	var out []nameRule
+	for _, n := range policy.ProtectedNames {
+		n = strings.TrimSuffix(n, "/")
+		out = append(out, nameRule{glob: "**/" + n, rename: !policy.ShellStartup(n) && !strings.Contains(n, "/")})
+	}
+	return out
+}
+
+// Check walks roots (absolute directories the command could write) after
+// the run, finds every git directory and protected name, and reports what
+// is new or changed since b: executable hooks, config keys that run a
+// program (see dangerousKeys), commondir files, and protected names.
+// Unless opts.KeepArmed, it disarms each: a hook loses its execute bits
+// (a note NAME.cordon-disarmed beside it says how to re-arm it) or, if a
+// symbolic link, is renamed; config keys are commented out; commondir and
+// names are renamed to NAME.cordon-disarmed. Every file operation goes
+// through an os.Root of its root, never following a symbolic link out of
+// it, and the last component with O_NOFOLLOW. The walk is bounded by
+// opts.Limits; what it could not check is said in Report.Incomplete. The
+// error is reserved for a broken call (a nil Before).
+func (b *Before) Check(roots []string, opts Options) (Report, error) {
+	if b == nil {
+		return Report{}, errors.New("planted: Check without a Snapshot")
+	}
+	lim := opts.Limits.withDefaults()
+	start := time.Now()
+	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, kept: map[string]bool{}, now: start}
+	for _, p := range opts.Ignore {
+		c.ignore[filepath.Clean(p)] = true
+	}
+	for _, p := range opts.KeptReadOnly {
+		c.kept[filepath.Clean(p)] = true
+	}
+	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
+	defer w.close()
+	c.notes = w.notes
+	restored := w.restored
+	dirs, nameHits := w.dirs, w.names
+	keys := make([]string, 0, len(dirs))
+	for d := range dirs {
+		keys = append(keys, d)
+	}
+	slices.Sort(keys)
+	keys = slices.DeleteFunc(keys, c.ignored)
+	for i, d := range keys {
+		if time.Since(start) > lim.Deadline+lim.Deadline/2 {
+			c.note(fmt.Sprintf("%d git directories were not checked: the check ran out of time", len(keys)-i))
+			break
+		}
+		c.checkDir(d, dirs[d])
+	}
+	c.checkGitLooks(w)
+	var renamed []string
+	for _, h := range nameHits {
+		p := filepath.Join(h.ref.base, h.ref.rel)
+		if c.ignored(p) || inAny(p, renamed) {
+			continue
+		}
+		if b.names[p] {
+			// It existed: what the run changed in it (possible only
+			// where no mount kept it read-only, as on the Landlock-only
+			// backend) is planted.
+			if !c.kept[p] {
+				c.changedName(h, &renamed)
+			}
+			continue
+		}
+		fi, err := h.ref.root.Lstat(h.ref.rel)
+		if err != nil || !c.recent(fi) || emptyEntry(h.ref.root, h.ref.rel, fi) {
+			continue
+		}
+		f := Finding{Path: p, Rel: h.ref.rel, Kind: KindName, Key: filepath.Base(p), Rule: "planted:" + filepath.Base(p)}
+		switch {
+		case !h.rename:
+			f.How = "left in place (review it)"
+		case c.opts.KeepArmed:
+			f.How = c.keptHow()
+		default:
+			if to, err := renameAside(h.ref.root, h.ref.rel); err != nil {
+				f.How = "could not disarm: " + err.Error()
+			} else {
+				f.Disarmed, f.How = true, "renamed to "+filepath.Base(to)
+				renamed = append(renamed, p)
+			}
+		}
+		c.findings = append(c.findings, f)
+	}
+	slices.SortStableFunc(c.findings, func(x, y Finding) int { return strings.Compare(x.Path, y.Path) })
+	rep := Report{Findings: c.findings, Restored: restored}
+	if len(c.notes) > 0 {
+		rep.Incomplete = "not everything the run may have planted was checked: " + strings.Join(c.notes, "; ")
+	}
+	return rep, nil
+}
+
+// maxNameEntries bounds the entries of one existing protected directory
+// (.vscode, .claude, ...) that Check compares.
+const maxNameEntries = 1000
+
+// changedName reports, and unless KeepArmed renames aside, each file of
+// the existing protected name h (the name itself, or the entries of a
+// protected directory) that the run created or changed.
+func (c *checker) changedName(h nameHit, renamed *[]string) {
+	var rels []string
+	fi, err := h.ref.root.Lstat(h.ref.rel)
+	if err != nil {
+		return
+	}
+	if fi.IsDir() {
+		_ = fs.WalkDir(h.ref.root.FS(), filepath.ToSlash(h.ref.rel), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || len(rels) >= maxNameEntries {
+				return fs.SkipDir
+			}
+			if !d.IsDir() {
+				rels = append(rels, filepath.FromSlash(p))
+			}
+			return nil
+		})
+	} else {
+		rels = []string{h.ref.rel}
+	}
+	if len(rels) >= maxNameEntries {
+		c.note(fmt.Sprintf("%s has more than %d entries: only the first were compared", filepath.Join(h.ref.base, h.ref.rel), maxNameEntries))
+	}
+	for _, rel := range rels {
+		fi, err := h.ref.root.Lstat(rel)
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(h.ref.base, rel)
+		if was, ok := c.b.nameFiles[p]; ok && was.same(fi) {
+			continue
+		}
+		f := Finding{Path: p, Rel: rel, Kind: KindName, Key: filepath.Base(h.ref.rel), Rule: "planted:" + filepath.Base(h.ref.rel)}
+		switch {
+		case !h.rename:
+			f.How = "changed during the run; left in place (review it)"
+		case c.opts.KeepArmed:
+			f.How = c.keptHow()
+		default:
+			if to, err := renameAside(h.ref.root, rel); err != nil {
+				f.How = "could not disarm: " + err.Error()
+			} else {
+				f.Disarmed, f.How = true, "changed during the run; renamed to "+filepath.Base(to)
+				*renamed = append(*renamed, p)
+			}
+		}
+		c.findings = append(c.findings, f)
+	}
+}
+
+// walkResult is what find found under the roots.
+type walkResult struct {
+	roots []*os.Root
+	bases []string             // the roots' paths
+	dirs  map[string]gitDirRef // git directories by absolute path
+	names []nameHit            // protected names, in path order per root
+	notes []string             // what was not searched, and why
+	// restored are the directories made readable again (Report.Restored).
+	restored []string
+}
+
+// nameHit is a protected name found by find.
+type nameHit struct {
+	ref    gitDirRef
+	rename bool
+}
+
+func (w *walkResult) close() {
+	for _, r := range w.roots {
+		r.Close()
+	}
+}
+
+// find walks roots for git directories and protected names, bounded by
+// lim, taking from cache what has not changed since an earlier walk.
+// Where a walk stops at its bound, the git directories b knows are still
+// returned.
+func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool, keep bool, cache *globscan.Cache) *walkResult {
+	w := &walkResult{dirs: map[string]gitDirRef{}}
+	names := nameRules()
+	pats := []globscan.Pattern{{Glob: "**/HEAD", Descend: true}, {Glob: "**/.git", Descend: true}}
+	for _, n := range names {
+		pats = append(pats, globscan.Pattern{Glob: n.glob, Descend: true})
+	}
+	for _, root := range roots {
+		root = filepath.Clean(root)
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				w.notes = append(w.notes, fmt.Sprintf("%s could not be opened (%v)", root, err))
+			}
+			continue
+		}
+		w.roots = append(w.roots, r)
+		w.bases = append(w.bases, root)
+		walked := false
+		left := lim.Deadline - time.Since(start)
+		if left <= 0 {
+			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
+		} else {
+			matches, st, err := cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
+			for pass := 0; ; pass++ {
+				notes, restored := b.unreadable(r, root, st.SkippedPaths, ignored, keep || pass >= maxRestorePasses)
+				w.restored = append(w.restored, restored...)
+				if len(restored) == 0 || err != nil {
+					w.notes = append(w.notes, notes...)
+					break
+				}
+				// What was made readable again is searched too (and
+				// what lies unreadable below it, a level a pass).
+				left = lim.Deadline - time.Since(start)
+				matches, st, err = cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: max(left, time.Millisecond)})
+			}
+			var le *globscan.LimitError
+			switch {
+			case errors.As(err, &le):
+				w.notes = append(w.notes, fmt.Sprintf("the search of %s stopped at its bound (%s %s, after %d entries): git directories and protected names created there were not checked, except those that existed before the run",
+					root, le.Bound, le.Limit, le.Entries))
+			case err != nil:
+				w.notes = append(w.notes, fmt.Sprintf("%s could not be searched (%v)", root, err))
+			default:
+				walked = true
+			}
+			for _, m := range matches {
+				switch m.Pattern {
+				case "**/HEAD":
+					rel := filepath.Dir(filepath.FromSlash(m.Rel))
+					if isGitDir(r, rel) {
+						w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
+					}
+				case "**/.git":
+					if m.IsDir || m.IsSymlink {
+						continue
+					}
+					if rel, ok := gitlinkTarget(r, root, filepath.FromSlash(m.Rel)); ok && isGitDir(r, rel) {
+						w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
+					}
+				default:
+					for _, n := range names {
+						if n.glob == m.Pattern {
+							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename})
+						}
+					}
+				}
+			}
+		}
+		if !walked {
+			// The git directories that existed are still checked.
+			for d := range b.known {
+				if rel, ok := under(root, d); ok {
+					if _, seen := w.dirs[d]; !seen && isGitDir(r, rel) {
+						w.dirs[d] = gitDirRef{r, root, rel}
+					}
+				}
+			}
+		}
+	}
+	return w
+}
+
+// discover walks roots as Check does and returns the git directories and
+// protected names that exist (what a plan's walk gives Snapshot; the tests
+// use it in its place); incomplete says what a walk that stopped at its
+// bound left out.
+func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
+	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil, true, nil)
+	defer w.close()
+	for d := range w.dirs {
+		gitDirs = append(gitDirs, d)
+	}
+	slices.Sort(gitDirs)
+	for _, h := range w.names {
+		names = append(names, filepath.Join(h.ref.base, h.ref.rel))
+	}
+	return gitDirs, names, strings.Join(w.notes, "; ")
+}
+
+// emptyEntry reports whether the entry rel (with its Lstat fi) is an empty
+// file or an empty directory: nothing there can run, and an empty directory
+// is what cordon's own placeholders are.
+func emptyEntry(r *os.Root, rel string, fi fs.FileInfo) bool {
+	switch {
+	case fi.Mode().IsRegular():
+		return fi.Size() == 0
+	case fi.IsDir():
+		d, err := r.Open(rel)
+		if err != nil {
+			return false
+		}
+		defer d.Close()
+		names, err := d.Readdirnames(1)
+		return len(names) == 0 && err != nil
+	}
+	return false
+}
+
+// keptHow returns Finding.How for what KeepArmed left in place.
+func (c *checker) keptHow() string {
+	if c.opts.KeptHow != "" {
+		return c.opts.KeptHow
+	}
+	return keptHow
+}
+
+// keptHow is Finding.How when KeepArmed left it in place.
+const keptHow = "left armed (--no-disarm): review it before running git or opening the directory"
+
+func (c *checker) note(s string) { c.notes = append(c.notes, s) }
+
+// ignored reports whether p is one of Options.Ignore or below one.
+func (c *checker) ignored(p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if c.ignore[q] {
+			return true
+		}
+		if q == filepath.Dir(q) {
+			return false
+		}
+	}
+}
+
+// recent reports whether fi changed after (or just before) the snapshot:
+// for what the snapshot does not know, this is what tells the run's files
+// from the user's (a change time cannot be set back without privilege).
+func (c *checker) recent(fi fs.FileInfo) bool {
+	return !statOf(fi).ctime.Before(c.b.at.Add(-ctimeSlack))
+}
+
+// under returns p relative to root if p is root or below it.
+func under(root, p string) (string, bool) {
+	return subpath.Rel(filepath.Clean(root), filepath.Clean(p))
+}
+
+// inAny reports whether p is below one of dirs.
+func inAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if subpath.Below(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// isGitDir reports whether rel (under r) is a git directory: it holds
+// HEAD and either an objects directory or a commondir file.
+func isGitDir(r *os.Root, rel string) bool {
+	if _, err := r.Lstat(filepath.Join(rel, "HEAD")); err != nil {
+		return false
+	}
+	// Git follows links here (access(2)), possibly out of the root: a
+	// link counts as present.
+	if fi, err := r.Lstat(filepath.Join(rel, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
+		return true
+	}
+	fi, err := r.Lstat(filepath.Join(rel, "commondir"))
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
+}
+
+// gitlinkTarget reads a .git file ("gitdir: PATH") and returns its target
+// relative to the root, if it lies inside it.
+func gitlinkTarget(r *os.Root, root, rel string) (string, bool) {
+	data, err := readSmall(r, rel, maxSmall)
+	if err != nil {
+		return "", false
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	t, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	t = strings.TrimSpace(t)
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(root, filepath.Dir(rel), t)
+	}
+	return under(root, filepath.Clean(t))
+}
+
+// readSmall reads up to max bytes of rel, never through a symbolic link at
+// its last component.
+func readSmall(r *os.Root, rel string, max int64) ([]byte, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|oNoFollow|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
