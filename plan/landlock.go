@@ -192,8 +192,15 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
 	}
-	pl.Supervise = newSupervision(p, opts.Home, rules, denied)
-	pl.Spec.Supervise = true
+	switch {
+	case p.Mode == policy.ModePermissive:
+		// Nothing is refused in mode permissive (buildLandlockPermissive).
+	case superviseLandlock:
+		pl.Supervise = newSupervision(p, opts.Home, rules, denied)
+		pl.Spec.Supervise = true
+	default:
+		pl.Degraded = append(pl.Degraded, "this cordon was built without the Landlock-only backend's supervisor (-tags cordon_unsupervised, for benchmarks): denied and protected paths inside the allowed trees and metadata outside the write paths are not refused")
+	}
 	pl.Argv = append([]string{helperspec.HelperExec, helperspec.HelperCommand, "--"}, command...)
 	return pl, nil
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/monitor"
@@ -33,6 +34,8 @@ type Supervision struct {
 	// private /tmp is not one).
 	hosts   []string
 	decider *policy.Decider
+	// start is when the run started (ForRun).
+	start time.Time
 }
 
 // newSupervision is the supervisor's policy for p on the Landlock rules r
@@ -56,13 +59,41 @@ func newSupervision(p *policy.Policy, home string, r *landlock.Rules, denied []s
 	return s
 }
 
-// WithTerminals returns a copy of s that also lets the command open the
-// terminals ts for reading and writing: its own, which its Landlock rules
-// grant (landlock.Report.Terminals).
-func (s *Supervision) WithTerminals(ts []string) *Supervision {
+// ForRun returns a copy of s for the run that starts at start: it also
+// lets the command open the terminals ts for reading and writing (its own,
+// which its Landlock rules grant: landlock.Report.Terminals), and leaves
+// protected paths inside a directory made since start to the check after
+// the run, as bubblewrap does (a git clone, a package unpacked with its
+// .vscode: see newSince).
+func (s *Supervision) ForRun(ts []string, start time.Time) *Supervision {
 	c := *s
 	c.devices = append(slices.Clone(s.devices), ts...)
+	c.start = start
 	return &c
+}
+
+// newSince reports whether path lies in a directory, strictly below the
+// write root that holds it, that was made at or after s.start (its birth
+// time; a file system that does not record one counts as older).
+func (s *Supervision) newSince(path string) bool {
+	if s.start.IsZero() {
+		return false
+	}
+	var root string
+	for _, h := range s.hosts {
+		if policy.Within(path, h) && len(h) > len(root) {
+			root = h
+		}
+	}
+	if root == "" {
+		return false
+	}
+	for d := filepath.Dir(path); d != root && policy.Within(d, root); d = filepath.Dir(d) {
+		if t, ok := birthTime(d); ok && !t.Before(s.start) {
+			return true
+		}
+	}
+	return false
 }
 
 // refusedRule reports whether a policy decision is one the supervisor
@@ -99,7 +130,7 @@ func (s *Supervision) Allow(path string, a monitor.Access) bool {
 	if !policy.CoveredBy(path, s.write) || policy.CoveredBy(path, s.denied) {
 		return false
 	}
-	if d := s.decider.Decide(policy.OpWrite, path); d.Secret || policy.CoveredBy(path, s.hosts) && refusedRule(d) {
+	if d := s.decider.Decide(policy.OpWrite, path); d.Secret || policy.CoveredBy(path, s.hosts) && refusedRule(d) && !s.newSince(path) {
 		return false
 	}
 	return true

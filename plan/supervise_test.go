@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/monitor"
@@ -23,7 +25,7 @@ func TestSupervisionAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := pl.Supervise.WithTerminals([]string{"/dev/pts/7"})
+	s := pl.Supervise.ForRun([]string{"/dev/pts/7"}, time.Time{})
 	home := opts.Home
 	for _, c := range []struct {
 		path string
@@ -68,6 +70,20 @@ func TestSupervisionAllow(t *testing.T) {
 	// (secrets.yaml): moved, the glob still matches, the entry would not.
 	if s.AllowMove(filepath.Join(ws, "sub"), filepath.Join(ws, "sub2")) {
 		t.Errorf("sub, holding the --deny directory %s, may be renamed", vault)
+	}
+	// A repository cloned during the run is left to the check after it,
+	// as bubblewrap leaves it; the workspace's own stays read-only.
+	start := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	cloned := filepath.Join(ws, "cloned", ".git")
+	if err := os.MkdirAll(cloned, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := birthTime(cloned); ok {
+		r := pl.Supervise.ForRun(nil, start)
+		if !r.Allow(filepath.Join(cloned, "config"), monitor.AccessCreate) || r.Allow(filepath.Join(ws, ".git", "config"), monitor.AccessWrite) {
+			t.Errorf("a repository made during the run: %v, the workspace's: %v", r.Allow(filepath.Join(cloned, "config"), monitor.AccessCreate), r.Allow(filepath.Join(ws, ".git", "config"), monitor.AccessWrite))
+		}
 	}
 	q := *s
 	q.denied = []string{filepath.Join(ws, "sub", "secrets.yaml")}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package plan
+
+import "time"
+
+// birthTime: only the Landlock-only backend, on Linux, asks.
+func birthTime(string) (time.Time, bool) { return time.Time{}, false }
