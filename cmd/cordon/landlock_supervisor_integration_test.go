@@ -160,10 +160,12 @@ func TestLandlockSupervisorMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := strings.Join([]string{
+		// setfattr first: once a chmod 0 went through, the mode alone
+		// would refuse it.
+		fmt.Sprintf(`%s -n user.x -v 1 %s; echo setfattr=$?`, setfattr, rc),
 		fmt.Sprintf(`chmod 666 %s; echo chmod666=$?`, key),
 		fmt.Sprintf(`chmod 0 %s; echo chmod0=$?`, rc),
 		fmt.Sprintf(`touch -d 2000-01-01 %s; echo touch=$?`, rc),
-		fmt.Sprintf(`%s -n user.x -v 1 %s; echo setfattr=$?`, setfattr, rc),
 		`chmod 700 a.txt && touch -d 2001-01-01 a.txt && echo inside=ok`,
 	}, "\n")
 	r := e.sh(script, "--backend", "landlock")
