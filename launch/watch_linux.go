@@ -29,7 +29,7 @@ func (r *sandboxRun) handWatch(fd int, terminals []string) {
 	}
 	opts := r.stdio.WatchOptions
 	if r.pl.Supervise != nil {
-		opts.Supervise = r.pl.Supervise.ForRun(terminals, time.Now())
+		opts.Supervise = r.pl.Supervise.ForRun(terminals)
 	}
 	m, err := monitor.Start(fd, r.stdio.Watch, opts)
 	if err != nil {

@@ -17,3 +17,14 @@ func birthTime(path string) (time.Time, bool) {
 	}
 	return time.Unix(st.Btime.Sec, int64(st.Btime.Nsec)), true
 }
+
+// fileClockNow is the time as file timestamps take it (the coarse real-time
+// clock, up to a tick behind the precise one): a directory made after it
+// has a birth time at or after it.
+func fileClockNow() time.Time {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts); err != nil {
+		return time.Now()
+	}
+	return time.Unix(ts.Sec, ts.Nsec)
+}

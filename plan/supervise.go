@@ -59,16 +59,16 @@ func newSupervision(p *policy.Policy, home string, r *landlock.Rules, denied []s
 	return s
 }
 
-// ForRun returns a copy of s for the run that starts at start: it also
+// ForRun returns a copy of s for the run that starts now: it also
 // lets the command open the terminals ts for reading and writing (its own,
 // which its Landlock rules grant: landlock.Report.Terminals), and leaves
 // protected paths inside a directory made since start to the check after
 // the run, as bubblewrap does (a git clone, a package unpacked with its
 // .vscode: see newSince).
-func (s *Supervision) ForRun(ts []string, start time.Time) *Supervision {
+func (s *Supervision) ForRun(ts []string) *Supervision {
 	c := *s
 	c.devices = append(slices.Clone(s.devices), ts...)
-	c.start = start
+	c.start = fileClockNow()
 	return &c
 }
 

@@ -25,7 +25,8 @@ func TestSupervisionAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := pl.Supervise.ForRun([]string{"/dev/pts/7"}, time.Time{})
+	s := pl.Supervise.ForRun([]string{"/dev/pts/7"})
+	s.start = time.Time{}
 	home := opts.Home
 	for _, c := range []struct {
 		path string
@@ -73,14 +74,15 @@ func TestSupervisionAllow(t *testing.T) {
 	}
 	// A repository cloned during the run is left to the check after it,
 	// as bubblewrap leaves it; the workspace's own stays read-only.
-	start := time.Now()
-	time.Sleep(20 * time.Millisecond)
+	// The file clock is coarse (a tick): the fixture is made well before.
+	time.Sleep(50 * time.Millisecond)
+	r := pl.Supervise.ForRun(nil)
+	time.Sleep(50 * time.Millisecond)
 	cloned := filepath.Join(ws, "cloned", ".git")
 	if err := os.MkdirAll(cloned, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := birthTime(cloned); ok {
-		r := pl.Supervise.ForRun(nil, start)
 		if !r.Allow(filepath.Join(cloned, "config"), monitor.AccessCreate) || r.Allow(filepath.Join(ws, ".git", "config"), monitor.AccessWrite) {
 			t.Errorf("a repository made during the run: %v, the workspace's: %v", r.Allow(filepath.Join(cloned, "config"), monitor.AccessCreate), r.Allow(filepath.Join(ws, ".git", "config"), monitor.AccessWrite))
 		}
