@@ -373,6 +373,21 @@ func (s *supervisor) name(tid int, n *notif, c seccomp.Call, valid func() bool) 
 		return fail(e)
 	}
 	defer unix.Close(pfd)
+	// As the kernel, which looks the name up before any check: an
+	// existing name cannot be made (mkdir -p of a read-only tree gets
+	// EEXIST), a missing one cannot be removed.
+	var st unix.Stat_t
+	exists := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	switch c.Name {
+	case "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat":
+		if exists {
+			return fail(unix.EEXIST)
+		}
+	case "unlink", "unlinkat", "rmdir":
+		if !exists {
+			return fail(unix.ENOENT)
+		}
+	}
 	switch c.Name {
 	case "unlink", "unlinkat", "rmdir":
 		flags := 0
