@@ -33,7 +33,8 @@
 // it by descriptor): on is `cordon run --backend landlock`, off the same
 // with a cordon built without the supervisor (-tags cordon_unsupervised,
 // built into the scratch directory), target for the warm go build at most
-// 1.35x.
+// 1.35x; the find+cat line has no target there (the supervisor performs
+// every open, which the monitor only looks at).
 //
 // Everything runs in a scratch directory (-dir, by default a new one under
 // the user's cache directory, $XDG_CACHE_HOME or ~/.cache/cordon-bench:
@@ -171,13 +172,15 @@ func run(runs, trueRuns int, cordon, dir string, landlock bool) error {
 		return fmt.Errorf("a default cordon run started the violation monitor (%d calls watched)", res.Monitor.Calls)
 	}
 
-	buildTarget := 1.3
+	buildTarget, findTarget := 1.3, 2.0
 	if landlock {
-		buildTarget = 1.35
+		// The supervisor performs every open itself: a file-heavy
+		// command pays more than under the monitor, which only looks.
+		buildTarget, findTarget = 1.35, 0
 	}
 	benches := []bench{
 		{"go build (warm)", []string{"go", "build", "./..."}, runs, buildTarget},
-		{"find+cat GOROOT/src", []string{"sh", "-c", `find "$1" -type f -name '*.go' -exec cat {} + >/dev/null`, "sh", src}, runs, 2},
+		{"find+cat GOROOT/src", []string{"sh", "-c", `find "$1" -type f -name '*.go' -exec cat {} + >/dev/null`, "sh", src}, runs, findTarget},
 		{"20000 opens (sh loop)", []string{"sh", "-c", `i=0; while [ $i -lt 20000 ]; do : <"$1"; i=$((i+1)); done`, "sh", filepath.Join(ws, "go.mod")}, runs, 0},
 		{"/bin/true", []string{"/bin/true"}, trueRuns, 0},
 	}
@@ -247,7 +250,7 @@ func run(runs, trueRuns int, cordon, dir string, landlock bool) error {
 			if ratio > b.target {
 				verdict = "MISSED"
 			}
-			line += fmt.Sprintf(" (target <= %.1fx: %s)", b.target, verdict)
+			line += fmt.Sprintf(" (target <= %.2gx: %s)", b.target, verdict)
 		}
 		fmt.Println(line)
 		if landlock {
