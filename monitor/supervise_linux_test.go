@@ -85,6 +85,10 @@ func superviseChild(dir string, say func(string, error)) {
 	say("openat2-beneath", err)
 	_, err = unix.Openat2(dfd, "r.txt", &unix.OpenHow{Flags: unix.O_RDONLY})
 	say("openat2", err)
+	_, err = unix.Openat2(dfd, "/r.txt", &unix.OpenHow{Flags: unix.O_RDONLY, Resolve: unix.RESOLVE_IN_ROOT})
+	say("openat2-in-root", err)
+	_, err = unix.Openat2(dfd, join("r.txt"), &unix.OpenHow{Flags: unix.O_RDONLY, Resolve: unix.RESOLVE_BENEATH})
+	say("openat2-beneath-abs", err)
 	say("chdir", unix.Chdir(join("sub")))
 	_, err = unix.Open("../r.txt", unix.O_RDONLY, 0)
 	say("relative", err)
@@ -171,7 +175,7 @@ func TestSupervise(t *testing.T) {
 		"create 0", "mode 640", "write 0", "excl " + e(unix.EEXIST),
 		"create-outside " + e(unix.EACCES), "write-outside " + e(unix.EACCES),
 		"nofollow " + e(unix.ELOOP), "directory " + e(unix.ENOTDIR), "tmpfile 0", "devnull 0", "trunc 0",
-		"openat-dirfd 0", "openat-dirfd-secret " + e(unix.EACCES), "openat2-beneath " + e(unix.EXDEV), "openat2 0",
+		"openat-dirfd 0", "openat-dirfd-secret " + e(unix.EACCES), "openat2-beneath " + e(unix.EXDEV), "openat2 0", "openat2-in-root 0", "openat2-beneath-abs " + e(unix.EXDEV),
 		"relative 0", "stdin 0",
 		"mkdir 0", "dirmode 750", "symlink 0", "link 0", "link-secret " + e(unix.EACCES),
 		"rename 0", "rename-secret " + e(unix.EACCES), "rename-onto-secret " + e(unix.EACCES),

@@ -80,6 +80,15 @@ func (s *supervisor) open(tid int, n *notif, c seccomp.Call, valid func() bool) 
 	if c.Dirfd != seccomp.NoArg {
 		dirfd = int32(args[c.Dirfd])
 	}
+	if strings.HasPrefix(p, "/") && resolve&unix.RESOLVE_BENEATH != 0 {
+		return fail(unix.EXDEV)
+	}
+	if strings.HasPrefix(p, "/") && resolve&unix.RESOLVE_IN_ROOT != 0 {
+		// Absolute below dirfd, as if it were the root.
+		if p = strings.TrimLeft(p, "/"); p == "" {
+			p = "."
+		}
+	}
 	base, walk, magic, e := s.at(tid, dirfd, p)
 	if e != 0 {
 		return fail(e)
