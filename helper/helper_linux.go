@@ -114,7 +114,9 @@ func Main(args []string) int {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}
-	if spec.Supervise {
+	if spec.Supervise && status == nil {
+		notes = append(notes, helperspec.Unsupervised)
+	} else if spec.Supervise {
 		// Last of all, as the watch filter below: without the
 		// supervisor, Landlock alone would let the command reach what
 		// the plan counts on it to refuse.

@@ -126,6 +126,11 @@ const WatchUnavailable = "the violation monitor could not start"
 // monitor's seccomp filter (Spec.Watch). The helper keeps no copy.
 const MsgWatch = 'W'
 
+// Unsupervised is the degraded line of a Landlock-only run started without
+// the launcher's status socket (Wrap), which has no one to serve the
+// supervisor (Spec.Supervise): the helper runs the command without it.
+const Unsupervised = "no supervisor (the command was started with Wrap, not Run, so nothing on the host serves it): denied and protected paths inside the allowed trees are readable and writable, and file metadata outside the write paths can be changed (chmod, chown, utimes, setxattr); run the command with Run for them to be refused"
+
 // WatchMessage is the MsgWatch message: the type, then the terminals the
 // command may open (the helper's Landlock report), NUL-separated.
 func WatchMessage(terminals []string) []byte {
