@@ -327,10 +327,3 @@ func privateTmpDir(stateDir string) (string, error) {
 	}
 	return filepath.Join(stateDir, "tmp", strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:])), nil
 }
-
-func limitList(ss []string, n int) []string {
-	if len(ss) <= n {
-		return ss
-	}
-	return append(ss[:n:n], fmt.Sprintf("and %d more", len(ss)-n))
-}
