@@ -292,14 +292,25 @@ func errnoOf(err error) unix.Errno {
 
 // realPath is the path descriptor fd leads to, read back from the kernel;
 // false when fd is no file of the tree (a pipe, a socket, an anonymous
-// inode).
+// inode, a memfd).
 func realPath(fd int) (string, bool) {
 	var buf [unix.PathMax]byte
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
 	if err != nil || n == 0 || buf[0] != '/' {
 		return "", false
 	}
-	return string(buf[:n]), true
+	p := string(buf[:n])
+	if strings.HasPrefix(p, "/memfd:") {
+		var sfs unix.Statfs_t
+		if unix.Fstatfs(fd, &sfs) == nil && sfs.Type != unix.TMPFS_MAGIC && sfs.Type != unix.HUGETLBFS_MAGIC {
+			return p, true // a file of that name
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Nlink == 0 {
+			return "", false // memfd_create's, on the kernel's internal mount
+		}
+	}
+	return p, true
 }
 
 // procEntries are the entries of another process's /proc directory the

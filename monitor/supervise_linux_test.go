@@ -14,20 +14,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// testPolicy allows reads everywhere but of names starting with "secret",
-// and writes, creates, removals, links and metadata changes only below
-// dir, again but for those names.
+// testPolicy allows reads below dir, the directory beside it and /dev/null
+// (O_PATH anywhere), and writes, creates, removals, links and metadata
+// changes only below dir, but nothing to names starting with "secret".
 type testPolicy struct{ dir string }
 
 func (p testPolicy) Allow(path string, a Access) bool {
 	if strings.HasPrefix(filepath.Base(path), "secret") {
 		return false
 	}
+	in := func(d string) bool { return path == d || strings.HasPrefix(path, d+"/") }
 	switch a {
-	case AccessRead, AccessPath:
+	case AccessPath:
 		return true
+	case AccessRead:
+		return in(p.dir) || in(p.dir+"-outside") || path == "/dev/null"
 	}
-	return path == p.dir || strings.HasPrefix(path, p.dir+"/") || a == AccessWrite && path == "/dev/null"
+	return in(p.dir) || a == AccessWrite && path == "/dev/null"
 }
 
 func (p testPolicy) AllowMove(from, to string) bool { return true }
@@ -94,6 +97,10 @@ func superviseChild(dir string, say func(string, error)) {
 	say("relative", err)
 	_, err = unix.Open("/dev/stdin", unix.O_RDONLY, 0)
 	say("stdin", err)
+	if mfd, err := unix.MemfdCreate("m", 0); err == nil {
+		_, err = unix.Open("/proc/self/fd/"+fmt.Sprint(mfd), unix.O_RDONLY, 0)
+		say("memfd", err)
+	}
 	say("mkdir", unix.Mkdir(join("d"), 0o777))
 	var st unix.Stat_t
 	_ = unix.Stat(join("d"), &st)
@@ -176,7 +183,7 @@ func TestSupervise(t *testing.T) {
 		"create-outside " + e(unix.EACCES), "write-outside " + e(unix.EACCES),
 		"nofollow " + e(unix.ELOOP), "directory " + e(unix.ENOTDIR), "tmpfile 0", "devnull 0", "trunc 0",
 		"openat-dirfd 0", "openat-dirfd-secret " + e(unix.EACCES), "openat2-beneath " + e(unix.EXDEV), "openat2 0", "openat2-in-root 0", "openat2-beneath-abs " + e(unix.EXDEV),
-		"relative 0", "stdin 0",
+		"relative 0", "stdin 0", "memfd 0",
 		"mkdir 0", "dirmode 750", "symlink 0", "link 0", "link-secret " + e(unix.EACCES),
 		"rename 0", "rename-secret " + e(unix.EACCES), "rename-onto-secret " + e(unix.EACCES),
 		"unlink 0", "unlink-secret " + e(unix.EACCES), "rmdir 0",
