@@ -130,8 +130,16 @@ func (s *Supervision) Allow(path string, a monitor.Access) bool {
 	if !policy.CoveredBy(path, s.write) || policy.CoveredBy(path, s.denied) {
 		return false
 	}
-	if d := s.decider.Decide(policy.OpWrite, path); d.Secret || policy.CoveredBy(path, s.hosts) && refusedRule(d) && !s.newSince(path) {
+	d := s.decider.Decide(policy.OpWrite, path)
+	if d.Secret {
 		return false
+	}
+	if policy.CoveredBy(path, s.hosts) && refusedRule(d) {
+		// A protected path in a directory the run made is left to the
+		// check after the run, as bubblewrap leaves it; a deny_write
+		// path never is.
+		protected := strings.HasPrefix(d.Rule, "protected: ") || strings.HasPrefix(d.Rule, "git directory: ")
+		return protected && s.newSince(path)
 	}
 	return true
 }

@@ -82,7 +82,22 @@ func TestSupervisionAllow(t *testing.T) {
 	if err := os.MkdirAll(cloned, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	built := filepath.Join(ws, "built", "vendor")
+	if err := os.MkdirAll(filepath.Dir(built), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := birthTime(cloned); ok {
+		// A deny_write path is not left to the check after the run,
+		// even inside a directory the run made.
+		dw := *r
+		dw.decider = func() *Supervision {
+			q := *p
+			q.DenyWrite = append(q.DenyWrite, built)
+			return newSupervision(&q, opts.Home, pl.Spec.Landlock, nil)
+		}().decider
+		if dw.Allow(filepath.Join(built, "x.go"), monitor.AccessCreate) {
+			t.Errorf("a deny_write path inside a directory made during the run is writable")
+		}
 		if !r.Allow(filepath.Join(cloned, "config"), monitor.AccessCreate) || r.Allow(filepath.Join(ws, ".git", "config"), monitor.AccessWrite) {
 			t.Errorf("a repository made during the run: %v, the workspace's: %v", r.Allow(filepath.Join(cloned, "config"), monitor.AccessCreate), r.Allow(filepath.Join(ws, ".git", "config"), monitor.AccessWrite))
 		}
