@@ -250,7 +250,7 @@ func run(runs, trueRuns int, cordon, dir string, landlock bool) error {
 			if ratio > b.target {
 				verdict = "MISSED"
 			}
-			line += fmt.Sprintf(" (target <= %.2gx: %s)", b.target, verdict)
+			line += fmt.Sprintf(" (target <= %.3gx: %s)", b.target, verdict)
 		}
 		fmt.Println(line)
 		if landlock {
