@@ -5,6 +5,7 @@ package monitor
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -53,6 +54,9 @@ type supervisor struct {
 }
 
 func newSupervisor(pol Policy) (*supervisor, error) {
+	if !kernelAtLeast(5, 14) {
+		return nil, errors.New("the kernel cannot hand a descriptor in with the answer (SECCOMP_ADDFD_FLAG_SEND needs Linux 5.14)")
+	}
 	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -66,6 +70,22 @@ func newSupervisor(pol Policy) (*supervisor, error) {
 }
 
 func (s *supervisor) close() { unix.Close(s.root) }
+
+// kernelAtLeast reports whether the running kernel's release is at least
+// major.minor (true when it cannot be read: the calls then fail and say
+// so).
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return true
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	var ma, mi int
+	if _, err := fmt.Sscanf(rel, "%d.%d", &ma, &mi); err != nil {
+		return true
+	}
+	return ma > major || ma == major && mi >= minor
+}
 
 // prepareThread makes the calling thread, locked to the serving goroutine
 // for good (it ends with it), act with no more rights than the sandboxed
