@@ -54,8 +54,8 @@ type supervisor struct {
 }
 
 func newSupervisor(pol Policy) (*supervisor, error) {
-	if !kernelAtLeast(5, 14) {
-		return nil, errors.New("the kernel cannot hand a descriptor in with the answer (SECCOMP_ADDFD_FLAG_SEND needs Linux 5.14)")
+	if err := SuperviseAvailable(); err != nil {
+		return nil, err
 	}
 	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -71,20 +71,24 @@ func newSupervisor(pol Policy) (*supervisor, error) {
 
 func (s *supervisor) close() { unix.Close(s.root) }
 
-// kernelAtLeast reports whether the running kernel's release is at least
-// major.minor (true when it cannot be read: the calls then fail and say
-// so).
-func kernelAtLeast(major, minor int) bool {
+// SuperviseAvailable says why this kernel cannot serve Options.Supervise,
+// or nil: the supervisor hands each file it opens in with its answer
+// (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14). A release it cannot read counts
+// as new enough (the supervised calls would then fail and say so).
+func SuperviseAvailable() error {
 	var u unix.Utsname
 	if unix.Uname(&u) != nil {
-		return true
+		return nil
 	}
 	rel := unix.ByteSliceToString(u.Release[:])
-	var ma, mi int
-	if _, err := fmt.Sscanf(rel, "%d.%d", &ma, &mi); err != nil {
-		return true
+	var major, minor int
+	if _, err := fmt.Sscanf(rel, "%d.%d", &major, &minor); err != nil {
+		return nil
 	}
-	return ma > major || ma == major && mi >= minor
+	if major > 5 || major == 5 && minor >= 14 {
+		return nil
+	}
+	return fmt.Errorf("this kernel (%s) cannot hand an opened file to the command with its answer (SECCOMP_ADDFD_FLAG_SEND needs Linux 5.14)", rel)
 }
 
 // prepareThread makes the calling thread, locked to the serving goroutine

@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/helperspec"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/limits"
+	"github.com/cordon-sandbox/cordon/monitor"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -192,9 +193,12 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
 	}
+	supErr := monitor.SuperviseAvailable()
 	switch {
 	case p.Mode == policy.ModePermissive:
 		// Nothing is refused in mode permissive (buildLandlockPermissive).
+	case superviseLandlock && supErr != nil:
+		pl.Degraded = append(pl.Degraded, fmt.Sprintf("no supervisor: %v, so denied and protected paths inside the allowed trees stay readable and writable (what the command plants there is disarmed after the run) and file metadata outside the write paths can be changed (chmod, chown, utimes, setxattr)", supErr))
 	case superviseLandlock:
 		pl.Supervise = newSupervision(p, opts.Home, rules, denied)
 		pl.Spec.Supervise = true
