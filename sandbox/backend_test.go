@@ -92,7 +92,8 @@ func TestRunEnvEveryBackend(t *testing.T) {
 }
 
 // TestWrapLandlockOnly: a wrapped command runs on the Landlock-only
-// backend too. The helper there is a Go program started on the host,
+// backend too, without the supervisor (nothing on the host serves it),
+// which its helper says on a degraded line. The helper there is a Go program started on the host,
 // whose runtime may open files (the cgroup CPU limit) at the descriptor
 // numbers Wrap leaves empty (the status socket's, the command's stderr's):
 // the helper must go by what the spec says it was given, not by what is
@@ -144,6 +145,10 @@ func TestWrapLandlockOnly(t *testing.T) {
 			}
 			if !strings.Contains(out.String(), "wrapped") || !strings.Contains(stderr, "oops") || strings.Contains(out.String()+stderr, "SECRET-KEY-31") {
 				t.Errorf("stdout %q, stderr %q", out.String(), stderr)
+			}
+			// Nothing serves the supervisor: the helper says so.
+			if !strings.Contains(stderr, "cordon: degraded: no supervisor (the command was started with Wrap") {
+				t.Errorf("a wrapped Landlock-only run does not say it runs without the supervisor: %q", stderr)
 			}
 		})
 	}

@@ -107,7 +107,9 @@ echo done`, file)
 				}
 
 				// Planting in the shared git directory.
-				protectedInside := backend == "bwrap" || layout == "worktree"
+				// The Landlock-only backend's supervisor refuses them
+				// as bubblewrap's read-only mounts do.
+				protectedInside := true
 				attempts := []string{
 					fmt.Sprintf(`printf '#!/bin/sh\necho HOOK-RAN\n' > %[1]s/hooks/pre-commit && chmod +x %[1]s/hooks/pre-commit`, gitDir),
 					`git config core.fsmonitor "echo FSMON >&2"`,

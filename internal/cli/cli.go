@@ -578,7 +578,7 @@ func landlockOnlyDetail(r *probe.Report) string {
 	if plan.UnixSocketGap(r.Landlock.ABI) == "" {
 		unixSockets = fmt.Sprintf("pathname unix sockets (ssh-agent, docker): only those in the write paths, --allow-unix-socket's and the sandbox's own (Landlock ABI %d)", r.Landlock.ABI)
 	}
-	return "where no user namespace can be created: Landlock read allowlist and write paths; devices: only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty and the command's own terminal, never another /dev/pts/N (so no new pseudo-terminals: openpty, script, tmux fail); " +
+	return "where no user namespace can be created: Landlock read allowlist and write paths; a seccomp supervisor performs every open, create, remove, rename, link, truncate and metadata change by descriptor and refuses denied and protected paths inside the allowed trees (.env, a --deny directory in the workspace, .git/hooks, .git/config, .vscode, ...) and chmod, chown, utimes and xattr changes outside the write paths; devices: only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty and the command's own terminal, never another /dev/pts/N (so no new pseudo-terminals: openpty, script, tmux fail); " +
 		unixSockets + "; seccomp refuses internet sockets when the network is denied; rlimits or cgroup. What it cannot enforce is listed below, printed as degraded at run time, and strict mode refuses to run"
 }
 

@@ -99,13 +99,13 @@ func Main(args []string) int {
 			return fail(125, "helper: %v", err)
 		}
 	}
-	var notes []string
+	var notes, terminals []string
 	if spec.Landlock != nil {
 		rep, err := landlock.Apply(*spec.Landlock)
 		if err != nil {
 			return fail(125, "helper: applying Landlock rules: %v", err)
 		}
-		notes = rep.Degraded
+		notes, terminals = rep.Degraded, rep.Terminals
 	}
 	if spec.Seccomp != nil {
 		// Last before exec: the filter also forbids what the helper did
@@ -114,10 +114,19 @@ func Main(args []string) int {
 			return fail(125, "helper: installing the seccomp filter: %v", err)
 		}
 	}
-	if spec.Watch {
+	if spec.Supervise && status == nil {
+		notes = append(notes, helperspec.Unsupervised)
+	} else if spec.Supervise {
+		// Last of all, as the watch filter below: without the
+		// supervisor, Landlock alone would let the command reach what
+		// the plan counts on it to refuse.
+		if err := handOverWatch(status, seccomp.InstallSupervise, terminals); err != nil {
+			return fail(125, "helper: the Landlock-only backend's supervisor could not start: %v; run where bubblewrap works (see cordon status)", err)
+		}
+	} else if spec.Watch {
 		// Last of all: the helper's own calls above stay unwatched, and
 		// the filters before decide every watched call first.
-		if err := handOverWatch(status); err != nil {
+		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
 		}
 	}
@@ -161,18 +170,19 @@ func Main(args []string) int {
 	return fail(code, "%s: %v", args[0], err)
 }
 
-// handOverWatch installs the violation monitor's filter on this thread
-// (the one that execs the command) and hands its listener to the host.
-func handOverWatch(status *os.File) error {
+// handOverWatch installs the violation monitor's or the supervisor's
+// filter (install) on this thread (the one that execs the command) and
+// hands its listener to the host, with the command's terminals.
+func handOverWatch(status *os.File, install func() (int, error), terminals []string) error {
 	if status == nil {
 		return errors.New("it needs the launcher's status socket (run the command with Sandbox.Run, not Wrap)")
 	}
-	fd, err := seccomp.InstallWatch()
+	fd, err := install()
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	if err := unix.Sendmsg(helperspec.FdStatus, []byte{helperspec.MsgWatch}, unix.UnixRights(fd), nil, 0); err != nil {
+	if err := unix.Sendmsg(helperspec.FdStatus, helperspec.WatchMessage(terminals), unix.UnixRights(fd), nil, 0); err != nil {
 		return fmt.Errorf("handing its listener to the host: %w", err)
 	}
 	return nil

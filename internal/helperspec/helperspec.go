@@ -109,6 +109,12 @@ type Spec struct {
 	// and hands its listener to the host (MsgWatch) before MsgReady; if
 	// it cannot, MsgReady says why as a note starting WatchUnavailable.
 	Watch bool `json:"watch,omitempty"`
+	// Supervise asks for the Landlock-only backend's supervisor: the
+	// helper installs the supervisor's filter (seccomp.InstallSupervise)
+	// instead of the watch filter, and hands its listener over as
+	// MsgWatch, followed by the command's own terminals (see
+	// WatchMessage); if it cannot, the command does not run.
+	Supervise bool `json:"supervise,omitempty"`
 }
 
 // WatchUnavailable starts the note of a MsgReady whose helper could not
@@ -119,6 +125,25 @@ const WatchUnavailable = "the violation monitor could not start"
 // MsgWatch carries, with SCM_RIGHTS, the listener of the violation
 // monitor's seccomp filter (Spec.Watch). The helper keeps no copy.
 const MsgWatch = 'W'
+
+// Unsupervised is the degraded line of a Landlock-only run started without
+// the launcher's status socket (Wrap), which has no one to serve the
+// supervisor (Spec.Supervise): the helper runs the command without it.
+const Unsupervised = "no supervisor (the command was started with Wrap, not Run, so nothing on the host serves it): denied and protected paths inside the allowed trees are readable and writable, and file metadata outside the write paths can be changed (chmod, chown, utimes, setxattr); run the command with Run for them to be refused"
+
+// WatchMessage is the MsgWatch message: the type, then the terminals the
+// command may open (the helper's Landlock report), NUL-separated.
+func WatchMessage(terminals []string) []byte {
+	return []byte(string(MsgWatch) + strings.Join(terminals, "\x00"))
+}
+
+// ParseWatch returns the terminals of a MsgWatch message.
+func ParseWatch(b []byte) []string {
+	if len(b) < 2 {
+		return nil
+	}
+	return strings.Split(string(b[1:]), "\x00")
+}
 
 // Rlimit is one setrlimit call.
 type Rlimit struct {

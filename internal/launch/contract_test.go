@@ -108,7 +108,7 @@ func TestReadStatusMalformed(t *testing.T) {
 			}
 			child.Close()
 			ch := make(chan status, 4)
-			readStatus(host, ch, func(_ helperspec.Listener, fds []int) { closeFds(fds) }, func(fd int) { closeFds([]int{fd}) })
+			readStatus(host, ch, func(_ helperspec.Listener, fds []int) { closeFds(fds) }, func(fd int, _ []string) { closeFds([]int{fd}) })
 			var got []status
 			for st := range ch {
 				got = append(got, st)
@@ -171,7 +171,7 @@ func TestReadStatusListeners(t *testing.T) {
 	}
 	var calls []got
 	ch := make(chan status, 4)
-	readStatus(host, ch, func(l helperspec.Listener, fds []int) { calls = append(calls, got{l, fds}) }, func(fd int) { closeFds([]int{fd}) })
+	readStatus(host, ch, func(l helperspec.Listener, fds []int) { calls = append(calls, got{l, fds}) }, func(fd int, _ []string) { closeFds([]int{fd}) })
 	for range ch {
 	}
 	if len(calls) != 1 || calls[0].l != http || len(calls[0].fds) != 1 {

@@ -422,6 +422,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Status, r.spec.Stderr = status, stderr
 	r.spec.Version, r.spec.Binary = helperspec.Version, r.pl.Helper
 	r.spec.Watch = r.stdio.Watch != nil
+	r.spec.Supervise = r.pl.Supervise != nil
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}

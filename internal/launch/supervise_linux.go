@@ -20,7 +20,7 @@ import (
 // helperspec.MsgListener before readiness go to listener, which owns them,
 // and the violation monitor's listener (helperspec.MsgWatch) to watch,
 // which owns it; any other descriptor is closed.
-func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listener, []int), watch func(int)) {
+func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listener, []int), watch func(int, []string)) {
 	var st status
 	buf := make([]byte, 4096)
 	// Credentials, and up to two listening descriptors (127.0.0.1, ::1).
@@ -41,7 +41,7 @@ func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listen
 			continue
 		}
 		if buf[0] == helperspec.MsgWatch && !st.ready && len(fds) == 1 {
-			watch(fds[0])
+			watch(fds[0], helperspec.ParseWatch(buf[:n]))
 			continue
 		}
 		closeFds(fds)

@@ -144,7 +144,11 @@ func (v *violations) usePlan(pl *plan.Plan) {
 	v.dec = v.policyDec.WithWritable(writable...)
 	v.loose, v.unixLoose = nil, false
 	if ll := pl.Spec.Landlock; pl.Backend == backend.Landlock && ll != nil {
-		v.loose = ll.ReadWrite
+		if pl.Supervise == nil {
+			// Without the supervisor, Landlock cannot refuse a path
+			// inside a tree it lets the command write.
+			v.loose = ll.ReadWrite
+		}
 		v.unixLoose = !ll.RestrictUnix && (pl.Spec.Seccomp == nil || !pl.Spec.Seccomp.DenyUnix)
 	}
 	v.bwrap, v.hidden, v.readOnly = pl.Backend == backend.Bwrap, pl.Hidden, pl.ReadOnly

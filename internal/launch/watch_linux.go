@@ -18,14 +18,20 @@ import (
 const watchLinger = 500 * time.Millisecond
 
 // handWatch starts the violation monitor on the listener the helper handed
-// over (helperspec.MsgWatch), calling Stdio.Watch for each event. It runs
-// on readStatus's goroutine, before the ready status is sent on statusCh.
-func (r *sandboxRun) handWatch(fd int) {
-	if r.stdio.Watch == nil || r.watch != nil {
+// over (helperspec.MsgWatch), calling Stdio.Watch for each event; on the
+// Landlock-only backend it is also the supervisor (plan.Supervision, with
+// the command's terminals). It runs on readStatus's goroutine, before the
+// ready status is sent on statusCh.
+func (r *sandboxRun) handWatch(fd int, terminals []string) {
+	if r.stdio.Watch == nil && r.pl.Supervise == nil || r.watch != nil {
 		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
 		return
 	}
-	m, err := monitor.Start(fd, r.stdio.Watch, r.stdio.WatchOptions)
+	opts := r.stdio.WatchOptions
+	if r.pl.Supervise != nil {
+		opts.Supervise = r.pl.Supervise.ForRun(terminals)
+	}
+	m, err := monitor.Start(fd, r.stdio.Watch, opts)
 	if err != nil {
 		r.watchErr = err
 		return
@@ -37,7 +43,9 @@ func (r *sandboxRun) handWatch(fd int) {
 // sandbox's processes and stops it: every event has been passed on when
 // it returns. It runs after statusCh is drained.
 func (r *sandboxRun) stopWatch() {
-	if r.watchErr != nil {
+	if r.watchErr != nil && r.pl.Supervise != nil {
+		r.passDegraded([]string{"the Landlock-only backend's supervisor could not start: " + r.watchErr.Error() + "; every call it supervises (open, create, remove, rename, link, metadata) failed (ENOSYS)"})
+	} else if r.watchErr != nil {
 		r.passDegraded([]string{helperspec.WatchUnavailable + ": " + r.watchErr.Error() + "; what the command is denied is not reported"})
 	}
 	if r.watch == nil {
@@ -48,5 +56,8 @@ func (r *sandboxRun) stopWatch() {
 	case <-time.After(watchLinger):
 	}
 	st := r.watch.Stop()
+	if r.stdio.Watch == nil {
+		return // the supervisor alone: nothing was asked to be seen
+	}
 	r.res.Monitor = &result.Monitor{Calls: st.Calls, Unresolved: st.Unresolved}
 }

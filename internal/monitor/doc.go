@@ -6,7 +6,7 @@
 // address it connects to), and answers every one with
 // SECCOMP_USER_NOTIF_FLAG_CONTINUE.
 //
-// It only observes. Enforcement stays with the kernel layers (the mount
+// As a monitor it only observes. Enforcement stays with the kernel layers (the mount
 // namespace, Landlock, the enforcing seccomp filter): CONTINUE hands the
 // call to them unchanged, so the monitor never lets through anything they
 // refuse. A path is read from the process's memory before the answer, and
@@ -24,6 +24,25 @@
 //
 // It must not decide anything: classifying an Event against the policy is
 // the caller's (policy.Decider), and so is what to record.
+//
+// On the Landlock-only backend it is also the supervisor (Options.Supervise,
+// the listener of seccomp.InstallSupervise), and then it does not answer
+// CONTINUE after reading a path: the kernel would read the path again from
+// the caller's memory, which another thread may have changed. It walks each
+// path itself, by descriptor (openat2 from /proc/PID/cwd, /proc/PID/fd/N or
+// the root, no magic link but the caller's own /proc entries, with
+// /proc/self and /dev/fd named by the caller's ids), asks Options.Supervise
+// about the real path it reached (Policy: the decision stays the
+// caller's), and performs the call itself on what it walked to: an open is
+// reopened through its O_PATH descriptor and handed in
+// (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND), a create,
+// remove, rename or link is made in the directory it walked to, a metadata
+// change on the file (by descriptor: on a pidfd_getfd copy). A refusal is
+// EACCES. Only exec and the socket calls, whose path or address only names
+// what the kernel's layers then check, go on with CONTINUE. Its serving
+// thread acts with the caller's rights: its effective capabilities are
+// cleared and its umask is 0 in a file-system context of its own (the
+// caller's umask is applied by hand).
 //
 // The notification structures and ioctls are written out here because
 // golang.org/x/sys/unix has their numbers but not their types.

@@ -70,6 +70,12 @@ type Options struct {
 	// only ones where it can have made a link. Following costs a lookup
 	// per path component, before the call goes on.
 	FollowIn []string
+	// Supervise, when not nil, makes the monitor the supervisor of the
+	// Landlock-only backend (the listener of seccomp.InstallSupervise):
+	// it performs each supervised call itself, by descriptor, if Policy
+	// allows what it reached, and refuses it (EACCES) otherwise; see
+	// package doc.
+	Supervise Policy
 }
 
 // Stats counts what a Monitor saw.

@@ -5,6 +5,7 @@ package monitor
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -31,13 +32,16 @@ type Monitor struct {
 	comms    map[int]string
 	done     chan struct{}
 	stopOnce sync.Once
-	stats    struct{ calls, unresolved atomic.Int64 }
+	// sup, when not nil, performs or refuses each supervised call
+	// (Options.Supervise).
+	sup   *supervisor
+	stats struct{ calls, unresolved atomic.Int64 }
 }
 
 // Start serves the listener fd (it takes ownership) in a goroutine of its
-// own, calling emit for each Event, in the order the calls came, after
-// the call has been let go on. It returns an error if it could not start;
-// then fd is closed and the watched calls fail with ENOSYS.
+// own, calling emit (when not nil) for each Event, in the order the calls
+// came, after the call has been answered. It returns an error if it could
+// not start; then fd is closed and the watched calls fail with ENOSYS.
 func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
@@ -45,7 +49,19 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 		return nil, err
 	}
 	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, opts: opts, comms: map[int]string{}, done: make(chan struct{})}
-	for _, c := range seccomp.Watched() {
+	calls := seccomp.Watched()
+	if opts.Supervise != nil {
+		s, err := newSupervisor(opts.Supervise)
+		if err != nil {
+			unix.Close(fd)
+			unix.Close(p[0])
+			unix.Close(p[1])
+			return nil, err
+		}
+		m.sup = s
+		calls = seccomp.Supervised()
+	}
+	for _, c := range calls {
 		m.calls[c.Nr] = c
 	}
 	// The caller blocks on every watched call until the answer: waking
@@ -53,7 +69,29 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	// flag and wake it as any other) cut a shell loop's added time per
 	// call by about a third (internal/bench/monitor).
 	_ = setSyncWakeUp(fd)
-	go m.serve()
+	if m.sup == nil {
+		go m.serve()
+		return m, nil
+	}
+	ready := make(chan error, 1)
+	go func() {
+		// The thread stays locked to this goroutine and ends with it:
+		// what prepareThread changed never serves another.
+		if err := prepareThread(); err != nil {
+			ready <- err
+			close(m.done)
+			return
+		}
+		ready <- nil
+		m.serve()
+	}()
+	if err := <-ready; err != nil {
+		m.sup.close()
+		unix.Close(fd)
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, fmt.Errorf("preparing the supervisor's thread: %w", err)
+	}
 	return m, nil
 }
 
@@ -67,6 +105,9 @@ func (m *Monitor) Stop() Stats {
 		unix.Close(m.stopW)
 		unix.Close(m.stopR)
 		unix.Close(m.fd)
+		if m.sup != nil {
+			m.sup.close()
+		}
 	})
 	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load()}
 }
@@ -101,6 +142,10 @@ func (m *Monitor) serve() {
 			}
 			return
 		}
+		if m.sup != nil {
+			m.supervise(&n, &evs)
+			continue
+		}
 		evs = m.events(&n, evs[:0])
 		if len(evs) > 0 {
 			comm := m.comm(int(n.Pid))
@@ -131,6 +176,42 @@ func (m *Monitor) serve() {
 	}
 }
 
+// supervise answers the notification n as the supervisor decides, and
+// emits its events (when the monitor also watches); evs is scratch.
+func (m *Monitor) supervise(n *notif, evs *[]Event) {
+	c, ok := m.calls[uint32(n.Data.Nr)]
+	if m.emit != nil {
+		*evs = m.events(n, (*evs)[:0])
+		if len(*evs) > 0 {
+			comm := m.comm(int(n.Pid))
+			for i := range *evs {
+				(*evs)[i].Comm = comm
+			}
+		}
+		if ok && c.Kind == seccomp.CallExec {
+			delete(m.comms, int(n.Pid))
+		}
+	}
+	m.stats.calls.Add(1)
+	if !ok {
+		_ = proceed(m.fd, n.ID)
+		return
+	}
+	alive := true
+	valid := func() bool {
+		alive = idValid(m.fd, n.ID)
+		return alive
+	}
+	answer(m.fd, n.ID, m.sup.handle(n, c, valid))
+	if !alive {
+		m.stats.unresolved.Add(1)
+		return
+	}
+	for _, ev := range *evs {
+		m.emit(m.resolved(ev))
+	}
+}
+
 // events decodes the notification n into evs: none when the call does not
 // access anything (O_PATH), or when its path could not be read.
 func (m *Monitor) events(n *notif, evs []Event) []Event {
@@ -157,8 +238,10 @@ func (m *Monitor) events(n *notif, evs []Event) []Event {
 			return evs
 		}
 		ev.Op = op
-	case seccomp.CallWrite:
+	case seccomp.CallWrite, seccomp.CallMeta:
 		ev.Op = OpWrite
+	case seccomp.CallMetaFd:
+		return evs
 	case seccomp.CallExec:
 		ev.Op = OpExec
 	case seccomp.CallAddr:

@@ -44,7 +44,20 @@ func TestMain(m *testing.M) {
 // scenario, reporting each step's errno on stdout as "step errno".
 func child(scenario string) int {
 	runtime.LockOSThread()
-	fd, err := seccomp.InstallWatch()
+	install := seccomp.InstallWatch
+	if strings.HasPrefix(scenario, "supervise") {
+		install = seccomp.InstallSupervise
+		// As the helper does: the supervisor, which acts without its
+		// effective capabilities, reaches the /proc entries of a
+		// process without capabilities only.
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			fmt.Println("capset", err)
+			return 1
+		}
+	}
+	fd, err := install()
 	if err != nil {
 		fmt.Println("install", err)
 		return 1
@@ -67,6 +80,9 @@ func child(scenario string) int {
 		fmt.Printf("%s %d\n", step, int(e))
 	}
 	switch scenario {
+	case "supervise":
+		superviseChild(dir, say)
+		return 0
 	case "calls":
 		f, err := os.Open(filepath.Join(dir, "r.txt"))
 		say("read", err)
@@ -125,6 +141,12 @@ func child(scenario string) int {
 // the test's end of fd 3.
 func watched(t *testing.T, scenario, dir string, env ...string) (*exec.Cmd, *Monitor, *collector, *os.File, *strings.Builder) {
 	t.Helper()
+	return watchedWith(t, scenario, dir, Options{FollowIn: []string{dir}}, env...)
+}
+
+// watchedWith is watched with the Monitor's options opts.
+func watchedWith(t *testing.T, scenario, dir string, opts Options, env ...string) (*exec.Cmd, *Monitor, *collector, *os.File, *strings.Builder) {
+	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +177,7 @@ func watched(t *testing.T, scenario, dir string, env ...string) (*exec.Cmd, *Mon
 		t.Fatalf("no listener from the child (%v)", err)
 	}
 	col := &collector{}
-	m, err := Start(rights[0], col.add, Options{FollowIn: []string{dir}})
+	m, err := Start(rights[0], col.add, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

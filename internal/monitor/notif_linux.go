@@ -68,3 +68,41 @@ func setSyncWakeUp(fd int) error {
 	}
 	return nil
 }
+
+// respond answers the call id with the return value val, or with the
+// error errno when it is not 0.
+func respond(fd int, id uint64, val int64, errno unix.Errno) error {
+	r := notifResp{ID: id, Val: val, Error: -int32(errno)}
+	if errno != 0 {
+		r.Val = 0
+	}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SEND), uintptr(unsafe.Pointer(&r)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// notifAddfd is struct seccomp_notif_addfd.
+type notifAddfd struct {
+	ID         uint64
+	Flags      uint32
+	Srcfd      uint32
+	Newfd      uint32
+	NewfdFlags uint32
+}
+
+// sendFd installs a copy of src in the caller of id, close-on-exec when
+// cloexec, and answers the call with its number, in one step
+// (SECCOMP_ADDFD_FLAG_SEND).
+func sendFd(fd int, id uint64, src int, cloexec bool) error {
+	a := notifAddfd{ID: id, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(src)}
+	if cloexec {
+		a.NewfdFlags = unix.O_CLOEXEC
+	}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_ADDFD), uintptr(unsafe.Pointer(&a)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}

@@ -16,26 +16,18 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
 	"github.com/cordon-sandbox/cordon/internal/globscan"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/monitor"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // landlockDegraded is what the Landlock-only backend cannot enforce, in
-// every run. It is printed at run time and refused by strict mode.
+// every run. It is printed at run time and refused by strict mode. What
+// Landlock alone cannot refuse (a path beneath one it allows, a change of
+// metadata) the seccomp supervisor does (Supervision): it is no gap.
 var landlockDegraded = []string{
 	"no pid namespace: the command can see host processes (it cannot signal them: Landlock scoping); cordon run kills what is left of its tree when it ends or times out; if cordon itself is killed (kill -9), its processes live on until the next run kills them, except those that left its process group (setsid) when no cgroup holds the sandbox",
-	"no read-only carve-outs inside writable roots: protected paths (.git/hooks, .git/config, .envrc, ...) there are writable; what the command plants there is disarmed after the run",
 	"no mount namespace: the host's /tmp is hidden, not replaced (TMPDIR points to a private directory)",
-	metadataGap,
 }
-
-// metadataGap: Landlock has no access right for changing an existing
-// file's metadata (landlock.h: chmod, chown, setxattr, utime are not
-// restricted), and seccomp sees only a pointer to the path. Refusing the
-// syscalls outright would also refuse them in the write paths (chmod +x,
-// tar, cp -p, git), so the gap is declared instead. Capabilities are
-// dropped, so even root reaches only the files it owns, and chown only
-// changes the group.
-const metadataGap = "no protection of file metadata outside the write paths: chmod, chown (group only), utimes and extended attributes (setxattr, removexattr) work on every file this user owns, readable or not (chmod 666 ~/.ssh/id_rsa, chmod 000 ~/.bashrc, touch -d); Landlock has no right for them and seccomp cannot see their paths"
 
 // LandlockGaps lists what the Landlock-only backend never enforces, on any
 // kernel and with any policy (each run prints these as degraded, with the
@@ -76,8 +68,11 @@ func unixSockets(abi int, netDenied bool, allowed []string) (restrict, denySocke
 // buildLandlock plans a run of the helper directly on the host: Landlock
 // limits reads to an allowlist (denied paths carved out of it), writes to
 // the write paths and devices to the standard ones and the command's own
-// terminal; seccomp refuses internet sockets when the network is denied;
-// pathname unix sockets are refused as unixSockets decides.
+// terminal; the seccomp supervisor (Supervision) refuses what Landlock
+// cannot: denied, protected and deny_write paths inside the allowed trees,
+// and metadata changes outside the write paths; seccomp refuses internet
+// sockets when the network is denied; pathname unix sockets are refused as
+// unixSockets decides.
 func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	mode, _ := netMode(p)
 	pl := &Plan{
@@ -120,29 +115,12 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if err := refuseGuardedWrites(p, writes, opts.StateDir); err != nil {
 		return nil, err
 	}
-	var loose []string
-	for _, d := range p.DenyWrite {
-		if filepath.IsAbs(d) && policy.CoveredBy(d, writes) && !slices.Contains(p.Guarded, d) {
-			loose = append(loose, d)
-		}
-	}
-	if len(loose) > 0 {
-		pl.Degraded = append(pl.Degraded, fmt.Sprintf("deny_write paths inside writable roots stay writable without bubblewrap: %s", strings.Join(limitList(loose, 5), ", ")))
-	}
 	denied, guard := expandDeniedCached(pl, p, opts.Home, opts.WalkLimits, opts.WalkCache)
 	guard.KeepArmed = opts.KeepPlanted
 	pl.Guard = guard
-	// A denied file inside a writable root cannot be carved out without
-	// also taking away the right to create files there.
-	var exposed []string
-	for _, d := range denied {
-		if policy.CoveredBy(d, writes) {
-			exposed = append(exposed, d)
-		}
-	}
-	if len(exposed) > 0 {
-		pl.Degraded = append(pl.Degraded, fmt.Sprintf("denied paths inside writable roots stay readable and writable without bubblewrap: %s", strings.Join(limitList(exposed, 5), ", ")))
-	}
+	// A denied file inside a writable root cannot be carved out of
+	// Landlock's rules without also taking away the right to create files
+	// there: the supervisor refuses it (Supervision).
 	// A linked worktree's common directory: only what git writes there.
 	llWrites := writes
 	reads := []string{"/proc"}
@@ -215,6 +193,18 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 	pl.Dir = p.Workspace
 	if c := opts.Cwd; c != "" && (policy.CoveredBy(c, llWrites) || policy.CoveredBy(c, readOK)) && policy.DeniedBy(p.Deny, c) == "" {
 		pl.Dir = c
+	}
+	supErr := monitor.SuperviseAvailable()
+	switch {
+	case p.Mode == policy.ModePermissive:
+		// Nothing is refused in mode permissive (buildLandlockPermissive).
+	case superviseLandlock && supErr != nil:
+		pl.Degraded = append(pl.Degraded, fmt.Sprintf("no supervisor: %v, so denied and protected paths inside the allowed trees stay readable and writable (what the command plants there is disarmed after the run) and file metadata outside the write paths can be changed (chmod, chown, utimes, setxattr)", supErr))
+	case superviseLandlock:
+		pl.Supervise = newSupervision(p, opts.Home, rules, denied)
+		pl.Spec.Supervise = true
+	default:
+		pl.Degraded = append(pl.Degraded, "this cordon was built without the Landlock-only backend's supervisor (-tags cordon_unsupervised, for benchmarks): denied and protected paths inside the allowed trees and metadata outside the write paths are not refused")
 	}
 	pl.Argv = append([]string{helperspec.HelperExec, helperspec.HelperCommand, "--"}, command...)
 	return pl, nil
@@ -347,11 +337,4 @@ func privateTmpDir(stateDir string) (string, error) {
 		return "", fmt.Errorf("naming a private temporary directory: %w", err)
 	}
 	return filepath.Join(stateDir, "tmp", strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:])), nil
-}
-
-func limitList(ss []string, n int) []string {
-	if len(ss) <= n {
-		return ss
-	}
-	return append(ss[:n:n], fmt.Sprintf("and %d more", len(ss)-n))
 }

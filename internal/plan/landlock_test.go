@@ -59,10 +59,12 @@ func TestLandlockUnixSockets(t *testing.T) {
 	}
 }
 
-// TestLandlockDeclaresGaps: what Landlock and seccomp cannot refuse on
-// this backend (file metadata outside the write paths) is on every run's
-// degraded list and in LandlockGaps, for cordon status; devices are no
-// longer a gap (StdDevices grants the command's own terminal only).
+// TestLandlockDeclaresGaps: what the Landlock-only backend cannot enforce
+// (no pid namespace) is on every run's degraded list and in LandlockGaps,
+// for cordon status; what its supervisor enforces (file metadata, denied
+// and protected paths inside the allowed trees) is not a gap any more, and
+// the plan asks the helper for the supervisor. Devices are no gap either
+// (StdDevices grants the command's own terminal only).
 func TestLandlockDeclaresGaps(t *testing.T) {
 	p, opts := testPolicy(t)
 	p.Backend = backend.Landlock
@@ -73,11 +75,17 @@ func TestLandlockDeclaresGaps(t *testing.T) {
 	if !pl.Spec.Landlock.StdDevices || slices.Contains(pl.Spec.Landlock.ReadWrite, "/dev") {
 		t.Errorf("devices: %+v", pl.Spec.Landlock)
 	}
+	if pl.Supervise == nil || !pl.Spec.Supervise {
+		t.Errorf("the plan does not ask for the supervisor: %v %v", pl.Supervise, pl.Spec.Supervise)
+	}
 	joined := strings.Join(pl.Degraded, "\n")
 	gaps := strings.Join(LandlockGaps(), "\n")
-	for _, want := range []string{"file metadata", "chmod", "setxattr", "utimes", "no pid namespace"} {
-		if !strings.Contains(joined, want) || !strings.Contains(gaps, want) {
-			t.Errorf("%q missing from the degraded lines or LandlockGaps:\n%s", want, joined)
+	if !strings.Contains(joined, "no pid namespace") || !strings.Contains(gaps, "no pid namespace") {
+		t.Errorf("the pid namespace is not declared:\n%s", joined)
+	}
+	for _, gone := range []string{"file metadata", "carve-outs", "stay readable and writable", "stay writable without bubblewrap"} {
+		if strings.Contains(joined, gone) || strings.Contains(gaps, gone) {
+			t.Errorf("%q is still declared:\n%s", gone, joined)
 		}
 	}
 	if UnixSocketGap(7) == "" || UnixSocketGap(9) != "" {

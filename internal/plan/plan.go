@@ -54,6 +54,10 @@ type Plan struct {
 	Dir string `json:"dir"`
 	// Spec is what the in-sandbox helper applies before exec.
 	Spec helperspec.Spec `json:"spec"`
+	// Supervise, on the Landlock-only backend, is what the seccomp
+	// supervisor enforces beyond Landlock (see Supervision); the helper
+	// installs its filter (Spec.Supervise).
+	Supervise *Supervision `json:"-"`
 	// PrivateTmp is a directory the launcher creates before and removes
 	// after the run, standing in for /tmp (Landlock-only backend).
 	PrivateTmp string `json:"private_tmp,omitempty"`

@@ -55,8 +55,9 @@ func landlockRepoWrites(p *policy.Policy, writes []string) (narrowed, readOnly [
 }
 
 // repoNotes adds to pl what it must say about p.Repo: a note printed once
-// at run time (and by --explain), and on the Landlock-only backend what
-// stays writable in a git directory outside the workspace.
+// at run time (and by --explain), and on the Landlock-only backend
+// without its supervisor (mode permissive) what stays writable in a git
+// directory outside the workspace.
 func repoNotes(pl *Plan, p *policy.Policy) {
 	r := p.Repo
 	if r == nil || r.Refused != "" {
@@ -65,7 +66,8 @@ func repoNotes(pl *Plan, p *policy.Policy) {
 	note := r.Summary()
 	switch {
 	case len(r.Write) == 0:
-	case pl.Backend == backend.Bwrap:
+	case pl.Backend == backend.Bwrap || pl.Backend == backend.Landlock && pl.Supervise != nil && !r.Worktree:
+		// On the Landlock-only backend its supervisor refuses them.
 		note += " except the config, hooks and other files git runs code from, as a .git inside the workspace is"
 	case pl.Backend == backend.Landlock && r.Worktree:
 		w := r.WorktreeWrites()

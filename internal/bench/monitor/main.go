@@ -27,6 +27,15 @@
 // the monitor's supervisor is the difference between on and off, and the
 // command tree's (which pays for each call's trip to cordon and back).
 //
+// With -landlock it measures the Landlock-only backend's supervisor
+// instead (package monitor with Options.Supervise: every open, create,
+// remove, rename, link and metadata change goes to cordon, which performs
+// it by descriptor): on is `cordon run --backend landlock`, off the same
+// with a cordon built without the supervisor (-tags cordon_unsupervised,
+// built into the scratch directory), target for the warm go build at most
+// 1.35x; the find+cat line has no target there (the supervisor performs
+// every open, which the monitor only looks at).
+//
 // Everything runs in a scratch directory (-dir, by default a new one under
 // the user's cache directory, $XDG_CACHE_HOME or ~/.cache/cordon-bench:
 // not under /tmp, which the sandbox replaces) with a home of its own, so
@@ -38,7 +47,7 @@
 // load: run it on an otherwise idle machine (it prints the load average
 // before and after). Run it with:
 //
-//	go run ./internal/bench/monitor [-runs 5] [-true-runs 20] [-cordon PATH] [-dir DIR]
+//	go run ./internal/bench/monitor [-landlock] [-runs 5] [-true-runs 20] [-cordon PATH] [-dir DIR]
 package main
 
 import (
@@ -63,12 +72,13 @@ func main() {
 	trueRuns := flag.Int("true-runs", 20, "timed runs of /bin/true, monitor on and off")
 	cordon := flag.String("cordon", "", "cordon binary, with cordon-helper beside it (default: build ./cmd/... into the scratch directory)")
 	dir := flag.String("dir", "", "scratch directory, not under /tmp (default: a new one under the user's cache directory); removed afterwards")
+	landlock := flag.Bool("landlock", false, "measure the Landlock-only backend's supervisor: on is cordon run --backend landlock, off the same built with -tags cordon_unsupervised")
 	flag.Parse()
 	if *runs < 1 || *trueRuns < 1 {
 		fmt.Fprintln(os.Stderr, "benchmonitor: -runs and -true-runs must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*runs, *trueRuns, *cordon, *dir); err != nil {
+	if err := run(*runs, *trueRuns, *cordon, *dir, *landlock); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmonitor:", err)
 		os.Exit(1)
 	}
@@ -93,7 +103,14 @@ type sample struct {
 	calls int64 // watched calls (monitor on)
 }
 
-func run(runs, trueRuns int, cordon, dir string) error {
+// side is how one side of a bench runs: cordon binary, subcommand and
+// flags.
+type side struct {
+	bin, sub string
+	flags    []string
+}
+
+func run(runs, trueRuns int, cordon, dir string, landlock bool) error {
 	dir, err := scratch(dir)
 	if err != nil {
 		return err
@@ -109,6 +126,18 @@ func run(runs, trueRuns int, cordon, dir string) error {
 		if err := b.Run(); err != nil {
 			return fmt.Errorf("building cordon: %w", err)
 		}
+	}
+	off, on := side{cordon, "run", nil}, side{cordon, "test", nil}
+	if landlock {
+		unsup := filepath.Join(dir, "unsupervised")
+		b := exec.Command("go", "build", "-tags", "cordon_unsupervised", "-o", unsup+string(filepath.Separator), "./cmd/...")
+		b.Stderr = os.Stderr
+		b.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := b.Run(); err != nil {
+			return fmt.Errorf("building cordon without the supervisor: %w", err)
+		}
+		ll := []string{"--backend", "landlock"}
+		off, on = side{filepath.Join(unsup, "cordon"), "run", ll}, side{cordon, "run", ll}
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -135,7 +164,7 @@ func run(runs, trueRuns int, cordon, dir string) error {
 	loadBefore := loadAvg()
 
 	// A default run does not start the monitor.
-	res, _, err := cordonRun(cordon, "run", ws, env, []string{"/bin/true"})
+	res, _, err := cordonRun(side{cordon, "run", nil}, ws, env, []string{"/bin/true"})
 	if err != nil {
 		return err
 	}
@@ -143,39 +172,57 @@ func run(runs, trueRuns int, cordon, dir string) error {
 		return fmt.Errorf("a default cordon run started the violation monitor (%d calls watched)", res.Monitor.Calls)
 	}
 
+	buildTarget, findTarget := 1.3, 2.0
+	if landlock {
+		// The supervisor performs every open itself: a file-heavy
+		// command pays more than under the monitor, which only looks.
+		buildTarget, findTarget = 1.35, 0
+	}
 	benches := []bench{
-		{"go build (warm)", []string{"go", "build", "./..."}, runs, 1.3},
-		{"find+cat GOROOT/src", []string{"sh", "-c", `find "$1" -type f -name '*.go' -exec cat {} + >/dev/null`, "sh", src}, runs, 2},
+		{"go build (warm)", []string{"go", "build", "./..."}, runs, buildTarget},
+		{"find+cat GOROOT/src", []string{"sh", "-c", `find "$1" -type f -name '*.go' -exec cat {} + >/dev/null`, "sh", src}, runs, findTarget},
 		{"20000 opens (sh loop)", []string{"sh", "-c", `i=0; while [ $i -lt 20000 ]; do : <"$1"; i=$((i+1)); done`, "sh", filepath.Join(ws, "go.mod")}, runs, 0},
 		{"/bin/true", []string{"/bin/true"}, trueRuns, 0},
 	}
 	// Warm up: the sandbox's build cache (one build of each), the page
 	// cache for GOROOT/src, cordon's walk cache.
 	for _, b := range benches {
-		for _, sub := range []string{"run", "test"} {
-			if _, _, err := cordonRun(cordon, sub, ws, env, b.argv); err != nil {
+		for _, sd := range []side{off, on} {
+			if _, _, err := cordonRun(sd, ws, env, b.argv); err != nil {
 				return fmt.Errorf("warming up: %w", err)
 			}
 		}
 	}
 
-	fmt.Printf("cordon %s; off: cordon run --json --env GOPROXY=off -- CMD, on: cordon test --json --env GOPROXY=off -- CMD; workspace %s\n", cordon, ws)
+	if landlock {
+		fmt.Printf("cordon %s; off: %s run --json --backend landlock --env GOPROXY=off -- CMD (built -tags cordon_unsupervised), on: cordon run --json --backend landlock --env GOPROXY=off -- CMD (the supervisor); workspace %s\n", cordon, off.bin, ws)
+	} else {
+		fmt.Printf("cordon %s; off: cordon run --json --env GOPROXY=off -- CMD, on: cordon test --json --env GOPROXY=off -- CMD; workspace %s\n", cordon, ws)
+	}
 	type result struct{ off, on []sample }
 	results := make([]result, len(benches))
 	for i, b := range benches {
 		for r := 0; r < b.runs; r++ {
 			// Alternate which goes first.
-			subs := []string{"run", "test"}
+			sides := []bool{false, true}
 			if r%2 == 1 {
-				subs = []string{"test", "run"}
+				sides = []bool{true, false}
 			}
-			for _, sub := range subs {
-				res, s, err := cordonRun(cordon, sub, ws, env, b.argv)
+			for _, isOn := range sides {
+				sd := off
+				if isOn {
+					sd = on
+				}
+				res, s, err := cordonRun(sd, ws, env, b.argv)
 				if err != nil {
 					return err
 				}
-				if sub == "run" {
+				if !isOn {
 					results[i].off = append(results[i].off, s)
+					continue
+				}
+				if landlock {
+					results[i].on = append(results[i].on, s)
 					continue
 				}
 				if res.Monitor == nil {
@@ -203,9 +250,14 @@ func run(runs, trueRuns int, cordon, dir string) error {
 			if ratio > b.target {
 				verdict = "MISSED"
 			}
-			line += fmt.Sprintf(" (target <= %.1fx: %s)", b.target, verdict)
+			line += fmt.Sprintf(" (target <= %.3gx: %s)", b.target, verdict)
 		}
 		fmt.Println(line)
+		if landlock {
+			fmt.Printf("  CPU: cordon's own off %.0f ms, on %.0f ms (the supervisor's is the difference); the command tree's off %.0f ms, on %.0f ms; %d runs each, wall min/max off %.1f/%.1f ms, on %.1f/%.1f ms\n",
+				ms(offOwn), ms(onOwn), ms(offTree), ms(onTree), b.runs, ms(minOf(off)), ms(maxOf(off)), ms(minOf(on)), ms(maxOf(on)))
+			continue
+		}
 		if calls < 100 {
 			fmt.Printf("  %d calls watched; CPU: cordon's own off %.0f ms, on %.0f ms; %d runs each, wall min/max off %.1f/%.1f ms, on %.1f/%.1f ms\n",
 				calls, ms(offOwn), ms(onOwn), b.runs, ms(minOf(off)), ms(maxOf(off)), ms(minOf(on)), ms(maxOf(on)))
@@ -219,7 +271,11 @@ func run(runs, trueRuns int, cordon, dir string) error {
 		fmt.Printf("  %d runs each, wall min/max off %.0f/%.0f ms, on %.0f/%.0f ms\n",
 			b.runs, ms(minOf(off)), ms(maxOf(off)), ms(minOf(on)), ms(maxOf(on)))
 	}
-	fmt.Println("a default cordon run does not start the monitor (its result has no \"monitor\" entry): it costs nothing there; the /bin/true line is the monitor's start cost when asked for")
+	if landlock {
+		fmt.Println("the Landlock-only backend always runs its supervisor; the /bin/true line is its start cost")
+	} else {
+		fmt.Println("a default cordon run does not start the monitor (its result has no \"monitor\" entry): it costs nothing there; the /bin/true line is the monitor's start cost when asked for")
+	}
 	fmt.Printf("(%s, %d CPUs, load average %s before, %s after)\n", runtime.Version(), runtime.NumCPU(), loadBefore, loadAvg())
 	return nil
 }
@@ -237,17 +293,18 @@ type cordonResult struct {
 	} `json:"usage"`
 }
 
-// cordonRun runs `cordon SUB --json-out FILE --env GOPROXY=off -- argv`
-// in ws and returns its result and timing.
-func cordonRun(cordon, sub, ws string, env, argv []string) (*cordonResult, sample, error) {
+// cordonRun runs `cordon SUB --json-out FILE [FLAGS] --env GOPROXY=off --
+// argv` in ws, as sd says, and returns its result and timing.
+func cordonRun(sd side, ws string, env, argv []string) (*cordonResult, sample, error) {
 	out, err := os.CreateTemp("", "cordon-bench-result-")
 	if err != nil {
 		return nil, sample{}, err
 	}
 	out.Close()
 	defer os.Remove(out.Name())
-	args := append([]string{sub, "--json-out", out.Name(), "--env", "GOPROXY=off", "--"}, argv...)
-	cmd := exec.Command(cordon, args...)
+	args := append(append([]string{sd.sub, "--json-out", out.Name()}, sd.flags...), "--env", "GOPROXY=off", "--")
+	args = append(args, argv...)
+	cmd := exec.Command(sd.bin, args...)
 	cmd.Dir = ws
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer

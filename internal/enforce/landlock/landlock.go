@@ -320,3 +320,7 @@ func resolve(p string) string {
 	}
 	return filepath.Join(resolve(filepath.Clean(dir)), base)
 }
+
+// StdDevices lists the devices Rules.StdDevices grants (the command's own
+// terminals aside).
+func StdDevices() []string { return slices.Clone(stdDevices) }

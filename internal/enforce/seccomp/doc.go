@@ -49,5 +49,8 @@
 // listener first (SECCOMP_RET_USER_NOTIF), where the host's supervisor
 // (package monitor) looks at them and lets each go on unchanged. It
 // enforces nothing; InstallWatch installs it after the enforcing filter,
-// whose errno wins over a notification.
+// whose errno wins over a notification. SuperviseFilter is the same program
+// over more calls (Supervised: the metadata calls too) for the
+// Landlock-only backend's supervisor, which performs or refuses each one
+// (InstallSupervise).
 package seccomp

@@ -19,3 +19,6 @@ var commonDenied, commonStrict, archDenied, archStrict []sysEntry
 // archWatched: the monitor is not built for this architecture (see
 // WatchFilter).
 func archWatched() []Call { return nil }
+
+// archMeta: the supervisor is not built for this architecture.
+func archMeta() []Call { return nil }

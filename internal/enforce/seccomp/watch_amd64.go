@@ -26,3 +26,12 @@ func archWatched() []Call {
 		plain(unix.SYS_LCHOWN, "lchown", CallWrite, 0),
 	}
 }
+
+// archMeta are amd64's older metadata calls.
+func archMeta() []Call {
+	return []Call{
+		plain(unix.SYS_UTIME, "utime", CallMeta, 0),
+		plain(unix.SYS_UTIMES, "utimes", CallMeta, 0),
+		at(unix.SYS_FUTIMESAT, "futimesat", CallMeta, 0),
+	}
+}

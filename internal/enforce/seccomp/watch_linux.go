@@ -29,6 +29,12 @@ const (
 	// CallAddr connects, binds or sends to the socket address that
 	// argument Addr points to, AddrLen bytes long.
 	CallAddr
+	// CallMeta changes the mode, owner, times or extended attributes of
+	// Path (Supervised only).
+	CallMeta
+	// CallMetaFd changes those of the open file argument Dirfd names
+	// (Supervised only).
+	CallMetaFd
 )
 
 // NoArg marks an argument a Call does not have (a dirfd that is always
@@ -112,6 +118,18 @@ func Watched() []Call {
 // address. Calls of a foreign architecture are left to the enforcing
 // filter, which denies them.
 func WatchFilter() ([]unix.SockFilter, error) {
+	return notifyFilter(Watched())
+}
+
+// SuperviseFilter returns the program of the Landlock-only backend's
+// supervisor: WatchFilter's, over the Supervised calls.
+func SuperviseFilter() ([]unix.SockFilter, error) {
+	return notifyFilter(Supervised())
+}
+
+// notifyFilter is the program that sends calls (sendto only with an
+// address) to the listener.
+func notifyFilter(calls []Call) ([]unix.SockFilter, error) {
 	if !archSupported {
 		return nil, unsupported()
 	}
@@ -120,7 +138,7 @@ func WatchFilter() ([]unix.SockFilter, error) {
 	a.stmt(ldAbs, offArch)
 	a.jmp(jeqK, nativeArch, "", labAll)
 	a.stmt(ldAbs, offNr)
-	for _, c := range Watched() {
+	for _, c := range calls {
 		if c.Nr == unix.SYS_SENDTO {
 			a.jmp(jeqK, c.Nr, labSendto, "")
 			continue
@@ -162,6 +180,24 @@ func InstallWatch() (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	return installNotify(prog)
+}
+
+// InstallSupervise is InstallWatch with the supervisor's filter
+// (SuperviseFilter): the host's supervisor (monitor.Options.Supervise)
+// decides each supervised call, performing it itself or refusing it, and
+// answers CONTINUE only where the call's path cannot change the outcome.
+// If the listener is closed, the supervised calls fail with ENOSYS.
+func InstallSupervise() (int, error) {
+	prog, err := SuperviseFilter()
+	if err != nil {
+		return -1, err
+	}
+	return installNotify(prog)
+}
+
+// installNotify installs prog with a new listener on the calling thread.
+func installNotify(prog []unix.SockFilter) (int, error) {
 	if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
 		return -1, fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", e)
 	}
@@ -169,7 +205,7 @@ func InstallWatch() (int, error) {
 	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(prog)
 	if e != 0 {
-		return -1, fmt.Errorf("seccomp: installing the monitor's filter (SECCOMP_FILTER_FLAG_NEW_LISTENER): %w", e)
+		return -1, fmt.Errorf("seccomp: installing a filter with a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER): %w", e)
 	}
 	return int(fd), nil
 }

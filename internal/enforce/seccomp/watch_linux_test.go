@@ -52,3 +52,39 @@ func TestWatchFilterProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestSuperviseFilterProgram: the supervisor's program sends every watched
+// call and the metadata calls (by path and by descriptor) to the listener,
+// which the monitor's program leaves alone; the rest it allows.
+func TestSuperviseFilterProgram(t *testing.T) {
+	sup, err := SuperviseFilter()
+	if err != nil {
+		t.Skip(err)
+	}
+	watch, err := WatchFilter()
+	if err != nil {
+		t.Skip(err)
+	}
+	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, retAllow
+	for _, c := range Supervised() {
+		if c.Nr == unix.SYS_SENDTO {
+			continue
+		}
+		if got := run(t, sup, nativeArch, c.Nr); got != notify {
+			t.Errorf("%s: %#x, want the listener", c.Name, got)
+		}
+	}
+	for _, nr := range []uint32{unix.SYS_FCHMOD, unix.SYS_FCHOWN, unix.SYS_UTIMENSAT, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR, unix.SYS_FREMOVEXATTR} {
+		if got := run(t, sup, nativeArch, nr); got != notify {
+			t.Errorf("call %d: %#x, want the listener", nr, got)
+		}
+		if got := run(t, watch, nativeArch, nr); got != allow {
+			t.Errorf("call %d under the monitor's program: %#x, want allowed", nr, got)
+		}
+	}
+	for _, nr := range []uint32{unix.SYS_READ, unix.SYS_FSTAT, unix.SYS_GETXATTR} {
+		if got := run(t, sup, nativeArch, nr); got != allow {
+			t.Errorf("call %d: %#x, want allowed", nr, got)
+		}
+	}
+}

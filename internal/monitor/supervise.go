@@ -1,0 +1,41 @@
+package monitor
+
+// Access is what the supervisor is about to do to a path
+// (Options.Supervise).
+type Access int
+
+// The accesses the supervisor asks Policy about.
+const (
+	// AccessRead opens a file for reading or a directory for listing.
+	AccessRead Access = iota
+	// AccessWrite opens a file for writing, or truncates it.
+	AccessWrite
+	// AccessPath opens a file with O_PATH: it names it and reads nothing.
+	AccessPath
+	// AccessCreate creates the name: a file, directory, link or node.
+	AccessCreate
+	// AccessRemove removes the name or renames it away, and with it
+	// everything below it.
+	AccessRemove
+	// AccessMeta changes the file's mode, owner, times or extended
+	// attributes.
+	AccessMeta
+	// AccessLink gives the file another name (the source of a hard link).
+	AccessLink
+)
+
+// Policy decides, for the supervisor, each access it is about to make on
+// behalf of the sandboxed process, by the path it really reached: the
+// path of the descriptor it opened itself (read back from
+// /proc/self/fd/N), or of the directory it opened and the one name it
+// acts on there. The supervisor is not confined by Landlock: Allow must
+// refuse what the command's Landlock rules refuse, as well as what they
+// cannot (a denied or protected path inside an allowed tree, a metadata
+// change outside the write paths).
+type Policy interface {
+	Allow(path string, a Access) bool
+	// AllowMove reports whether renaming from to to (both allowed to be
+	// removed and created) keeps what the rules deny below from denied at
+	// its new place.
+	AllowMove(from, to string) bool
+}
