@@ -57,7 +57,7 @@ func startGuard(pl *plan.Plan) *guard {
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	cache := WalkCache(pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, TrustKnown: g.KnownReadOnly, Cache: cache}
-	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
 	}

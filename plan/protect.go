@@ -38,6 +38,11 @@ var homeFiles = map[string]bool{
 	".gitconfig": true, ".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true,
 	".pam_environment": true, ".xprofile": true, ".xsessionrc": true, ".xinitrc": true, ".bash_aliases": true,
 	".vimrc": true, ".emacs": true, ".tmux.conf": true, "config.toml": true, "gradle.properties": true, "settings.xml": true,
+	".mavenrc": true, ".exrc": true, ".nvimrc": true, ".gvimrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".bunfig.toml": true,
+	".tool-versions": true, "init.gradle": true, "init.gradle.kts": true, "config": true, "config.json": true, "config.yml": true,
+	".inputrc": true, ".pythonrc": true, ".pythonrc.py": true, ".pdbrc": true, ".irbrc": true, ".gemrc": true, ".curlrc": true,
+	".wgetrc": true, ".screenrc": true, ".lldbinit": true, ".gdbinit": true, ".sbtopts": true, ".jvmopts": true, ".bazelrc": true,
+	"mise.toml": true, "toolchains.xml": true, "extensions.xml": true, ".pryrc": true, "nvm.sh": true,
 }
 
 // writableRoots are the writable trees that are protected and checked after
@@ -185,6 +190,12 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 					return err
 				}
 			}
+			continue
+		}
+		if policy.ToolFileName(n.rel) {
+			// A tool's file gets no placeholder: an empty file would show
+			// in git status and change what the tool does; a new one is
+			// renamed aside after the run (see policy.ToolFiles).
 			continue
 		}
 		if n.rel == policy.WorkspaceConfigName {

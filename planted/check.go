@@ -97,7 +97,7 @@ type Finding struct {
 	Path string `json:"path"`
 	// Rel is Path relative to the checked root it was found under.
 	Rel string `json:"rel"`
-	// Kind is KindHook, KindConfig, KindCommondir or KindName.
+	// Kind is KindHook, KindConfig, KindCommondir, KindName or KindToolFile.
 	Kind string `json:"kind"`
 	// Key is the config key ("core.fsmonitor"), the hook's name, or
 	// the protected name.
@@ -127,6 +127,8 @@ func (f Finding) Warning() string {
 		}
 	case KindCommondir:
 		what = fmt.Sprintf("planted git commondir %s (-> %s)", safe(f.Rel), strconv.Quote(f.Value))
+	case KindToolFile:
+		return venvWarning(f)
 	default:
 		what = "planted " + safe(f.Rel) + " (it may run code when a tool opens this directory)"
 	}
@@ -182,12 +184,15 @@ type nameRule struct {
 
 // nameRules are built from policy.ProtectedNames: shell start-up files and
 // fish's configuration are only reported (renaming a user's shell files
-// would surprise more than it protects: nothing in a project runs them).
+// would surprise more than it protects: nothing in a project runs them);
+// tool files (policy.ToolFiles: .cargo/config.toml, .mvn/jvm.config, ...)
+// are renamed.
 func nameRules() []nameRule {
 	var out []nameRule
 	for _, n := range policy.ProtectedNames {
 		n = strings.TrimSuffix(n, "/")
-		out = append(out, nameRule{glob: "**/" + n, rename: !policy.ShellStartup(n) && !strings.Contains(n, "/")})
+		rename := !policy.ShellStartup(n) && (!strings.Contains(n, "/") || policy.ToolFileName(n))
+		out = append(out, nameRule{glob: "**/" + n, rename: rename})
 	}
 	return out
 }
@@ -266,6 +271,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		}
 		c.findings = append(c.findings, f)
 	}
+	c.checkVenvs(roots)
 	slices.SortStableFunc(c.findings, func(x, y Finding) int { return strings.Compare(x.Path, y.Path) })
 	rep := Report{Findings: c.findings}
 	if len(c.notes) > 0 {

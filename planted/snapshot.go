@@ -34,6 +34,10 @@ type Before struct {
 	// nameFiles are the files of the protected names (a name itself, or
 	// the files below a protected directory, at most maxNameEntries each).
 	nameFiles map[string]fileState
+	// venvs and venvFiles are the virtual environments WithVenvs found
+	// and their watched files (nil: not recorded).
+	venvs     map[string]bool
+	venvFiles map[string]fileState
 }
 
 // dirState is one git directory as Snapshot found it.
