@@ -74,7 +74,9 @@ type Options struct {
 	// directories and protected names that existed) was read-only during
 	// the run (bubblewrap mounts): a change there came from the host (an
 	// editor rewriting .idea, the user's own git config), not from the
-	// run, and is not reported.
+	// run, and is not reported, unless the path now holds another file or
+	// directory than the one recorded (a parent renamed, and the path
+	// made anew: see replaced).
 	TrustKnown bool
 	// Cache, when not nil, holds what earlier walks found: the walk
 	// reads again only the directories changed since (see
@@ -246,7 +248,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			// It existed: what the run changed in it (possible only
 			// where no mount kept it read-only, as on the Landlock-only
 			// backend) is planted.
-			if !c.opts.TrustKnown {
+			if !c.opts.TrustKnown || c.replaced(p, h.ref) {
 				c.changedName(h, &renamed)
 			}
 			continue

@@ -38,6 +38,9 @@ type Before struct {
 	// and their watched files (nil: not recorded).
 	venvs     map[string]bool
 	venvFiles map[string]fileState
+	// ids are the inodes of the git directories and names given to
+	// Snapshot (see replaced).
+	ids map[string]uint64
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -113,6 +116,8 @@ func Snapshot(gitDirs, names []string) *Before {
 		b.names[n] = true
 		b.recordName(n)
 	}
+	b.recordIDs(names)
+	b.recordIDs(gitDirs)
 	for _, d := range gitDirs {
 		d = filepath.Clean(d)
 		if b.known[d] {
