@@ -148,7 +148,6 @@ var HomeProtected = []string{
 	"${HOME}/.config/.bunfig.toml",
 	"${HOME}/.config/mise",
 	"${HOME}/.tool-versions",
-	"${HOME}/.cache/pre-commit",
 	"${HOME}/.pre-commit",
 	"${HOME}/.pdbrc",
 	"${HOME}/.irbrc",
