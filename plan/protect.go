@@ -42,7 +42,7 @@ var homeFiles = map[string]bool{
 	".tool-versions": true, "init.gradle": true, "init.gradle.kts": true, "config": true, "config.json": true, "config.yml": true,
 	".inputrc": true, ".pythonrc": true, ".pythonrc.py": true, ".pdbrc": true, ".irbrc": true, ".gemrc": true, ".curlrc": true,
 	".wgetrc": true, ".screenrc": true, ".lldbinit": true, ".gdbinit": true, ".sbtopts": true, ".jvmopts": true, ".bazelrc": true,
-	"mise.toml": true, "toolchains.xml": true, "extensions.xml": true, ".pryrc": true, "nvm.sh": true,
+	"mise.toml": true, "toolchains.xml": true, "extensions.xml": true, ".pryrc": true, "nvm.sh": true, "env": true,
 }
 
 // writableRoots are the writable trees that are protected and checked after
@@ -179,6 +179,14 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 		missingAtTop(filepath.Join(r, ".git"), phDir)
 	}
 	for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
+		if policy.ToolFileName(n.rel) {
+			// A tool's file gets no placeholder: an empty file would show
+			// in git status and change what the tool does; an existing
+			// one was found by the walk (it is protected at any depth),
+			// and a new one is renamed aside after the run (see
+			// policy.ToolFiles).
+			continue
+		}
 		full := filepath.Join(r, n.rel)
 		if b.deniedBy(full) != "" {
 			continue
@@ -190,12 +198,6 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 					return err
 				}
 			}
-			continue
-		}
-		if policy.ToolFileName(n.rel) {
-			// A tool's file gets no placeholder: an empty file would show
-			// in git status and change what the tool does; a new one is
-			// renamed aside after the run (see policy.ToolFiles).
 			continue
 		}
 		if n.rel == policy.WorkspaceConfigName {

@@ -133,6 +133,9 @@ func (f Finding) Warning() string {
 		return venvWarning(f)
 	default:
 		what = "planted " + safe(f.Rel) + " (it may run code when a tool opens this directory)"
+		if f.Value != "" {
+			what += ": " + strconv.Quote(f.Value)
+		}
 	}
 	if f.Disarmed {
 		return what + ": disarmed (" + f.How + ")"
@@ -182,6 +185,7 @@ type gitDirRef struct {
 type nameRule struct {
 	glob   string
 	rename bool
+	tool   bool // a tool file (policy.ToolFiles): its finding shows its first setting
 }
 
 // nameRules are built from policy.ProtectedNames: shell start-up files and
@@ -194,7 +198,7 @@ func nameRules() []nameRule {
 	for _, n := range policy.ProtectedNames {
 		n = strings.TrimSuffix(n, "/")
 		rename := !policy.ShellStartup(n) && (!strings.Contains(n, "/") || policy.ToolFileName(n))
-		out = append(out, nameRule{glob: "**/" + n, rename: rename})
+		out = append(out, nameRule{glob: "**/" + n, rename: rename, tool: policy.ToolFileName(n)})
 	}
 	return out
 }
@@ -258,6 +262,9 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			continue
 		}
 		f := Finding{Path: p, Rel: h.ref.rel, Kind: KindName, Key: filepath.Base(p), Rule: "planted:" + filepath.Base(p)}
+		if h.tool {
+			f.Value = toolFileValue(h.ref.root, h.ref.rel)
+		}
 		switch {
 		case !h.rename:
 			f.How = "left in place (review it)"
@@ -321,6 +328,9 @@ func (c *checker) changedName(h nameHit, renamed *[]string) {
 			continue
 		}
 		f := Finding{Path: p, Rel: rel, Kind: KindName, Key: filepath.Base(h.ref.rel), Rule: "planted:" + filepath.Base(h.ref.rel)}
+		if h.tool {
+			f.Value = toolFileValue(h.ref.root, rel)
+		}
 		switch {
 		case !h.rename:
 			f.How = "changed during the run; left in place (review it)"
@@ -350,6 +360,7 @@ type walkResult struct {
 type nameHit struct {
 	ref    gitDirRef
 	rename bool
+	tool   bool
 }
 
 func (w *walkResult) close() {
@@ -413,7 +424,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 				default:
 					for _, n := range names {
 						if n.glob == m.Pattern {
-							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename})
+							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename, n.tool})
 						}
 					}
 				}

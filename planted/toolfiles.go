@@ -407,6 +407,25 @@ func listedInRecord(r *os.Root, sp, name string, content []byte, records map[str
 	return h == base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
+// toolFileValue returns the first setting of the tool file rel (its
+// first line that is neither blank nor a comment), truncated, for the
+// warning to show what the run wrote; "" for a directory or an unreadable
+// file.
+func toolFileValue(r *os.Root, rel string) string {
+	data, err := readSmall(r, rel, 64<<10)
+	if err != nil {
+		return ""
+	}
+	for l := range strings.SplitSeq(string(data), "\n") {
+		t := strings.TrimSpace(l)
+		header := strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") // a TOML or INI section
+		if t != "" && !header && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, ";") && !strings.HasPrefix(t, "//") {
+			return truncate(t)
+		}
+	}
+	return ""
+}
+
 // venvWarning is Finding.Warning's text for a KindToolFile finding.
 func venvWarning(f Finding) string {
 	what := "changed " + safe(f.Rel)

@@ -162,14 +162,11 @@ func ToolFilesByAnswer(answer string) []ToolFile {
 // status and change what the tool does: an empty extensions.xml does not
 // parse); a new one is renamed aside after the run.
 func ToolFileName(n string) bool {
-	n = strings.TrimSuffix(n, "/")
-	for _, t := range ToolFiles {
-		if t.Answer == AnswerReadOnly && strings.TrimSuffix(strings.TrimPrefix(t.Path, "**/"), "/") == n {
-			return true
-		}
-	}
-	return false
+	return toolFileNames[strings.TrimSuffix(n, "/")]
 }
+
+// toolFileNames are the read-only rows' names, without "**/" and "/".
+var toolFileNames = map[string]bool{}
 
 // FileToolRefused are the rules (as in Protected) of the rows of ToolFiles
 // that are not read-only: the MCP file tools refuse to write them too (an
@@ -204,5 +201,6 @@ func init() {
 	for _, t := range ToolFilesByAnswer(AnswerReadOnly) {
 		Protected = append(Protected, t.Path)
 		ProtectedNames = append(ProtectedNames, strings.TrimPrefix(t.Path, "**/"))
+		toolFileNames[strings.TrimSuffix(strings.TrimPrefix(t.Path, "**/"), "/")] = true
 	}
 }

@@ -103,7 +103,7 @@ func toolCases() []toolCase {
 		{
 			name: "npmrc-new", tool: "npm", setup: npmProject,
 			plant: `printf '#!/bin/sh\n: > MARKER\nexec /bin/sh "$@"\n' > evil.sh && chmod +x evil.sh && echo "script-shell=$PWD/evil.sh" > .npmrc`,
-			warn:  "planted .npmrc", host: []string{"npm", "run", "lint"},
+			warn:  `planted .npmrc (it may run code when a tool opens this directory): "script-shell=`, host: []string{"npm", "run", "lint"},
 		},
 		{
 			name: "npmrc-existing", tool: "npm", existing: true,
@@ -131,7 +131,7 @@ func toolCases() []toolCase {
 				return nil
 			},
 			plant: `mkdir -p .mvn && echo "-javaagent:$PWD/agent.jar" > .mvn/jvm.config`,
-			warn:  "planted .mvn/jvm.config", host: []string{"mvn", "-v"},
+			warn:  `planted .mvn/jvm.config (it may run code when a tool opens this directory): "-javaagent:`, host: []string{"mvn", "-v"},
 		},
 	}
 }
