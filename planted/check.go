@@ -423,6 +423,9 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 					}
 				default:
 					for _, n := range names {
+						if n.tool && policy.ToolFileSkipped(m.Rel) {
+							continue // an installed package's (see policy.ToolFileSkipDirs)
+						}
 						if n.glob == m.Pattern {
 							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename, n.tool})
 						}

@@ -168,6 +168,28 @@ func ToolFileName(n string) bool {
 // toolFileNames are the read-only rows' names, without "**/" and "/".
 var toolFileNames = map[string]bool{}
 
+// ToolFileSkipDirs are the directories below which the read-only rows of
+// ToolFiles are not protected: installed packages (a React Native
+// library's android/gradle.properties, a package's stray .pylintrc). No
+// tool reads its settings from a dependency's directory on a routine
+// command, and keeping them read-only would make npm and pip fail to
+// replace or remove those packages.
+var ToolFileSkipDirs = []string{"node_modules", "site-packages"}
+
+// ToolFileSkipped reports whether the slash-separated rel (relative to a
+// writable root) lies below one of ToolFileSkipDirs.
+func ToolFileSkipped(rel string) bool {
+	parts := strings.Split(strings.Trim(rel, "/"), "/")
+	for _, c := range parts[:len(parts)-1] {
+		for _, d := range ToolFileSkipDirs {
+			if c == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FileToolRefused are the rules (as in Protected) of the rows of ToolFiles
 // that are not read-only: the MCP file tools refuse to write them too (an
 // agent's file tool has no reason to write a virtual environment's .pth or

@@ -94,6 +94,18 @@ func TestToolFilesRows(t *testing.T) {
 			t.Errorf("ProtectedBy(%q) = %q, want %q", c.rel, got, c.rule)
 		}
 	}
+	for rel, want := range map[string]bool{
+		"node_modules/rn-lib/android/gradle.properties": true,
+		"a/node_modules/x/.npmrc":                       true,
+		".venv/lib/python3.12/site-packages/p/pylintrc": true,
+		"android/gradle.properties":                     false,
+		"node_modules":                                  false,
+		"pkg/node_modules.npmrc":                        false,
+	} {
+		if got := ToolFileSkipped(rel); got != want {
+			t.Errorf("ToolFileSkipped(%q) = %v", rel, got)
+		}
+	}
 	for _, rel := range []string{"src/config.toml", ".yarn/cache/x.zip", ".venv/lib/python3.12/site-packages/x.py"} {
 		if got := ProtectedBy(append(slices.Clone(Protected), FileToolRefused()...), rel); got != "" {
 			t.Errorf("ProtectedBy(%q) = %q, want none", rel, got)

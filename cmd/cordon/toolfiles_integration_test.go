@@ -365,12 +365,17 @@ func TestToolsWorkInside(t *testing.T) {
 		want       string
 	}{
 		{"npm", "npm", func(t *testing.T, e *sandboxEnv) {
+			// An installed package's own tool files (a React Native
+			// library's android/gradle.properties) are not protected:
+			// npm replaces and removes them.
+			writeFile(t, filepath.Join(e.ws, "node_modules", "old-lib", "android", "gradle.properties"), "android.useAndroidX=true\n")
+			writeFile(t, filepath.Join(e.ws, "node_modules", "old-lib", ".pre-commit-config.yaml"), "repos: []\n")
 			writeFile(t, filepath.Join(e.ws, ".npmrc"), "fund=false\naudit=false\nupdate-notifier=false\n")
 			writeFile(t, filepath.Join(e.ws, "package.json"), `{"name":"p","version":"1.0.0"}`)
 			if err := os.WriteFile(filepath.Join(e.ws, "pad.tgz"), npmTarball(t, "cordon-pad", "module.exports = s => '[' + s + ']';\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, `npm install --cache "$TMPDIR/npm" ./pad.tgz >/dev/null && node -e 'console.log(require("cordon-pad")("NPM-OK"))'`, "[NPM-OK]"},
+		}, `rm -rf node_modules && npm install --cache "$TMPDIR/npm" ./pad.tgz >/dev/null && mkdir -p node_modules/cordon-pad/android && echo x=1 > node_modules/cordon-pad/android/gradle.properties && node -e 'console.log(require("cordon-pad")("NPM-OK"))'`, "[NPM-OK]"},
 		{"cargo", "cargo", func(t *testing.T, e *sandboxEnv) {
 			writeFile(t, filepath.Join(e.ws, ".cargo", "config.toml"), "[build]\nincremental = false\n")
 			writeFile(t, filepath.Join(e.ws, "Cargo.toml"), "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
