@@ -581,7 +581,7 @@ func (w *worker) entry(d dirState, e dent) error {
 	if try {
 		matched, descend := false, false
 		for i, p := range s.pats {
-			if (w.cand[i] || p.unsafe) && !matched && (p.anyName != "" && w.cand[i] || p.anyName == "" && doublestar.MatchUnvalidated(p.norm, rel)) {
+			if (w.cand[i] || p.unsafe) && !matched && (p.anyName != "" && w.cand[i] && p.suffixOf(rel) || p.anyName == "" && doublestar.MatchUnvalidated(p.norm, rel)) {
 				matched, descend = true, p.descend
 				if s.nmatch.Add(1) > int64(s.lim.MaxMatches) {
 					return s.limitError("MaxMatches", fmt.Sprint(s.lim.MaxMatches))
