@@ -106,12 +106,12 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		}
 	}
 	for _, d := range p.DenyWrite {
-		if policy.IsGlob(d) || !filepath.IsAbs(d) || b.deniedBy(d) != "" {
+		if !filepath.IsAbs(d) || policy.IsGlob(d) {
 			continue
 		}
 		root := b.writableRootOf(d)
-		if root == "" {
-			continue // not writable inside: nothing to protect
+		if root == "" || b.deniedBy(d) != "" {
+			continue // not writable inside (most of the home's): nothing to protect
 		}
 		b.pinBetween(root, d, false)
 		if _, err := os.Lstat(d); err == nil {
