@@ -24,7 +24,8 @@ import (
 // file tools match them. A ".git" that is a file (a gitlink: a worktree or a
 // submodule checkout) is protected so it cannot be pointed elsewhere; a .git
 // directory is pinned instead, so it cannot be renamed away from its
-// read-only entries.
+// read-only entries. The read-only rows of ToolFiles (.npmrc,
+// .cargo/config.toml, .mvn/jvm.config, ...) are added to it at start-up.
 var Protected = []string{
 	"**/.git/config",
 	"**/.git/config.worktree",
@@ -65,7 +66,8 @@ var GitDirProtected = []string{"config", "config.worktree", "commondir", "hooks/
 
 // ProtectedNames are the names protected wherever they appear in a
 // writable tree (ProtectedAnyDepth), except the git entries; a name ending
-// in "/" is a directory. ".config/fish/" is two components.
+// in "/" is a directory. ".config/fish/" is two components. The read-only
+// rows of ToolFiles are added to it at start-up.
 var ProtectedNames = []string{
 	".envrc", ".vscode/", ".idea/", ".claude/", ".mcp.json", ".cursor/", ".codex/",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
