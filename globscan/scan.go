@@ -487,10 +487,21 @@ func (w *worker) readDir(d dirState) error {
 func (w *worker) probe(d dirState) error {
 	s := w.s
 	seen := map[string]bool{}
-	// "**/NAME" patterns can match NAME in any directory.
+	// "**/NAME" patterns can match NAME in any directory; "**/A/B/NAME"
+	// can go on with any of its components.
 	for name := range s.names {
 		if err := w.probeName(d, name, seen); err != nil {
 			return err
+		}
+	}
+	for _, p := range s.pats {
+		for c := range strings.SplitSeq(p.anySuffix, "/") {
+			if c == "" {
+				continue
+			}
+			if err := w.probeName(d, c, seen); err != nil {
+				return err
+			}
 		}
 	}
 	for i, p := range s.progs {
