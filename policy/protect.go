@@ -24,7 +24,8 @@ import (
 // file tools match them. A ".git" that is a file (a gitlink: a worktree or a
 // submodule checkout) is protected so it cannot be pointed elsewhere; a .git
 // directory is pinned instead, so it cannot be renamed away from its
-// read-only entries.
+// read-only entries. The read-only rows of ToolFiles (.npmrc,
+// .cargo/config.toml, .mvn/jvm.config, ...) are added to it at start-up.
 var Protected = []string{
 	"**/.git/config",
 	"**/.git/config.worktree",
@@ -65,7 +66,8 @@ var GitDirProtected = []string{"config", "config.worktree", "commondir", "hooks/
 
 // ProtectedNames are the names protected wherever they appear in a
 // writable tree (ProtectedAnyDepth), except the git entries; a name ending
-// in "/" is a directory. ".config/fish/" is two components.
+// in "/" is a directory. ".config/fish/" is two components. The read-only
+// rows of ToolFiles are added to it at start-up.
 var ProtectedNames = []string{
 	".envrc", ".vscode/", ".idea/", ".claude/", ".mcp.json", ".cursor/", ".codex/",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
@@ -93,13 +95,36 @@ var HomeProtected = []string{
 	"${HOME}/.xsessionrc",
 	"${HOME}/.xinitrc",
 	"${HOME}/.bash_aliases",
+	"${HOME}/.inputrc",
+	// More directories on PATH (language and version managers' bins and
+	// shims), and scripts the shell start-up files source.
+	"${HOME}/go/bin",
+	"${HOME}/.bun/bin",
+	"${HOME}/.deno/bin",
+	"${HOME}/.yarn/bin",
+	"${HOME}/.volta/bin",
+	"${HOME}/.local/share/pnpm",
+	"${HOME}/.pyenv/shims",
+	"${HOME}/.asdf/shims",
+	"${HOME}/.asdf/plugins",
+	"${HOME}/.local/share/mise",
+	"${HOME}/.nvm/nvm.sh",
+	"${HOME}/.sdkman/bin",
+	"${HOME}/.rustup",
 	// Tools whose configuration runs programs.
 	"${HOME}/.gitconfig",
 	"${HOME}/.config/git",
 	"${HOME}/.config/direnv",
 	"${HOME}/.vimrc",
 	"${HOME}/.vim",
+	"${HOME}/.gvimrc",
+	"${HOME}/.exrc",
+	"${HOME}/.nvimrc",
+	"${HOME}/.config/vim",
 	"${HOME}/.config/nvim",
+	"${HOME}/.local/share/nvim",
+	"${HOME}/.config/zed",
+	"${HOME}/.config/helix",
 	"${HOME}/.emacs",
 	"${HOME}/.emacs.d",
 	"${HOME}/.tmux.conf",
@@ -108,8 +133,39 @@ var HomeProtected = []string{
 	"${HOME}/.cargo/config.toml",
 	"${HOME}/.cargo/config",
 	"${HOME}/.gradle/init.d",
+	"${HOME}/.gradle/init.gradle",
+	"${HOME}/.gradle/init.gradle.kts",
 	"${HOME}/.gradle/gradle.properties",
+	"${HOME}/.mavenrc",
 	"${HOME}/.m2/settings.xml",
+	"${HOME}/.m2/toolchains.xml",
+	"${HOME}/.m2/extensions.xml",
+	"${HOME}/.sbt",
+	"${HOME}/.bazelrc",
+	// The home's files of the tools in ToolFiles.
+	"${HOME}/.npmrc",
+	"${HOME}/.yarnrc",
+	"${HOME}/.yarnrc.yml",
+	"${HOME}/.bunfig.toml",
+	"${HOME}/.config/.bunfig.toml",
+	"${HOME}/.config/mise",
+	"${HOME}/.tool-versions",
+	"${HOME}/.pre-commit",
+	"${HOME}/.pdbrc",
+	"${HOME}/.irbrc",
+	"${HOME}/.pryrc",
+	"${HOME}/.gdbinit",
+	"${HOME}/.lldbinit",
+	// Programs that other configuration names: ssh's ProxyCommand and
+	// LocalCommand, docker's credential helpers and CLI plugins,
+	// kubectl's exec plugins, gh's "!" aliases and extensions. Most lie
+	// in denied directories too; these hold when a policy lifts the deny.
+	"${HOME}/.ssh/config",
+	"${HOME}/.docker/config.json",
+	"${HOME}/.docker/cli-plugins",
+	"${HOME}/.kube/config",
+	"${HOME}/.config/gh/config.yml",
+	"${HOME}/.local/share/gh/extensions",
 	"${HOME}/.config/pip",
 	"${HOME}/.pip",
 	// The go command's own settings (go env -w): GOFLAGS=-toolexec=...

@@ -24,6 +24,12 @@ var protectedComponents = func() []string {
 	out := []string{".git"}
 	for _, n := range policy.ProtectedNames {
 		for c := range strings.SplitSeq(strings.TrimSuffix(n, "/"), "/") {
+			// A tool file's plain directory names (gradle/wrapper,
+			// .yarn/plugins, .cargo/config) are common words: "Plugins"
+			// or "Config" is no other name for a protected file.
+			if policy.ToolFileName(n) && strings.Contains(n, "/") && !strings.Contains(c, ".") {
+				continue
+			}
 			out = append(out, c)
 		}
 	}

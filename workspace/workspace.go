@@ -220,6 +220,12 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 	}
 	f.protected = p.Protected
 	f.policy = p
+	if len(f.protected) > 0 {
+		// The rows of policy.ToolFiles that stay writable for the tools
+		// (pip writes a .pth) are no file for an agent's file tool to
+		// write either.
+		f.protected = append(slices.Clone(p.Protected), policy.FileToolRefused()...)
+	}
 	for _, r := range append([]Root{{Path: ws, Writable: writableBy(ws, p.Write)}}, extra...) {
 		m, err := openMount(r)
 		if err != nil {

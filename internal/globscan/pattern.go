@@ -66,7 +66,11 @@ type pattern struct {
 	// anyName is set for a pattern "**/NAME" with a literal NAME: it
 	// matches exactly the entries called NAME at any depth, which Scan
 	// finds with one map lookup per entry instead of an automaton step.
-	anyName string
+	// For "**/A/B/NAME" (literal components) anyName is the last one and
+	// anySuffix is "A/B/NAME": an entry called NAME matches when its path
+	// is, or ends in, "/A/B/NAME".
+	anyName   string
+	anySuffix string
 }
 
 // PatternError is the error of Validate (and of Scan for a bad pattern):
@@ -136,8 +140,11 @@ func compile(orig string) (*pattern, error) {
 		p.progs = append(p.progs, newProg(segs))
 	}
 	if len(alts) == 1 && !p.unsafe && len(p.progs) == 1 {
-		if name, ok := strings.CutPrefix(alts[0], "**/"); ok && !strings.ContainsAny(name, "*?[{]/\\") && name != "**" {
+		if name, ok := strings.CutPrefix(alts[0], "**/"); ok && !strings.ContainsAny(name, "*?[{]\\") && name != "**" {
 			p.anyName = name
+			if i := strings.LastIndexByte(name, '/'); i >= 0 {
+				p.anyName, p.anySuffix = name[i+1:], name
+			}
 		}
 	}
 	p.anchored = !p.unsafe
@@ -526,4 +533,13 @@ func (g *Glob) Hides(rel string) bool {
 		}
 	}
 	return g.Match(rel)
+}
+
+// suffixOf reports whether rel, an entry called p.anyName, ends in
+// p.anySuffix (or p has none).
+func (p *pattern) suffixOf(rel string) bool {
+	if p.anySuffix == "" {
+		return true
+	}
+	return rel == p.anySuffix || len(rel) > len(p.anySuffix) && rel[len(rel)-len(p.anySuffix)-1] == '/' && rel[len(rel)-len(p.anySuffix):] == p.anySuffix
 }

@@ -487,10 +487,21 @@ func (w *worker) readDir(d dirState) error {
 func (w *worker) probe(d dirState) error {
 	s := w.s
 	seen := map[string]bool{}
-	// "**/NAME" patterns can match NAME in any directory.
+	// "**/NAME" patterns can match NAME in any directory; "**/A/B/NAME"
+	// can go on with any of its components.
 	for name := range s.names {
 		if err := w.probeName(d, name, seen); err != nil {
 			return err
+		}
+	}
+	for _, p := range s.pats {
+		for c := range strings.SplitSeq(p.anySuffix, "/") {
+			if c == "" {
+				continue
+			}
+			if err := w.probeName(d, c, seen); err != nil {
+				return err
+			}
 		}
 	}
 	for i, p := range s.progs {
@@ -581,7 +592,7 @@ func (w *worker) entry(d dirState, e dent) error {
 	if try {
 		matched, descend := false, false
 		for i, p := range s.pats {
-			if (w.cand[i] || p.unsafe) && !matched && (p.anyName != "" && w.cand[i] || p.anyName == "" && doublestar.MatchUnvalidated(p.norm, rel)) {
+			if (w.cand[i] || p.unsafe) && !matched && (p.anyName != "" && w.cand[i] && p.suffixOf(rel) || p.anyName == "" && doublestar.MatchUnvalidated(p.norm, rel)) {
 				matched, descend = true, p.descend
 				if s.nmatch.Add(1) > int64(s.lim.MaxMatches) {
 					return s.limitError("MaxMatches", fmt.Sprint(s.lim.MaxMatches))

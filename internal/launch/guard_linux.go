@@ -58,7 +58,7 @@ func startGuard(pl *plan.Plan) *guard {
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	cache := WalkCache(pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, KeptReadOnly: g.KeptReadOnly, Cache: cache}
-	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names).Git(g.Git), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
 	}

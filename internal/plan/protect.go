@@ -38,6 +38,11 @@ var homeFiles = map[string]bool{
 	".gitconfig": true, ".netrc": true, ".npmrc": true, ".pypirc": true, ".git-credentials": true,
 	".pam_environment": true, ".xprofile": true, ".xsessionrc": true, ".xinitrc": true, ".bash_aliases": true,
 	".vimrc": true, ".emacs": true, ".tmux.conf": true, "config.toml": true, "gradle.properties": true, "settings.xml": true,
+	".mavenrc": true, ".exrc": true, ".nvimrc": true, ".gvimrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".bunfig.toml": true,
+	".tool-versions": true, "init.gradle": true, "init.gradle.kts": true, "config": true, "config.json": true, "config.yml": true,
+	".inputrc": true, ".pythonrc": true, ".pythonrc.py": true, ".pdbrc": true, ".irbrc": true, ".gemrc": true, ".curlrc": true,
+	".wgetrc": true, ".screenrc": true, ".lldbinit": true, ".gdbinit": true, ".sbtopts": true, ".jvmopts": true, ".bazelrc": true,
+	"mise.toml": true, "toolchains.xml": true, "extensions.xml": true, ".pryrc": true, "nvm.sh": true, "env": true,
 }
 
 // writableRoots are the writable trees that are protected and checked after
@@ -105,15 +110,15 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		return err
 	}
 	for _, d := range p.DenyWrite {
-		if policy.IsGlob(d) || !filepath.IsAbs(d) || b.deniedBy(d) != "" {
+		if !filepath.IsAbs(d) || policy.IsGlob(d) {
 			continue
 		}
 		if b.permissive && !slices.Contains(p.Guarded, d) {
 			continue // mode permissive enforces only the guard
 		}
 		root := b.writableRootOf(d)
-		if root == "" {
-			continue // not writable inside: nothing to protect
+		if root == "" || b.deniedBy(d) != "" {
+			continue // not writable inside (most of the home's): nothing to protect
 		}
 		b.pinBetween(root, d, false)
 		if _, err := os.Lstat(d); err == nil {
@@ -185,6 +190,14 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 		missingAtTop(filepath.Join(r, ".git"), phDir)
 	}
 	for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
+		if policy.ToolFileName(n.rel) {
+			// A tool's file gets no placeholder: an empty file would show
+			// in git status and change what the tool does; an existing
+			// one was found by the walk (it is protected at any depth),
+			// and a new one is renamed aside after the run (see
+			// policy.ToolFiles).
+			continue
+		}
 		full := filepath.Join(r, n.rel)
 		if b.deniedBy(full) != "" {
 			continue

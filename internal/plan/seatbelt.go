@@ -499,7 +499,7 @@ func (s *seatbelt) protected(prof *sbpl.Profile) {
 		prof.Deny([]sbpl.Op{sbpl.OpFileWrite}, s.subpaths(prof, "P", lits)...)
 		s.pins(prof, lits)
 	}
-	var rules, pins []sbpl.Filter
+	var rules, pins, toolRules, toolPins []sbpl.Filter
 	seen := map[string]bool{}
 	for _, r := range append(slices.Clone(p.Protected), globs...) {
 		dir := strings.HasSuffix(r, "/")
@@ -508,12 +508,30 @@ func (s *seatbelt) protected(prof *sbpl.Profile) {
 			s.notes = append(s.notes, fmt.Sprintf("protected path %s could not be written for Seatbelt (%v): it is not enforced", r, err))
 			continue
 		}
-		rules = append(rules, sbpl.Regex(re))
+		// A tool's file is not protected inside an installed package
+		// (policy.ToolFileSkipDirs): those rules go apart.
+		tool := strings.HasPrefix(r, "**/") && policy.ToolFileName(strings.TrimPrefix(r, "**/"))
+		if tool {
+			toolRules = append(toolRules, sbpl.Regex(re))
+		} else {
+			rules = append(rules, sbpl.Regex(re))
+		}
 		for _, a := range globAncestors(r) {
 			if re, err := sbpl.GlobRegex(a, false); err == nil && !seen[re] {
 				seen[re] = true
-				pins = append(pins, sbpl.Regex(re))
+				if tool {
+					toolPins = append(toolPins, sbpl.Regex(re))
+				} else {
+					pins = append(pins, sbpl.Regex(re))
+				}
 			}
+		}
+	}
+	if len(toolRules) > 0 {
+		skip := sbpl.RequireNot(sbpl.Regex("/(" + strings.Join(policy.ToolFileSkipDirs, "|") + ")/"))
+		rules = append(rules, sbpl.RequireAll(sbpl.RequireAny(toolRules...), skip))
+		if len(toolPins) > 0 {
+			pins = append(pins, sbpl.RequireAll(sbpl.RequireAny(toolPins...), skip))
 		}
 	}
 	if len(rules) > 0 {

@@ -142,6 +142,9 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 			}
 		default:
 			if n, ok := byGlob[m.Pattern]; ok {
+				if policy.ToolFileName(n.rel) && policy.ToolFileSkipped(filepath.ToSlash(m.Rel)) {
+					continue // an installed package's (see policy.ToolFileSkipDirs)
+				}
 				t.names = append(t.names, nameMatch{path: m.Path, rule: n})
 			}
 		}

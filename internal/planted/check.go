@@ -74,7 +74,9 @@ type Options struct {
 	// snapshot that were read-only during the run (bubblewrap's mounts:
 	// plan.Guard.KeptReadOnly): a change there came from the host (an
 	// editor rewriting .idea, the user's own git config), not from the
-	// run, and is not reported. Nothing else is trusted: what the run
+	// run, and is not reported, unless the path now holds another file or
+	// directory than the one recorded (a parent renamed, and the path
+	// made anew: see replaced). Nothing else is trusted: what the run
 	// could write is checked.
 	KeptReadOnly []string
 	// Cache, when not nil, holds what earlier walks found: the walk
@@ -102,7 +104,7 @@ type Finding struct {
 	Path string `json:"path"`
 	// Rel is Path relative to the checked root it was found under.
 	Rel string `json:"rel"`
-	// Kind is KindHook, KindConfig, KindCommondir or KindName.
+	// Kind is KindHook, KindConfig, KindCommondir, KindName or KindToolFile.
 	Kind string `json:"kind"`
 	// Key is the config key ("core.fsmonitor"), the hook's name, or
 	// the protected name.
@@ -132,8 +134,13 @@ func (f Finding) Warning() string {
 		}
 	case KindCommondir:
 		what = fmt.Sprintf("planted git commondir %s (-> %s)", safe(f.Rel), strconv.Quote(f.Value))
+	case KindToolFile:
+		return venvWarning(f)
 	default:
 		what = "planted " + safe(f.Rel) + " (it may run code when a tool opens this directory)"
+		if f.Value != "" {
+			what += ": " + strconv.Quote(f.Value)
+		}
 	}
 	if f.Disarmed {
 		return what + ": disarmed (" + f.How + ")"
@@ -184,16 +191,20 @@ type gitDirRef struct {
 type nameRule struct {
 	glob   string
 	rename bool
+	tool   bool // a tool file (policy.ToolFiles): its finding shows its first setting
 }
 
 // nameRules are built from policy.ProtectedNames: shell start-up files and
 // fish's configuration are only reported (renaming a user's shell files
-// would surprise more than it protects: nothing in a project runs them).
+// would surprise more than it protects: nothing in a project runs them);
+// tool files (policy.ToolFiles: .cargo/config.toml, .mvn/jvm.config, ...)
+// are renamed.
 func nameRules() []nameRule {
 	var out []nameRule
 	for _, n := range policy.ProtectedNames {
 		n = strings.TrimSuffix(n, "/")
-		out = append(out, nameRule{glob: "**/" + n, rename: !policy.ShellStartup(n) && !strings.Contains(n, "/")})
+		rename := !policy.ShellStartup(n) && (!strings.Contains(n, "/") || policy.ToolFileName(n))
+		out = append(out, nameRule{glob: "**/" + n, rename: rename, tool: policy.ToolFileName(n)})
 	}
 	return out
 }
@@ -252,7 +263,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			// It existed: what the run changed in it (possible only
 			// where no mount kept it read-only, as on the Landlock-only
 			// backend) is planted.
-			if !c.kept[p] {
+			if !c.kept[p] || c.replaced(p, h.ref) {
 				c.changedName(h, &renamed)
 			}
 			continue
@@ -262,6 +273,9 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 			continue
 		}
 		f := Finding{Path: p, Rel: h.ref.rel, Kind: KindName, Key: filepath.Base(p), Rule: "planted:" + filepath.Base(p)}
+		if h.tool {
+			f.Value = toolFileValue(h.ref.root, h.ref.rel)
+		}
 		switch {
 		case !h.rename:
 			f.How = "left in place (review it)"
@@ -277,6 +291,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		}
 		c.findings = append(c.findings, f)
 	}
+	c.checkVenvs(roots)
 	slices.SortStableFunc(c.findings, func(x, y Finding) int { return strings.Compare(x.Path, y.Path) })
 	rep := Report{Findings: c.findings, Restored: restored}
 	if len(c.notes) > 0 {
@@ -324,6 +339,9 @@ func (c *checker) changedName(h nameHit, renamed *[]string) {
 			continue
 		}
 		f := Finding{Path: p, Rel: rel, Kind: KindName, Key: filepath.Base(h.ref.rel), Rule: "planted:" + filepath.Base(h.ref.rel)}
+		if h.tool {
+			f.Value = toolFileValue(h.ref.root, rel)
+		}
 		switch {
 		case !h.rename:
 			f.How = "changed during the run; left in place (review it)"
@@ -356,6 +374,7 @@ type walkResult struct {
 type nameHit struct {
 	ref    gitDirRef
 	rename bool
+	tool   bool
 }
 
 func (w *walkResult) close() {
@@ -430,8 +449,11 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 					}
 				default:
 					for _, n := range names {
+						if n.tool && policy.ToolFileSkipped(m.Rel) {
+							continue // an installed package's (see policy.ToolFileSkipDirs)
+						}
 						if n.glob == m.Pattern {
-							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename})
+							w.names = append(w.names, nameHit{gitDirRef{r, root, filepath.FromSlash(m.Rel)}, n.rename, n.tool})
 						}
 					}
 				}

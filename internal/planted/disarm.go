@@ -20,7 +20,7 @@ import (
 // checkDir compares one git directory with the snapshot and disarms what
 // the run planted in it.
 func (c *checker) checkDir(abs string, ref gitDirRef) {
-	if c.kept[abs] && c.b.known[abs] {
+	if c.kept[abs] && c.b.known[abs] && !c.replaced(abs, ref) {
 		return // read-only during the run: a change came from the host
 	}
 	if c.b.known[abs] && c.b.dirs[abs] == nil {

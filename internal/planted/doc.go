@@ -2,7 +2,11 @@
 // writable trees to run later on the host: executable git hooks, git
 // config keys that run a program (core.fsmonitor, aliases with "!", diff
 // and merge drivers, ...), commondir files that redirect a git directory,
-// and protected names such as .envrc or .vscode/.
+// and protected names such as .envrc, .vscode/ or a tool's file
+// (.npmrc, .cargo/config.toml: policy.ToolFiles); and, in the Python
+// virtual environments near the top of each root, a .pth file or
+// sitecustomize.py that no installed distribution's RECORD lists, and an
+// activate script the run changed.
 //
 // The launcher takes a Snapshot of the git directories and protected names
 // that exist just before the command starts, and calls Check after it

@@ -44,6 +44,13 @@ type Before struct {
 	gitKnown map[string]bool
 	// since: made by Since, knowing nothing but its time.
 	since bool
+	// venvs and venvFiles are the virtual environments WithVenvs found
+	// and their watched files (nil: not recorded).
+	venvs     map[string]bool
+	venvFiles map[string]fileState
+	// ids are the inodes of the git directories and names given to
+	// Snapshot (see replaced).
+	ids map[string]uint64
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -126,6 +133,8 @@ func Snapshot(gitDirs, names []string) *Before {
 		b.names[n] = true
 		b.recordName(n)
 	}
+	b.recordIDs(names)
+	b.recordIDs(gitDirs)
 	for _, d := range gitDirs {
 		d = filepath.Clean(d)
 		if b.known[d] {
