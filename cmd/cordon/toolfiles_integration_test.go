@@ -84,6 +84,10 @@ type toolCase struct {
 	// existing: the file existed before the run (read-only under
 	// bubblewrap: the run's write fails).
 	existing bool
+	// newDir: the run creates the file in a directory it made itself,
+	// which the Landlock-only backend's supervisor leaves to the check
+	// after the run; elsewhere it refuses the write, new file or not.
+	newDir bool
 	// warn is what a warning line names.
 	warn string
 	// host is the host command, run in the workspace.
@@ -121,8 +125,9 @@ func toolCases() []toolCase {
 				writeFile(t, filepath.Join(e.ws, "src", "lib.rs"), "pub fn f() {}\n")
 				return []string{"CARGO_HOME=" + filepath.Join(e.root, "cargo-home")}
 			},
-			plant: `printf '#!/bin/sh\n: > MARKER\nexec "$@"\n' > evil.sh && chmod +x evil.sh && mkdir -p .cargo && printf '[build]\nrustc-wrapper = "%s/evil.sh"\n' "$PWD" > .cargo/config.toml`,
-			warn:  "planted .cargo/config.toml", host: []string{"cargo", "metadata", "--offline", "--format-version", "1"},
+			newDir: true,
+			plant:  `printf '#!/bin/sh\n: > MARKER\nexec "$@"\n' > evil.sh && chmod +x evil.sh && mkdir -p .cargo && printf '[build]\nrustc-wrapper = "%s/evil.sh"\n' "$PWD" > .cargo/config.toml`,
+			warn:   "planted .cargo/config.toml", host: []string{"cargo", "metadata", "--offline", "--format-version", "1"},
 		},
 		{
 			name: "maven-jvm-config", tool: "mvn",
@@ -130,8 +135,9 @@ func toolCases() []toolCase {
 				javaAgent(t, filepath.Join(e.ws, "agent.jar"), marker)
 				return nil
 			},
-			plant: `mkdir -p .mvn && echo "-javaagent:$PWD/agent.jar" > .mvn/jvm.config`,
-			warn:  `planted .mvn/jvm.config (it may run code when a tool opens this directory): "-javaagent:`, host: []string{"mvn", "-v"},
+			newDir: true,
+			plant:  `mkdir -p .mvn && echo "-javaagent:$PWD/agent.jar" > .mvn/jvm.config`,
+			warn:   `planted .mvn/jvm.config (it may run code when a tool opens this directory): "-javaagent:`, host: []string{"mvn", "-v"},
 		},
 	}
 }
@@ -141,13 +147,20 @@ func toolCases() []toolCase {
 // .cargo/config.toml's rustc-wrapper, .mvn/jvm.config's -javaagent) never
 // runs on the host: the real tool, run on the host after the run, creates
 // no marker; cordon says what it found in one warning line and an audit
-// record. With --no-disarm a new file stays and the same host command
-// runs it: the test's plant is real. Both backends.
+// record; where the file is read-only during the run (bubblewrap's mounts
+// for a file that existed, the Landlock-only backend's supervisor for any
+// file in a directory that existed) the write fails instead. With
+// --no-disarm a new file stays and the same host command runs it: the
+// test's plant is real. Both backends.
 func TestToolFilePlantsDoNotRun(t *testing.T) {
 	for _, tc := range toolCases() {
 		for _, backend := range []string{"bwrap", "landlock"} {
 			for _, keep := range []bool{false, true} {
-				if keep && tc.existing && backend == "bwrap" {
+				// Read-only during the run: bubblewrap's mounts keep a file
+				// that existed, the Landlock-only backend's supervisor any
+				// file in a directory that existed.
+				readOnly := tc.existing || backend == "landlock" && !tc.newDir
+				if keep && readOnly {
 					continue // the write itself fails: nothing to keep
 				}
 				// No "=" in the name: the temporary directories take it,
@@ -169,7 +182,6 @@ func TestToolFilePlantsDoNotRun(t *testing.T) {
 					if _, err := os.Stat(marker); err == nil {
 						t.Fatalf("the marker exists before the host command ran:\n%s", r)
 					}
-					readOnly := tc.existing && backend == "bwrap"
 					if readOnly != (r.code != 0) {
 						t.Fatalf("run, want it to fail=%v (the file read-only):\n%s", readOnly, r)
 					}

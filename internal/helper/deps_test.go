@@ -26,11 +26,11 @@ func TestStageDependencies(t *testing.T) {
 		pkg     string
 		allowed []string
 	}{
-		{"helper", []string{"helperspec", "landlock", "seccomp", "subpath"}},
-		{"helperspec", []string{"landlock", "seccomp", "subpath"}},
-		{"landlock", []string{"subpath"}},
-		{"seccomp", nil},
-		{"subpath", nil},
+		{"internal/helper", []string{"internal/helperspec", "internal/enforce/landlock", "internal/enforce/seccomp", "internal/subpath"}},
+		{"internal/helperspec", []string{"internal/enforce/landlock", "internal/enforce/seccomp", "internal/subpath"}},
+		{"internal/enforce/landlock", []string{"internal/subpath"}},
+		{"internal/enforce/seccomp", nil},
+		{"internal/subpath", nil},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			deps := map[string]bool{}
@@ -49,7 +49,7 @@ func TestStageDependencies(t *testing.T) {
 // cordonDeps adds to deps the cordon packages that the package in the
 // directory dir (relative to the module's root) imports, directly or not.
 func cordonDeps(dir string, deps map[string]bool) error {
-	files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+	files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
 	if err != nil {
 		return err
 	}
