@@ -466,8 +466,12 @@ func TestNetLandlockToken(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("the run: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "cordon: degraded: filtered network without a network namespace: Landlock confines TCP connect by port number only") {
+	// The run sums its degraded rules up in one line; --explain says each.
+	if !strings.Contains(stderr.String(), "cordon: degraded: ") || !strings.Contains(stderr.String(), "; filtered network without a network namespace") {
 		t.Errorf("no degraded line for the filtered network: %s", stderr.String())
+	}
+	if r := e.run("policy", "--explain", "--backend", "landlock", "--allow-net", "*:443", "--", "true"); !strings.Contains(r.stdout, "filtered network without a network namespace: Landlock confines TCP connect by port number only") {
+		t.Errorf("--explain does not say the filtered network's degraded rule:\n%s", r)
 	}
 	if r := e.run("run", "--backend", "landlock", "--mode", "strict", "--allow-net", "*:443", "--", "true"); r.code != 125 || !strings.Contains(r.stderr, "strict mode refuses") {
 		t.Errorf("strict mode on the Landlock-only backend with a filtered network: %s", r)

@@ -105,6 +105,9 @@ const (
 type Line struct {
 	Kind LineKind
 	Text string
+	// Details, for a Degraded line that sums up several rules, are the
+	// rules one by one, as --explain and the Result's Degraded say them.
+	Details []string
 }
 
 // RunCommand builds the plan for req (plan.Build decides strict mode and
@@ -139,10 +142,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	// every directory.
 	defer func() { _ = req.Options.WalkCache.Save() }()
 	if p.HomeWorkspace {
-		tell(Line{Warning, fmt.Sprintf("the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later", p.Workspace)})
+		tell(Line{Kind: Warning, Text: fmt.Sprintf("the workspace %s is your home directory or contains it (--allow-home-workspace): the command may write there, including files that run later", p.Workspace)})
 	}
 	if p.Repo != nil && p.Repo.Refused != "" {
-		tell(Line{Warning, p.Repo.Refused})
+		tell(Line{Kind: Warning, Text: p.Repo.Refused})
 	}
 	said := sayPlan(tell, pl, nil)
 	setEnv(pl, req.Env)
@@ -164,7 +167,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			if ferr != nil {
 				return nil, fmt.Errorf("%w; and the Landlock-only fallback failed: %w", err, ferr)
 			}
-			tell(Line{FallingBack, fmt.Sprintf("%v; falling back to the Landlock-only backend", err)})
+			tell(Line{Kind: FallingBack, Text: fmt.Sprintf("%v; falling back to the Landlock-only backend", err)})
 			sayPlan(tell, fb, said)
 			pl = fb
 			setEnv(pl, req.Env)
@@ -180,13 +183,13 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		return nil, err
 	}
 	for _, f := range append(disarmGuarded(pl.GuardedMissing), unkept.check(pl.Guard.KeepArmed)...) {
-		tell(Line{Warning, f.Warning})
+		tell(Line{Kind: Warning, Text: f.Warning})
 		res.Planted = append(res.Planted, f)
 	}
 	if req.Audit != nil {
 		for _, r := range audit.PlantedRecords(req.SessionID, req.AuditCommand, string(p.Mode), res.Planted) {
 			if err := req.Audit.Record(r); err != nil {
-				tell(Line{Warning, fmt.Sprintf("the planted files were not recorded in the audit log: %v", err)})
+				tell(Line{Kind: Warning, Text: fmt.Sprintf("the planted files were not recorded in the audit log: %v", err)})
 				break
 			}
 		}
@@ -208,31 +211,31 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 				if v.Unenforced != "" {
 					kind = Warning
 				}
-				tell(Line{kind, v.Line(req.Options.Home)})
+				tell(Line{Kind: kind, Text: v.Line(req.Options.Home)})
 			}
 			if n := more + len(res.Violations) - len(shown); n > 0 {
 				where := "the audit log has the first 1000 (cordon violations)"
 				if req.Audit == nil {
 					where = "the audit log is off"
 				}
-				tell(Line{Denied, fmt.Sprintf("and %d more distinct denials: %s", n, where)})
+				tell(Line{Kind: Denied, Text: fmt.Sprintf("and %d more distinct denials: %s", n, where)})
 			}
 		}
 	}
 	for _, f := range res.NetRefused {
-		tell(Line{NetRefused, f.Line()})
+		tell(Line{Kind: NetRefused, Text: f.Line()})
 	}
 	if res.NetRefusedMore > 0 {
-		tell(Line{NetRefused, result.NetRefusedMoreLine(res.NetRefusedMore)})
+		tell(Line{Kind: NetRefused, Text: result.NetRefusedMoreLine(res.NetRefusedMore)})
 	}
 	if res.TimedOut {
-		tell(Line{TimedOut, "timed out after " + pl.Timeout.String()})
+		tell(Line{Kind: TimedOut, Text: "timed out after " + pl.Timeout.String()})
 	}
 	for _, h := range res.LimitsReached {
-		tell(Line{Limit, h.Line()})
+		tell(Line{Kind: Limit, Text: h.Line()})
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
-		tell(Line{Hint, hint})
+		tell(Line{Kind: Hint, Text: hint})
 	}
 	return res, nil
 }
@@ -316,7 +319,7 @@ func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
 		}
 		if err := req.Audit.Record(rec); err != nil {
 			failed = true
-			tell(Line{Warning, fmt.Sprintf("the network proxy's decisions were not recorded in the audit log: %v", err)})
+			tell(Line{Kind: Warning, Text: fmt.Sprintf("the network proxy's decisions were not recorded in the audit log: %v", err)})
 		}
 	}
 }
@@ -326,19 +329,38 @@ func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
 func sayPlan(tell func(Line), pl *plan.Plan, said []string) []string {
 	for _, n := range pl.RunNotes {
 		if !slices.Contains(said, n) {
-			tell(Line{Note, n})
+			tell(Line{Kind: Note, Text: n})
 			said = append(said, n)
 		}
 	}
+	var degraded []string
 	for _, d := range pl.Degraded {
 		if pl.Backend == backend.Job && d == plan.JobWarning {
 			// Said as a warning at every Windows run.
-			tell(Line{Warning, d})
+			tell(Line{Kind: Warning, Text: d})
 			continue
 		}
-		tell(Line{Degraded, d})
+		degraded = append(degraded, d)
+	}
+	switch len(degraded) {
+	case 0:
+	case 1:
+		tell(Line{Kind: Degraded, Text: degraded[0], Details: degraded})
+	default:
+		tell(Line{Kind: Degraded, Text: DegradedSummary(degraded), Details: degraded})
 	}
 	return said
+}
+
+// DegradedSummary sums up several degraded rules in one line: each rule's
+// head (its text before the first colon), and where the details are.
+func DegradedSummary(rules []string) string {
+	heads := make([]string, len(rules))
+	for i, r := range rules {
+		head, _, _ := strings.Cut(r, ": ")
+		heads[i] = head
+	}
+	return strings.Join(heads, "; ") + " (cordon policy --explain says what each leaves open, cordon status how to enforce it)"
 }
 
 // setEnv makes env, when not nil, the command's environment in pl. The

@@ -17,8 +17,27 @@ func TestSayPlanJobWarning(t *testing.T) {
 	pl := &plan.Plan{Backend: backend.Job, Degraded: []string{plan.JobWarning, "max file size (1 MiB): not enforced"}}
 	var got []Line
 	sayPlan(func(l Line) { got = append(got, l) }, pl, nil)
-	if len(got) != 2 || got[0] != (Line{Warning, backend.JobWarning}) || got[1].Kind != Degraded {
+	if len(got) != 2 || got[0].Kind != Warning || got[0].Text != backend.JobWarning || got[1].Kind != Degraded {
 		t.Errorf("sayPlan said %+v", got)
+	}
+}
+
+// TestSayPlanDegradedSummary: one degraded rule is said whole; several are
+// one line of their heads, each rule whole in Details.
+func TestSayPlanDegradedSummary(t *testing.T) {
+	for _, tc := range []struct {
+		rules []string
+		want  string
+	}{
+		{[]string{"no pid namespace: the command can see host processes"}, "no pid namespace: the command can see host processes"},
+		{[]string{"no pid namespace: the command can see host processes", "no mount namespace: the host's /tmp is hidden", "max_processes 64 is not enforced: no cgroup"},
+			"no pid namespace; no mount namespace; max_processes 64 is not enforced (cordon policy --explain says what each leaves open, cordon status how to enforce it)"},
+	} {
+		var got []Line
+		sayPlan(func(l Line) { got = append(got, l) }, &plan.Plan{Backend: backend.Landlock, Degraded: tc.rules}, nil)
+		if len(got) != 1 || got[0].Kind != Degraded || got[0].Text != tc.want || strings.Join(got[0].Details, "|") != strings.Join(tc.rules, "|") {
+			t.Errorf("sayPlan(%q) said %+v, want %q", tc.rules, got, tc.want)
+		}
 	}
 }
 

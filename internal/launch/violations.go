@@ -314,7 +314,7 @@ func (v *violations) write(r audit.Record) {
 	r.SessionID, r.Command = v.session, v.command
 	if err := v.log.Record(r); err != nil {
 		v.failed = true
-		v.tell(Line{Warning, fmt.Sprintf("the violation monitor's records were not written to the audit log: %v", err)})
+		v.tell(Line{Kind: Warning, Text: fmt.Sprintf("the violation monitor's records were not written to the audit log: %v", err)})
 	}
 }
 

@@ -111,7 +111,10 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	tell := func(l launch.Line) {
 		switch l.Kind {
 		case launch.Degraded:
-			degraded = append(degraded, "degraded: "+l.Text)
+			// An agent reads each rule whole.
+			for _, d := range l.Details {
+				degraded = append(degraded, "degraded: "+d)
+			}
 		case launch.NetRefused:
 			said = append(said, "network: "+l.Text)
 		case launch.Limit, launch.Hint:
