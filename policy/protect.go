@@ -47,6 +47,7 @@ var Protected = []string{
 	"**/.mcp.json",
 	"**/.cursor/",
 	"**/.codex/",
+	"**/.gemini/",
 	"**/.bashrc",
 	"**/.bash_profile",
 	"**/.bash_login",
@@ -69,7 +70,7 @@ var GitDirProtected = []string{"config", "config.worktree", "commondir", "hooks/
 // in "/" is a directory. ".config/fish/" is two components. The read-only
 // rows of ToolFiles are added to it at start-up.
 var ProtectedNames = []string{
-	".envrc", ".vscode/", ".idea/", ".claude/", ".mcp.json", ".cursor/", ".codex/",
+	".envrc", ".vscode/", ".idea/", ".claude/", ".mcp.json", ".cursor/", ".codex/", ".gemini/",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish/",
 }
