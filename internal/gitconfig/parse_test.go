@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // entryString is an entry as "key=value@line-endline", "key@line" when bare.
@@ -97,10 +99,7 @@ func requireGit(t *testing.T) string {
 	t.Helper()
 	git, err := exec.LookPath("git")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is not installed, and CI=true")
-		}
-		t.Skip("git is not installed")
+		testenv.SkipOrFail(t, "git is not installed")
 	}
 	return git
 }

@@ -4,7 +4,6 @@ package launch
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"reflect"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -135,7 +135,7 @@ func TestPidfdExit(t *testing.T) {
 		ws, ok := pidfdExit(fd)
 		unix.Close(fd)
 		if !ok {
-			if os.Getenv("CI") == "true" && kernelAtLeast(6, 15) {
+			if testenv.CI() && kernelAtLeast(6, 15) {
 				t.Fatalf("Linux 6.15+ gave no PIDFD_INFO_EXIT for %q", tc.script)
 			}
 			t.Skipf("this kernel gives no PIDFD_INFO_EXIT (Linux 6.15+)")

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // helperEnv selects a child role when the test binary re-executes itself.
@@ -121,7 +123,7 @@ func newGroup(t *testing.T, l Limits) *Group {
 		if !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("New: %v", err)
 		}
-		if has, _ := hostHasV1(); has && os.Getenv("CI") == "true" {
+		if has, _ := hostHasV1(); has && testenv.CI() {
 			t.Fatalf("host has writable cgroup v1 pids and memory, but New fell back: %v", err)
 		} else if has {
 			t.Skipf("host seems to have writable cgroup v1 pids/memory but New could not use them (set CI=true to fail): %v", err)
@@ -415,7 +417,7 @@ func TestKindOrFallback(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &ue) || len(ue.Reasons) != 2 {
 		t.Fatalf("error %v is not a two-reason UnavailableError", err)
 	}
-	if has, _ := hostHasV1(); has && os.Getenv("CI") == "true" {
+	if has, _ := hostHasV1(); has && testenv.CI() {
 		t.Fatalf("host has writable cgroup v1 pids and memory, but New fell back: %v", err)
 	}
 	if g.Kind() != KindNone || g.Name() != "" || len(g.Paths()) != 0 {

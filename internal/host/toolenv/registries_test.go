@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 func TestURLEntry(t *testing.T) {
@@ -198,7 +200,7 @@ func TestKnownHosts(t *testing.T) {
 		if err := os.WriteFile(kh, append(hashed, rest...), 0o600); err != nil {
 			t.Fatal(err)
 		}
-	} else if os.Getenv("CI") == "true" {
+	} else if testenv.CI() {
 		t.Fatal("ssh-keygen is missing: apt-get install openssh-client")
 	} else {
 		t.Log("ssh-keygen missing: hashed entries are not checked")
