@@ -5,6 +5,11 @@
 // A Policy is built from layers (see Load): a built-in profile, the user's
 // config file, --config files, command-line flags, and finally files inside
 // the workspace, which may only tighten it.
+//
+// It owns the policy's data, its loading and checks, the protected and
+// denied rules, and the decision for one access (Decider). It must not
+// enforce anything or start anything: backends read a Policy, never the
+// reverse.
 package policy
 
 import (

@@ -1,5 +1,10 @@
 // Package result describes what happened when a confined command ran: its
 // exit status, how it ended, what the sandbox denied and what it used.
+//
+// It is plain data, with the JSON of `cordon run --json-out` (docs/json.md)
+// and the one-line wording of each finding. It must not import anything of
+// cordon's but package backend, so every front end and the library can
+// return it.
 package result
 
 import (

@@ -23,6 +23,12 @@
 // Start and Wait itself; call Close after wrapped commands
 // have finished, so cordon can remove the mount points it created for
 // missing protected paths.
+//
+// The package is the library's face: it owns the options and their
+// defaults (the CLI's development profile, less the home directory's tool
+// caches unless WithToolCaches). It must not enforce anything itself: it
+// builds a policy.Policy and runs it through the same run path as cordon
+// run. See Example.
 package sandbox
 
 import (

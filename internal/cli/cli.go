@@ -1,5 +1,13 @@
 // Package cli is cordon's command line: it parses flags into a config layer,
-// builds the Policy, asks a backend for a Plan and launches it.
+// builds the Policy, asks a backend for a Plan and launches it, and words
+// what a run says for a terminal (the "cordon:" lines, the tables, the
+// JSON of docs/json.md).
+//
+// It owns the commands, their flags, help and examples, and the exit
+// statuses cordon itself gives. It must not decide policy or enforce
+// anything: what is allowed comes from package policy, how it is enforced
+// from plan and launch; and it must not link the MCP SDK (cordon mcp
+// executes cordon-mcp).
 package cli
 
 import (

@@ -25,6 +25,11 @@
 // Parsing checks syntax, types and enumerated values only; paths are
 // expanded and ranges checked by package policy, which reports problems
 // through Layer.Errorf.
+//
+// The package owns the file format and the reading of files (bounded, no
+// FIFO waited on, no link followed below a writable directory). It must not
+// merge layers, expand paths or decide what a setting allows: that is
+// package policy.
 package config
 
 import (

@@ -21,6 +21,12 @@
 // or change on the host before the run (cordon's state directory and its
 // masks, the sandbox cache, the Go modules seeded into it) is listed in
 // Plan.Prepare, which the launcher performs.
+//
+// It owns the translation of a policy into each backend's terms and what
+// each backend reports as degraded. It must not change the host (Build
+// writes and starts nothing: the launcher performs Plan.Prepare) nor relax
+// a rule it cannot express: what it cannot enforce is a Degraded entry,
+// and strict mode refuses it.
 package plan
 
 import (

@@ -3,6 +3,10 @@
 // no_new_privs. Every check is real (it asks the kernel or runs the tool);
 // nothing is inferred from version numbers alone. The result drives
 // `cordon status` and the `--backend auto` choice.
+//
+// It owns the findings and their remedies' wording. It must not read the
+// policy or change the host beyond what a check needs (a cgroup it makes
+// to see whether it can is removed again).
 package probe
 
 import (

@@ -7,6 +7,10 @@
 // sizes are counted without following symbolic links, and removal works
 // through an os.Root opened on the caches' directory, so no link inside a
 // cache can take it anywhere else.
+//
+// It owns the records, the listing and the removal. It must not decide
+// where a cache lives (policy.SandboxCache does) or remove anything
+// outside the caches' directory.
 package sandboxcache
 
 import (

@@ -6,6 +6,10 @@
 // text starting "sandbox violation:", and is written to the audit log; the
 // server keeps serving. Tool handlers recover from panics, so no input can
 // bring the server down.
+//
+// It owns the tools' schemas, their wording for an agent, and the stdio
+// transport. It must not resolve a path itself (package workspace does,
+// by descriptor) nor run a command but through launch.RunCommand.
 package mcpserver
 
 import (
