@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
+	"github.com/cordon-sandbox/cordon/internal/sandboxcache"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/spf13/cobra"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
+	"github.com/cordon-sandbox/cordon/internal/sandboxcache"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 

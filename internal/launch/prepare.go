@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/sandboxcache"
 )
 
 // Prepare performs the plan's preparations on the host (Plan.Prepare), in

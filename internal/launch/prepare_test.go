@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
-	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/sandboxcache"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 

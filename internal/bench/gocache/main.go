@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/internal/host/sandboxcache"
+	"github.com/cordon-sandbox/cordon/internal/sandboxcache"
 	"github.com/cordon-sandbox/cordon/policy"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
