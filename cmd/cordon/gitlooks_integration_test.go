@@ -48,6 +48,8 @@ func TestGitLooksPlanted(t *testing.T) {
 			plant: "mkdir -p mod/hooks-dir; " + fmt.Sprintf(hook, "%[1]s", "mod/hooks-dir", "mod/hooks-dir")},
 		"linked worktree, include.path": {repo: "wt", config: []string{"--worktree", "include.path", "../../../wt.cfg"}, prep: worktree, files: map[string]string{"wt.cfg": "[user]\n\tname = t\n"},
 			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> wt.cfg`},
+		"hooksPath in the environment, GIT_CONFIG_COUNT": {repo: ".", config: []string{"user.name", "t"}, prep: envHooksPath,
+			plant: "mkdir -p env-hooks; " + fmt.Sprintf(hook, "%[1]s", "env-hooks", "env-hooks")},
 		"absolute hooksPath in another writable root": {repo: ".", other: true,
 			plant: "mkdir -p $OTHER/hooks; " + fmt.Sprintf(hook, "%[1]s", "$OTHER/hooks", "$OTHER/hooks")},
 	}
@@ -105,6 +107,13 @@ func submodule(t *testing.T, e *sandboxEnv) {
 	hostGit(t, e, e.root, "init", "-q", src)
 	hostGit(t, e, src, "commit", "-q", "--allow-empty", "-m", "m")
 	hostGit(t, e, e.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+}
+
+// envHooksPath sets core.hooksPath to the work tree's env-hooks in the
+// environment of cordon and host git alike (GIT_CONFIG_COUNT), as a
+// user's shell may.
+func envHooksPath(t *testing.T, e *sandboxEnv) {
+	e.extra = append(e.extra, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0="+filepath.Join(e.ws, "env-hooks"))
 }
 
 // worktree adds the linked worktree "wt" inside the workspace: its git
