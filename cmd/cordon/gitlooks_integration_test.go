@@ -50,6 +50,8 @@ func TestGitLooksPlanted(t *testing.T) {
 			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> wt.cfg`},
 		"hooksPath in the environment, GIT_CONFIG_COUNT": {repo: ".", config: []string{"user.name", "t"}, prep: envHooksPath,
 			plant: "mkdir -p env-hooks; " + fmt.Sprintf(hook, "%[1]s", "env-hooks", "env-hooks")},
+		"GIT_CONFIG_GLOBAL names a work-tree file, a dotfiles repository": {repo: ".", config: []string{"user.name", "t"}, prep: envGlobalConfig,
+			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> gitconfig`},
 		"absolute hooksPath in another writable root": {repo: ".", other: true,
 			plant: "mkdir -p $OTHER/hooks; " + fmt.Sprintf(hook, "%[1]s", "$OTHER/hooks", "$OTHER/hooks")},
 	}
@@ -114,6 +116,13 @@ func submodule(t *testing.T, e *sandboxEnv) {
 // user's shell may.
 func envHooksPath(t *testing.T, e *sandboxEnv) {
 	e.extra = append(e.extra, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0="+filepath.Join(e.ws, "env-hooks"))
+}
+
+// envGlobalConfig points GIT_CONFIG_GLOBAL, for cordon and host git
+// alike, at the work tree's file gitconfig.
+func envGlobalConfig(t *testing.T, e *sandboxEnv) {
+	writeFile(t, filepath.Join(e.ws, "gitconfig"), "[user]\n\tname = t\n")
+	e.extra = append(e.extra, "GIT_CONFIG_GLOBAL="+filepath.Join(e.ws, "gitconfig"))
 }
 
 // worktree adds the linked worktree "wt" inside the workspace: its git

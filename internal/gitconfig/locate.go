@@ -107,7 +107,9 @@ type Locations struct {
 	// (created, git would read it).
 	Configs []string
 	// Included are the Configs that an include.path or an
-	// includeIf.*.path names (every includeIf counts as true).
+	// includeIf.*.path names (every includeIf counts as true), and those
+	// that GIT_CONFIG_SYSTEM or GIT_CONFIG_GLOBAL names: no fixed list
+	// of paths holds them.
 	Included []string
 }
 
@@ -159,15 +161,15 @@ func locate(r Repo, env Env, files map[string][]Entry) Locations {
 	}
 	l := &locator{env: env, seen: map[string]bool{}, files: files}
 	if !env.NoSystem {
-		sys := "/etc/gitconfig"
 		if env.ConfigSystem != "" {
-			sys = env.ConfigSystem
+			l.read(env.ConfigSystem, 0, true)
+		} else {
+			l.read("/etc/gitconfig", 0, false)
 		}
-		l.read(sys, 0, false)
 	}
 	switch {
 	case env.ConfigGlobal != "":
-		l.read(l.expand(env.ConfigGlobal), 0, false)
+		l.read(l.expand(env.ConfigGlobal), 0, true)
 	case env.Home != "":
 		xdg := env.XDGConfigHome
 		if xdg == "" {
@@ -213,8 +215,10 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 	}
 	path = filepath.Clean(path)
 	if include {
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return nil // git reads nothing from a directory
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			// git reads nothing from a directory, and nothing is planted
+			// in a device (GIT_CONFIG_GLOBAL=/dev/null)
+			return nil
 		}
 	}
 	if !l.seen[path] {

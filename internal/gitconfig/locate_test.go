@@ -163,6 +163,9 @@ func TestLocate(t *testing.T) {
 		{"~ with a home", "[include]\n\tpath = ~/a\n[core]\n\thooksPath = ~/h\n", Env{Home: "/h"}, "/h/h", []string{"/h/a"}},
 		{"missing include listed", "[include]\n\tpath = ../.gitconfig-local\n", Env{}, filepath.Join(g, "hooks"), []string{filepath.Join(root, "r", ".gitconfig-local")}},
 		{"a directory is no config file", "[include]\n\tpath = ..\n\tpath = .\n", Env{}, filepath.Join(g, "hooks"), nil},
+		{"the global and system files the environment names", "", Env{Home: "/h", ConfigGlobal: filepath.Join(root, "dot", "gitconfig"), ConfigSystem: filepath.Join(root, "sys")},
+			filepath.Join(g, "hooks"), []string{filepath.Join(root, "sys"), filepath.Join(root, "dot", "gitconfig")}},
+		{"a device is no config file", "", Env{ConfigGlobal: "/dev/null", NoSystem: true}, filepath.Join(g, "hooks"), nil},
 		{"bad file still read up to its bad line", "[core]\n\thooksPath = h\n[broken\n", Env{}, filepath.Join(root, "r", "h"), nil},
 	}
 	for _, tt := range tests {
