@@ -134,11 +134,19 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 	// write paths (which the check for planted files walks) with what it
 	// was before the run.
 	writes := p.HostWrites()
+	// A symbolic link (~/.gitconfig into a dotfiles repository) is
+	// written through: what it names is recorded too.
+	unkeep := func(q string) {
+		pl.Unkept = append(pl.Unkept, q)
+		if t, err := filepath.EvalSymlinks(q); err == nil && t != q && !slices.Contains(pl.Unkept, t) && !policy.CoveredBy(t, writes) {
+			pl.Unkept = append(pl.Unkept, t)
+		}
+	}
 	for _, g := range append(slices.Clone(p.Guarded), gitLooksOutside(p, pl.Guard, pl.Guard.Roots)...) {
 		if _, err := os.Lstat(g); errors.Is(err, fs.ErrNotExist) {
 			pl.GuardedMissing = append(pl.GuardedMissing, g)
 		} else if err == nil && !policy.CoveredBy(g, writes) {
-			pl.Unkept = append(pl.Unkept, g)
+			unkeep(g)
 		}
 	}
 	if h := opts.Home; h != "" && h != "/" && !policy.CoveredBy(h, writes) {
@@ -148,7 +156,7 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 				continue
 			}
 			if _, err := os.Lstat(q); err == nil {
-				pl.Unkept = append(pl.Unkept, q)
+				unkeep(q)
 			} else if errors.Is(err, fs.ErrNotExist) {
 				pl.GuardedMissing = append(pl.GuardedMissing, q)
 			}
