@@ -52,6 +52,10 @@ func TestGitLooksPlanted(t *testing.T) {
 			plant: "mkdir -p env-hooks; " + fmt.Sprintf(hook, "%[1]s", "env-hooks", "env-hooks")},
 		"GIT_CONFIG_GLOBAL names a work-tree file, a dotfiles repository": {repo: ".", config: []string{"user.name", "t"}, prep: envGlobalConfig,
 			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> gitconfig`},
+		"hooksPath names a symbolic link to a work-tree directory": {repo: ".", config: []string{"core.hooksPath", ".hooks"}, prep: linkedHooksPath,
+			plant: fmt.Sprintf(hook, "%[1]s", "tools/hooks", "tools/hooks")},
+		"the hooks directory of .git is a symbolic link into the work tree": {repo: ".", config: []string{"user.name", "t"}, prep: linkedGitHooks,
+			plant: fmt.Sprintf(hook, "%[1]s", "scripts/hooks", "scripts/hooks")},
 		"absolute hooksPath in another writable root": {repo: ".", other: true,
 			plant: "mkdir -p $OTHER/hooks; " + fmt.Sprintf(hook, "%[1]s", "$OTHER/hooks", "$OTHER/hooks")},
 	}
@@ -116,6 +120,27 @@ func submodule(t *testing.T, e *sandboxEnv) {
 // user's shell may.
 func envHooksPath(t *testing.T, e *sandboxEnv) {
 	e.extra = append(e.extra, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0="+filepath.Join(e.ws, "env-hooks"))
+}
+
+// linkedHooksPath makes .hooks a symbolic link to the work tree's
+// tools/hooks (core.hooksPath names the link).
+func linkedHooksPath(t *testing.T, e *sandboxEnv) {
+	mkdir(t, filepath.Join(e.ws, "tools", "hooks"))
+	if err := os.Symlink("tools/hooks", filepath.Join(e.ws, ".hooks")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkedGitHooks replaces .git/hooks with a symbolic link to the work
+// tree's scripts/hooks, as projects that keep their hooks in the tree do.
+func linkedGitHooks(t *testing.T, e *sandboxEnv) {
+	mkdir(t, filepath.Join(e.ws, "scripts", "hooks"))
+	if err := os.RemoveAll(filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../scripts/hooks", filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // envGlobalConfig points GIT_CONFIG_GLOBAL, for cordon and host git
