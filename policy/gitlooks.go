@@ -62,6 +62,10 @@ func (p *Policy) GitLooks(gitDirs, gitlinks []string) GitLooks {
 		}
 		for _, c := range l.Included {
 			add(&out.Configs, c)
+		}
+		// Every config file git reads, ~/.gitconfig linked into a
+		// dotfiles repository included.
+		for _, c := range l.Configs {
 			if t, ok := linkTarget(c); ok {
 				add(&out.Configs, t)
 			}

@@ -56,6 +56,8 @@ func TestGitLooksPlanted(t *testing.T) {
 			plant: fmt.Sprintf(hook, "%[1]s", "tools/hooks", "tools/hooks")},
 		"the hooks directory of .git is a symbolic link into the work tree": {repo: ".", config: []string{"user.name", "t"}, prep: linkedGitHooks,
 			plant: fmt.Sprintf(hook, "%[1]s", "scripts/hooks", "scripts/hooks")},
+		"the global config is a symbolic link into the work tree, a dotfiles repository": {repo: ".", config: []string{"user.name", "t"}, prep: linkedGlobalConfig,
+			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> gitconfig`},
 		"absolute hooksPath in another writable root": {repo: ".", other: true,
 			plant: "mkdir -p $OTHER/hooks; " + fmt.Sprintf(hook, "%[1]s", "$OTHER/hooks", "$OTHER/hooks")},
 	}
@@ -139,6 +141,18 @@ func linkedGitHooks(t *testing.T, e *sandboxEnv) {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("../scripts/hooks", filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkedGlobalConfig makes ~/.gitconfig a symbolic link to the work
+// tree's gitconfig, as dotfiles managers do.
+func linkedGlobalConfig(t *testing.T, e *sandboxEnv) {
+	writeFile(t, filepath.Join(e.ws, "gitconfig"), "[user]\n\tname = t\n")
+	if err := os.Remove(filepath.Join(e.home, ".gitconfig")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(e.ws, "gitconfig"), filepath.Join(e.home, ".gitconfig")); err != nil {
 		t.Fatal(err)
 	}
 }
