@@ -45,19 +45,44 @@ func (p *Policy) GitLooks(gitDirs, gitlinks []string) GitLooks {
 		}
 	}
 	var out GitLooks
+	add := func(list *[]string, x string) {
+		if !own[x] && !slices.Contains(*list, x) {
+			*list = append(*list, x)
+		}
+	}
 	for _, l := range locs {
-		if l.HooksPath && !own[l.HooksDir] && !slices.Contains(out.Hooks, l.HooksDir) {
-			out.Hooks = append(out.Hooks, l.HooksDir)
+		if l.HooksPath {
+			add(&out.Hooks, l.HooksDir)
+		}
+		// A hooks directory or an included file that is a symbolic
+		// link (.git/hooks -> ../scripts/hooks) is read through it: what
+		// it names is where git looks too, and is checked as such.
+		if t, ok := linkTarget(l.HooksDir); ok {
+			add(&out.Hooks, t)
 		}
 		for _, c := range l.Included {
-			if !own[c] && !slices.Contains(out.Configs, c) {
-				out.Configs = append(out.Configs, c)
+			add(&out.Configs, c)
+		}
+		// Every config file git reads, ~/.gitconfig linked into a
+		// dotfiles repository included.
+		for _, c := range l.Configs {
+			if t, ok := linkTarget(c); ok {
+				add(&out.Configs, t)
 			}
 		}
 	}
 	slices.Sort(out.Hooks)
 	slices.Sort(out.Configs)
 	return out
+}
+
+// linkTarget is what path names when it is a symbolic link.
+func linkTarget(path string) (string, bool) {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	t, err := filepath.EvalSymlinks(path)
+	return t, err == nil && t != path
 }
 
 // workspaceGitLooks is GitLooks for the workspace's repository alone: its

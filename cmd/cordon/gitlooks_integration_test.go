@@ -48,6 +48,16 @@ func TestGitLooksPlanted(t *testing.T) {
 			plant: "mkdir -p mod/hooks-dir; " + fmt.Sprintf(hook, "%[1]s", "mod/hooks-dir", "mod/hooks-dir")},
 		"linked worktree, include.path": {repo: "wt", config: []string{"--worktree", "include.path", "../../../wt.cfg"}, prep: worktree, files: map[string]string{"wt.cfg": "[user]\n\tname = t\n"},
 			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> wt.cfg`},
+		"hooksPath in the environment, GIT_CONFIG_COUNT": {repo: ".", config: []string{"user.name", "t"}, prep: envHooksPath,
+			plant: "mkdir -p env-hooks; " + fmt.Sprintf(hook, "%[1]s", "env-hooks", "env-hooks")},
+		"GIT_CONFIG_GLOBAL names a work-tree file, a dotfiles repository": {repo: ".", config: []string{"user.name", "t"}, prep: envGlobalConfig,
+			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> gitconfig`},
+		"hooksPath names a symbolic link to a work-tree directory": {repo: ".", config: []string{"core.hooksPath", ".hooks"}, prep: linkedHooksPath,
+			plant: fmt.Sprintf(hook, "%[1]s", "tools/hooks", "tools/hooks")},
+		"the hooks directory of .git is a symbolic link into the work tree": {repo: ".", config: []string{"user.name", "t"}, prep: linkedGitHooks,
+			plant: fmt.Sprintf(hook, "%[1]s", "scripts/hooks", "scripts/hooks")},
+		"the global config is a symbolic link into the work tree, a dotfiles repository": {repo: ".", config: []string{"user.name", "t"}, prep: linkedGlobalConfig,
+			plant: `printf '[core]\n\tfsmonitor = touch %[1]s\n' >> gitconfig`},
 		"absolute hooksPath in another writable root": {repo: ".", other: true,
 			plant: "mkdir -p $OTHER/hooks; " + fmt.Sprintf(hook, "%[1]s", "$OTHER/hooks", "$OTHER/hooks")},
 	}
@@ -105,6 +115,53 @@ func submodule(t *testing.T, e *sandboxEnv) {
 	hostGit(t, e, e.root, "init", "-q", src)
 	hostGit(t, e, src, "commit", "-q", "--allow-empty", "-m", "m")
 	hostGit(t, e, e.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+}
+
+// envHooksPath sets core.hooksPath to the work tree's env-hooks in the
+// environment of cordon and host git alike (GIT_CONFIG_COUNT), as a
+// user's shell may.
+func envHooksPath(t *testing.T, e *sandboxEnv) {
+	e.extra = append(e.extra, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0="+filepath.Join(e.ws, "env-hooks"))
+}
+
+// linkedHooksPath makes .hooks a symbolic link to the work tree's
+// tools/hooks (core.hooksPath names the link).
+func linkedHooksPath(t *testing.T, e *sandboxEnv) {
+	mkdir(t, filepath.Join(e.ws, "tools", "hooks"))
+	if err := os.Symlink("tools/hooks", filepath.Join(e.ws, ".hooks")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkedGitHooks replaces .git/hooks with a symbolic link to the work
+// tree's scripts/hooks, as projects that keep their hooks in the tree do.
+func linkedGitHooks(t *testing.T, e *sandboxEnv) {
+	mkdir(t, filepath.Join(e.ws, "scripts", "hooks"))
+	if err := os.RemoveAll(filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../scripts/hooks", filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkedGlobalConfig makes ~/.gitconfig a symbolic link to the work
+// tree's gitconfig, as dotfiles managers do.
+func linkedGlobalConfig(t *testing.T, e *sandboxEnv) {
+	writeFile(t, filepath.Join(e.ws, "gitconfig"), "[user]\n\tname = t\n")
+	if err := os.Remove(filepath.Join(e.home, ".gitconfig")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(e.ws, "gitconfig"), filepath.Join(e.home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// envGlobalConfig points GIT_CONFIG_GLOBAL, for cordon and host git
+// alike, at the work tree's file gitconfig.
+func envGlobalConfig(t *testing.T, e *sandboxEnv) {
+	writeFile(t, filepath.Join(e.ws, "gitconfig"), "[user]\n\tname = t\n")
+	e.extra = append(e.extra, "GIT_CONFIG_GLOBAL="+filepath.Join(e.ws, "gitconfig"))
 }
 
 // worktree adds the linked worktree "wt" inside the workspace: its git

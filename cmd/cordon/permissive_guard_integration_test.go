@@ -182,3 +182,56 @@ func TestPermissiveHomeTop(t *testing.T) {
 		t.Error("mode permissive must let the other write in the home happen")
 	}
 }
+
+// TestPermissiveGitLooksInHome: mode permissive leaves the home writable,
+// and where the user's global git config looks there is kept all the
+// same, on both backends: a hook added to the directory its
+// core.hooksPath names (~/.githooks) and the file its include.path names
+// (~/.gitconfig.local), created by the run, do not run on the host, nor
+// does a line appended to ~/.gitconfig, a symbolic link into a dotfiles
+// directory. And a guarded path the run creates is moved aside at every
+// run, though an earlier run's is still beside it (~/.config/git, twice).
+func TestPermissiveGitLooksInHome(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			marker := filepath.Join(e.root, "marker")
+			const global = "[core]\n\thooksPath = ~/.githooks\n[include]\n\tpath = ~/.gitconfig.local\n"
+			writeFile(t, filepath.Join(e.home, "dotfiles", "gitconfig"), global)
+			if err := os.Symlink("dotfiles/gitconfig", filepath.Join(e.home, ".gitconfig")); err != nil {
+				t.Fatal(err)
+			}
+			mkdir(t, filepath.Join(e.home, ".githooks"))
+			hostGit(t, e, e.ws, "init", "-q")
+			script := fmt.Sprintf(`M=%q
+printf '#!/bin/sh\ntouch %%s.hook\n' "$M" > ~/.githooks/post-commit; chmod +x ~/.githooks/post-commit
+printf '[core]\n\tfsmonitor = touch %%s.include\n' "$M" > ~/.gitconfig.local
+mkdir -p ~/.config/git; printf '[core]\n\tfsmonitor = touch %%s.xdg\n' "$M" > ~/.config/git/config
+printf '[core]\n\tfsmonitor = touch %%s.global\n' "$M" >> ~/.gitconfig
+true`, marker)
+			for run := range 2 {
+				r := e.sh(script, "--mode", "permissive", "--backend", backend)
+				if r.code != 0 {
+					t.Fatalf("run %d: %s", run, r)
+				}
+				if got := readFile(t, filepath.Join(e.home, "dotfiles", "gitconfig")); got != global {
+					t.Errorf("run %d: ~/.gitconfig's target changed: %q\n%s", run, got, r)
+				}
+				if exists(filepath.Join(e.home, ".config", "git")) {
+					t.Fatalf("run %d: ~/.config/git, created by the run, is left in place:\n%s", run, r)
+				}
+				writeFile(t, filepath.Join(e.ws, "f"), fmt.Sprintf("%d\n", run))
+				out := hostGit(t, e, e.ws, "status", "--short") + hostGit(t, e, e.ws, "add", "f") + hostGit(t, e, e.ws, "commit", "-q", "-m", "f")
+				ents, _ := os.ReadDir(e.root)
+				for _, ent := range ents {
+					if strings.HasPrefix(ent.Name(), "marker.") {
+						t.Fatalf("run %d: planted code ran on the host: %s\n%s\nrun: %s", run, ent.Name(), out, r)
+					}
+				}
+			}
+		})
+	}
+}

@@ -200,13 +200,17 @@ func (c *call) decide() (*denial, error) {
 	}
 	switch c.tool.kind {
 	case kindList:
-		// A pattern may climb out of its directory or be absolute: its
+		// A pattern may climb out of its directory, be absolute, start at
+		// ~, or name a link out of it before its first wildcard: its
 		// fixed leading part is decided too.
 		pat, err := str(c.input, "pattern")
 		if err != nil {
 			return nil, fmt.Errorf("tool_input.%w", err)
 		}
 		if prefix := fixedPrefix(pat); prefix != "" {
+			if prefix == "~" || strings.HasPrefix(prefix, "~/") {
+				return c.decidePath(policy.OpRead, prefix)
+			}
 			base := p
 			if !filepath.IsAbs(base) {
 				base = c.cwd + "/" + base
@@ -281,10 +285,10 @@ func oneLine(s string) string {
 }
 
 // fixedPrefix is the leading part of a glob pattern before its first
-// component holding a wildcard, when it climbs (holds "..") or is
-// absolute; "" otherwise (the pattern stays below its directory).
+// component holding a wildcard ("" when the first one does): a
+// relative one may still name a link out of its directory.
 func fixedPrefix(pat string) string {
-	if pat == "" || (!strings.HasPrefix(pat, "/") && !strings.Contains(pat, "..")) {
+	if pat == "" {
 		return ""
 	}
 	var keep []string

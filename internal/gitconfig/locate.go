@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -37,7 +38,14 @@ type Env struct {
 	ConfigGlobal string
 	// NoSystem is GIT_CONFIG_NOSYSTEM: no system file.
 	NoSystem bool
+	// Command is the command scope git reads after every file:
+	// GIT_CONFIG_KEY_n = GIT_CONFIG_VALUE_n for n below GIT_CONFIG_COUNT
+	// (a core.hooksPath or an include there counts as in a file).
+	Command []Entry
 }
+
+// maxCommand bounds how many GIT_CONFIG_KEY_n EnvFrom reads.
+const maxCommand = 1000
 
 // EnvFrom returns the Env of a home directory and an environment
 // (getenv may be nil).
@@ -52,7 +60,28 @@ func EnvFrom(home string, getenv func(string) (string, bool)) Env {
 	}
 	e.ConfigSystem, e.ConfigGlobal = get("GIT_CONFIG_SYSTEM"), get("GIT_CONFIG_GLOBAL")
 	e.NoSystem = isTrue(get("GIT_CONFIG_NOSYSTEM"), false)
+	n, err := strconv.Atoi(strings.TrimSpace(get("GIT_CONFIG_COUNT")))
+	for i := 0; err == nil && i < min(n, maxCommand); i++ {
+		k := get("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+		if c, ok := commandEntry(k, get("GIT_CONFIG_VALUE_"+strconv.Itoa(i))); ok {
+			e.Command = append(e.Command, c)
+		}
+	}
 	return e
+}
+
+// commandEntry is the entry of a key given in the environment
+// (section[.sub].name: the section and name lower-cased).
+func commandEntry(key, value string) (Entry, bool) {
+	i, j := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if i <= 0 || j == len(key)-1 {
+		return Entry{}, false
+	}
+	e := Entry{Section: strings.ToLower(key[:i]), Name: strings.ToLower(key[j+1:]), Value: value}
+	if i < j {
+		e.Sub, e.HasSub = key[i+1:j], true
+	}
+	return e, true
 }
 
 // Repo names a repository by its directories (absolute).
@@ -78,7 +107,9 @@ type Locations struct {
 	// (created, git would read it).
 	Configs []string
 	// Included are the Configs that an include.path or an
-	// includeIf.*.path names (every includeIf counts as true).
+	// includeIf.*.path names (every includeIf counts as true), and those
+	// that GIT_CONFIG_SYSTEM or GIT_CONFIG_GLOBAL names: no fixed list
+	// of paths holds them.
 	Included []string
 }
 
@@ -130,15 +161,15 @@ func locate(r Repo, env Env, files map[string][]Entry) Locations {
 	}
 	l := &locator{env: env, seen: map[string]bool{}, files: files}
 	if !env.NoSystem {
-		sys := "/etc/gitconfig"
 		if env.ConfigSystem != "" {
-			sys = env.ConfigSystem
+			l.read(env.ConfigSystem, 0, true)
+		} else {
+			l.read("/etc/gitconfig", 0, false)
 		}
-		l.read(sys, 0, false)
 	}
 	switch {
 	case env.ConfigGlobal != "":
-		l.read(l.expand(env.ConfigGlobal), 0, false)
+		l.read(l.expand(env.ConfigGlobal), 0, true)
 	case env.Home != "":
 		xdg := env.XDGConfigHome
 		if xdg == "" {
@@ -151,6 +182,7 @@ func locate(r Repo, env Env, files map[string][]Entry) Locations {
 	if worktreeConfig(local) {
 		l.read(filepath.Join(r.GitDir, "config.worktree"), 0, false)
 	}
+	l.follow(env.Command, "", 0)
 	out := Locations{HooksDir: filepath.Join(common, "hooks"), Configs: l.configs, Included: l.included}
 	if h := l.expand(l.hooksPath); h != "" {
 		base := r.WorkTree
@@ -183,8 +215,10 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 	}
 	path = filepath.Clean(path)
 	if include {
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return nil // git reads nothing from a directory
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			// git reads nothing from a directory, and nothing is planted
+			// in a device (GIT_CONFIG_GLOBAL=/dev/null)
+			return nil
 		}
 	}
 	if !l.seen[path] {
@@ -197,6 +231,14 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 		return nil // a loop: git would fail; nothing new to find
 	}
 	es := entries(path, l.files)
+	l.follow(es, filepath.Dir(path), depth)
+	return es
+}
+
+// follow takes in the entries of a file in dir (depth includes deep;
+// "" for the command scope, where git refuses a relative include): the
+// last core.hooksPath, and what each include names.
+func (l *locator) follow(es []Entry, dir string, depth int) {
 	for _, e := range es {
 		switch {
 		case e.Is("core", "hookspath") && !e.Bare:
@@ -210,12 +252,14 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 				continue
 			}
 			if !filepath.IsAbs(t) {
-				t = filepath.Join(filepath.Dir(path), t)
+				if dir == "" {
+					continue
+				}
+				t = filepath.Join(dir, t)
 			}
 			l.read(t, depth+1, true)
 		}
 	}
-	return es
 }
 
 // entries returns the entries of the config file path, read once into

@@ -163,6 +163,9 @@ func TestLocate(t *testing.T) {
 		{"~ with a home", "[include]\n\tpath = ~/a\n[core]\n\thooksPath = ~/h\n", Env{Home: "/h"}, "/h/h", []string{"/h/a"}},
 		{"missing include listed", "[include]\n\tpath = ../.gitconfig-local\n", Env{}, filepath.Join(g, "hooks"), []string{filepath.Join(root, "r", ".gitconfig-local")}},
 		{"a directory is no config file", "[include]\n\tpath = ..\n\tpath = .\n", Env{}, filepath.Join(g, "hooks"), nil},
+		{"the global and system files the environment names", "", Env{Home: "/h", ConfigGlobal: filepath.Join(root, "dot", "gitconfig"), ConfigSystem: filepath.Join(root, "sys")},
+			filepath.Join(g, "hooks"), []string{filepath.Join(root, "sys"), filepath.Join(root, "dot", "gitconfig")}},
+		{"a device is no config file", "", Env{ConfigGlobal: "/dev/null", NoSystem: true}, filepath.Join(g, "hooks"), nil},
 		{"bad file still read up to its bad line", "[core]\n\thooksPath = h\n[broken\n", Env{}, filepath.Join(root, "r", "h"), nil},
 	}
 	for _, tt := range tests {
@@ -188,5 +191,44 @@ func TestLocate(t *testing.T) {
 	write(t, filepath.Join(b, "config"), "[core]\n\tbare = true\n\thooksPath = h\n")
 	if l := Locate(RepoAt(b), Env{}); l.HooksDir != filepath.Join(b, "h") {
 		t.Errorf("bare: %q", l.HooksDir)
+	}
+}
+
+// TestLocateCommandScope: a core.hooksPath and an include given in the
+// environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n)
+// are where git looks, after every file, as git rev-parse and git config
+// --show-origin say; a relative include there is refused by git and not
+// followed.
+func TestLocateCommandScope(t *testing.T) {
+	git := requireGit(t)
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	ws := filepath.Join(root, "ws")
+	vars := map[string]string{"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_COUNT": "3",
+		"GIT_CONFIG_KEY_0": "core.hooksPath", "GIT_CONFIG_VALUE_0": filepath.Join(ws, "env-hooks"),
+		"GIT_CONFIG_KEY_1": "includeIf.onbranch:main.path", "GIT_CONFIG_VALUE_1": filepath.Join(ws, "env.inc"),
+		"GIT_CONFIG_KEY_2": "x.y", "GIT_CONFIG_VALUE_2": "1"}
+	genv := []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"}
+	for k, v := range vars {
+		genv = append(genv, k+"="+v)
+	}
+	write(t, filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = ~/global-hooks\n")
+	gitIn(t, git, root, genv, "init", "-q", "-b", "main", ws)
+	write(t, filepath.Join(ws, "env.inc"), "[x]\n\tz = 1\n")
+	env := EnvFrom(home, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	l := Locate(RepoAt(filepath.Join(ws, ".git")), env)
+	hooks := strings.TrimSpace(gitIn(t, git, ws, genv, "rev-parse", "--git-path", "hooks"))
+	if l.HooksDir != hooks || !l.HooksPath {
+		t.Errorf("hooks directory %q (%v), git's %q", l.HooksDir, l.HooksPath, hooks)
+	}
+	if origins := gitIn(t, git, ws, genv, "config", "--list", "--show-origin", "--includes"); !strings.Contains(origins, "file:"+filepath.Join(ws, "env.inc")) {
+		t.Fatalf("git did not read the include: %s", origins)
+	}
+	if !slices.Equal(l.Included, []string{filepath.Join(ws, "env.inc")}) {
+		t.Errorf("Included %q, want the command scope's include", l.Included)
+	}
+	vars["GIT_CONFIG_VALUE_1"] = "rel.inc"
+	if l := Locate(RepoAt(filepath.Join(ws, ".git")), EnvFrom(home, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })); len(l.Included) != 0 {
+		t.Errorf("a relative include in the command scope followed: %q", l.Included)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -251,8 +254,8 @@ func disarmGuarded(paths []string) []result.Planted {
 			continue
 		}
 		f := result.Planted{Path: g, Kind: "guarded", Rule: "filesystem.deny_write: " + g}
-		aside := g + planted.DisarmedSuffix
-		if err := os.Rename(g, aside); err != nil {
+		aside, err := moveAside(g)
+		if err != nil {
 			f.Warning = fmt.Sprintf("mode permissive: the run created %s, which decides later runs or runs code later, and it could not be moved aside: %v; remove it", g, err)
 		} else {
 			f.Disarmed = true
@@ -261,6 +264,38 @@ func disarmGuarded(paths []string) []result.Planted {
 		out = append(out, f)
 	}
 	return out
+}
+
+// moveAside renames path to the first free name beside it (asideName):
+// one moved aside by an earlier run stays, and is no reason to leave this
+// one in place.
+func moveAside(path string) (string, error) {
+	r, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	name := filepath.Base(path)
+	aside, err := asideName(r, name)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Rename(name, aside); err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(path), aside), nil
+}
+
+// asideName is the first free name NAME.cordon-disarmed[.N] in r.
+func asideName(r *os.Root, name string) (string, error) {
+	to := name + planted.DisarmedSuffix
+	for i := 1; i <= 100; i++ {
+		if _, err := r.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			return to, nil
+		}
+		to = name + planted.DisarmedSuffix + "." + strconv.Itoa(i)
+	}
+	return "", fmt.Errorf("too many %s files beside %s", planted.DisarmedSuffix, name)
 }
 
 // maxSaid caps the denials a run says one line each (on_violation: warn,

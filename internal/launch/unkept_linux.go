@@ -2,17 +2,14 @@ package launch
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/internal/planted"
 	"github.com/cordon-sandbox/cordon/result"
 	"golang.org/x/sys/unix"
 )
@@ -193,16 +190,4 @@ func disarmUnkept(q string, was unkeptFile, had, keep bool) result.Planted {
 	}
 	say("put back as it was before the run; the run's version is " + aside + ": review it")
 	return f
-}
-
-// asideName is the first free name NAME.cordon-disarmed[.N] in r.
-func asideName(r *os.Root, name string) (string, error) {
-	to := name + planted.DisarmedSuffix
-	for i := 1; i <= 100; i++ {
-		if _, err := r.Lstat(to); errors.Is(err, fs.ErrNotExist) {
-			return to, nil
-		}
-		to = name + planted.DisarmedSuffix + "." + strconv.Itoa(i)
-	}
-	return "", fmt.Errorf("too many %s files beside %s", planted.DisarmedSuffix, name)
 }

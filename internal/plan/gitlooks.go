@@ -2,6 +2,7 @@ package plan
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -22,6 +23,23 @@ func gitLooksIn(p *policy.Policy, gitDirs, gitlinks, roots []string) policy.GitL
 		return out
 	}
 	return policy.GitLooks{Hooks: in(all.Hooks), Configs: in(all.Configs)}
+}
+
+// gitLooksOutside returns where git looks for the repositories of the
+// guard g (and the workspace's), hooks directories and included config
+// files alike, that lies outside every one of roots and is not a guarded
+// path already: mode permissive leaves the host writable there (a
+// core.hooksPath = ~/.githooks, an include of ~/.gitconfig.local), so
+// these are kept as the guarded paths are.
+func gitLooksOutside(p *policy.Policy, g Guard, roots []string) []string {
+	all := p.GitLooks(g.GitDirs, nil)
+	var out []string
+	for _, x := range append(all.Hooks, all.Configs...) {
+		if !policy.CoveredBy(x, roots) && !slices.Contains(p.Guarded, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // protectGitLooks keeps read-only the hooks directories and included

@@ -16,8 +16,8 @@ import (
 // PermissiveNote is the degraded line of every permissive run under
 // bubblewrap; PermissiveLandlockNote on the Landlock-only backend.
 const (
-	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny; in the write paths the git directories' configuration and hooks and the protected names (.envrc, editor and agent config, shell start-up files) stay read-only as in mode standard, and so do those that exist at the top of the home, cordon's own config and the home's other start-up paths (deny_write's guarded entries), one of those the run creates being moved aside after it; cordon's state is hidden"
-	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules): cordon's own config and state and the paths through which code runs later are writable too (after the run, what it planted in the write paths is disarmed, a file it changed or created among the guarded paths and the protected names at the top of the home is put back as it was or moved aside, and beyond those nothing is checked), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
+	PermissiveNote         = "mode permissive: the filesystem and network rules are not enforced (the host's files as your user may change them, the host's network); the pid, ipc and uts namespaces, the seccomp filter, the limits and the timeout are; the violation monitor records every access the policy would deny; in the write paths the git directories' configuration and hooks and the protected names (.envrc, editor and agent config, shell start-up files) stay read-only as in mode standard, and so do those that exist at the top of the home, cordon's own config, the home's other start-up paths (deny_write's guarded entries) and where git looks for hooks and config outside the write paths (core.hooksPath, includes), one of those the run creates being moved aside after it; cordon's state is hidden"
+	PermissiveLandlockNote = "mode permissive on the Landlock-only backend: nothing confines the files and the network (no Landlock rules): cordon's own config and state and the paths through which code runs later are writable too (after the run, what it planted in the write paths is disarmed, a file it changed or created among the guarded paths, where git looks outside the write paths and the protected names at the top of the home is put back as it was or moved aside, and beyond those nothing is checked), and there is no pid namespace; the seccomp filter, the limits and the timeout stay; the violation monitor records every access the policy would deny"
 )
 
 // permissiveMounts are the mounts of mode permissive's bwrap plan: every
@@ -134,11 +134,19 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 	// write paths (which the check for planted files walks) with what it
 	// was before the run.
 	writes := p.HostWrites()
-	for _, g := range p.Guarded {
+	// A symbolic link (~/.gitconfig into a dotfiles repository) is
+	// written through: what it names is recorded too.
+	unkeep := func(q string) {
+		pl.Unkept = append(pl.Unkept, q)
+		if t, err := filepath.EvalSymlinks(q); err == nil && t != q && !slices.Contains(pl.Unkept, t) && !policy.CoveredBy(t, writes) {
+			pl.Unkept = append(pl.Unkept, t)
+		}
+	}
+	for _, g := range append(slices.Clone(p.Guarded), gitLooksOutside(p, pl.Guard, pl.Guard.Roots)...) {
 		if _, err := os.Lstat(g); errors.Is(err, fs.ErrNotExist) {
 			pl.GuardedMissing = append(pl.GuardedMissing, g)
 		} else if err == nil && !policy.CoveredBy(g, writes) {
-			pl.Unkept = append(pl.Unkept, g)
+			unkeep(g)
 		}
 	}
 	if h := opts.Home; h != "" && h != "/" && !policy.CoveredBy(h, writes) {
@@ -148,7 +156,7 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 				continue
 			}
 			if _, err := os.Lstat(q); err == nil {
-				pl.Unkept = append(pl.Unkept, q)
+				unkeep(q)
 			} else if errors.Is(err, fs.ErrNotExist) {
 				pl.GuardedMissing = append(pl.GuardedMissing, q)
 			}
@@ -159,12 +167,13 @@ func buildLandlockPermissive(p *policy.Policy, command []string, opts Options) (
 
 // permissiveGuards keep, in mode permissive under bubblewrap, what must
 // never be changed from inside even then: the guarded paths (cordon's
-// config, the home's paths through which code runs later) bound read-only
+// config, the home's paths through which code runs later) and where git
+// looks outside the writable roots (gitLooksOutside) bound read-only
 // over themselves wherever they are, and the state directory (cordon's
 // masks and locks, and by default the audit log) hidden. missing are the
 // guarded paths that do not exist (see Plan.GuardedMissing).
 func (b *bwrapBuilder) permissiveGuards() (ops []mountOp, missing []string) {
-	for _, g := range b.p.Guarded {
+	for _, g := range append(slices.Clone(b.p.Guarded), gitLooksOutside(b.p, b.plan.Guard, b.writableRoots())...) {
 		if _, err := os.Lstat(g); err == nil {
 			ops = append(ops, mountOp{opReadOnly, g, g})
 		} else {

@@ -133,6 +133,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		}
 		b.placeholder(root, d, kind)
 	}
+	b.protectHomeLinks(pr)
 	// Absent denied paths inside a writable root stay absent; and no
 	// denied path there can be moved away from its mask. Mode permissive
 	// hides the denied paths only for cordon learn.
@@ -158,6 +159,42 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		b.placeholder(root, d, kind)
 	}
 	return nil
+}
+
+// protectHomeLinks keeps read-only what a start-up file of the home (a
+// protected name at its top, a deny_write entry) names when it is a
+// symbolic link into a writable root while the home itself is not
+// writable: a dotfiles repository whose files the home links to
+// (~/.bashrc -> ~/dotfiles/bashrc), edited through its own name.
+func (b *bwrapBuilder) protectHomeLinks(pr protRules) {
+	h := b.opts.Home
+	if h == "" || h == "/" || b.writableRootOf(h) != "" {
+		return
+	}
+	var paths []string
+	for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
+		paths = append(paths, filepath.Join(h, n.rel))
+	}
+	for _, d := range b.p.DenyWrite {
+		if filepath.IsAbs(d) && !policy.IsGlob(d) {
+			paths = append(paths, d)
+		}
+	}
+	for _, q := range paths {
+		if fi, err := os.Lstat(q); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		t, err := filepath.EvalSymlinks(q)
+		if err != nil {
+			continue
+		}
+		root := b.writableRootOf(t)
+		if root == "" || b.deniedBy(t) != "" {
+			continue
+		}
+		b.pinBetween(root, t, false)
+		b.add(opReadOnly, t, t)
+	}
 }
 
 // protectTop keeps read-only, at the top of the writable root r, the
