@@ -72,6 +72,10 @@ const (
 	// SourceGitDir is an entry of policy.GitDirProtected inside a git
 	// directory (Detail names the directory).
 	SourceGitDir = "git directory"
+	// SourceLink is a path that a protected path, a symbolic link, names
+	// (an .envrc -> tools/envrc, ~/.bashrc -> a dotfiles workspace's
+	// bashrc); Detail is the link (policy.LinkTargets).
+	SourceLink = "link"
 )
 
 // runsLater ends the message of a path protected because code placed there
@@ -104,6 +108,8 @@ func (v *Violation) Error() string {
 			s = fmt.Sprintf("path %s is protected by rule %s of the git directory %s", p, quote(v.Rule), quote(v.Detail)) + runsLater
 		case SourceGitLook:
 			s = fmt.Sprintf("path %s is protected: git's %s names %s", p, v.Rule, quote(v.Detail)) + runsLater
+		case SourceLink:
+			s = fmt.Sprintf("path %s is protected: the protected path %s is a symbolic link to it", p, quote(v.Detail)) + runsLater
 		default:
 			s = fmt.Sprintf("path %s is protected by rule %s", p, quote(v.Rule)) + runsLater
 		}

@@ -174,6 +174,9 @@ type FS struct {
 	mounts    []*mount // the workspace first
 	deny      []denyRule
 	denyWrite []denyRule
+	// linked are the targets of protected paths that are links into a
+	// writable root, refused like the links.
+	linked    []linkedPath
 	protected []string
 	policy    *policy.Policy // for where git looks (gitLook)
 }
@@ -220,6 +223,22 @@ func New(p *policy.Policy, extra ...Root) (*FS, error) {
 	}
 	f.protected = p.Protected
 	f.policy = p
+	// What the home's and the workspace's protected paths name when they
+	// are links into a writable root (policy.LinkTargets).
+	var writable []string
+	if writableBy(ws, p.Write) {
+		writable = append(writable, ws)
+	}
+	for _, r := range extra {
+		if r.Writable {
+			writable = append(writable, r.Path)
+		}
+	}
+	for _, q := range append(p.ProtectedAt(p.GitEnv.Home), p.ProtectedAt(ws)...) {
+		if t := policy.LinkTargets([]string{q}, writable); len(t) == 1 {
+			f.linked = append(f.linked, linkedPath{target: filepath.ToSlash(t[0]), link: filepath.ToSlash(q)})
+		}
+	}
 	if len(f.protected) > 0 {
 		// The rows of policy.ToolFiles that stay writable for the tools
 		// (pip writes a .pth) are no file for an agent's file tool to
@@ -466,6 +485,10 @@ func (f *FS) checkRead(op string, t *target) error {
 	return nil
 }
 
+// linkedPath is a protected path that is a symbolic link (link) and what
+// it names in a writable root (target).
+type linkedPath struct{ target, link string }
+
 // checkWrite applies, in order, the deny rules, read-only roots, the
 // deny_write entries, the protected rules and the protected entries of git
 // directories (see protection). A path that does not exist yet is checked
@@ -490,6 +513,12 @@ func (f *FS) checkWrite(t *target) error {
 	if rule, source, gitDir := f.protection(t); rule != "" {
 		v.Kind, v.Rule, v.Source, v.Detail = KindProtected, rule, source, gitDir
 		return v
+	}
+	for _, l := range f.linked {
+		if policy.Within(fold(t.abs), fold(l.target)) {
+			v.Kind, v.Rule, v.Source, v.Detail = KindProtected, l.target, SourceLink, l.link
+			return v
+		}
 	}
 	if rule, where := f.gitLook(t); rule != "" {
 		v.Kind, v.Rule, v.Source, v.Detail = KindProtected, rule, SourceGitLook, where

@@ -464,29 +464,40 @@ func checkOneCordonLine(t *testing.T, r runResult) {
 // read-only under bubblewrap, so the shell the user opens next runs
 // nothing the command wrote.
 func TestHomeLinksIntoWorkspace(t *testing.T) {
-	e := newEnv(t)
-	marker := filepath.Join(e.root, "marker")
-	writeFile(t, filepath.Join(e.ws, "bashrc"), "# rc\n")
-	writeFile(t, filepath.Join(e.ws, "nvim", "init.lua"), "-- init\n")
-	mkdir(t, filepath.Join(e.home, ".config"))
-	for link, target := range map[string]string{".bashrc": "bashrc", ".config/nvim": "nvim"} {
-		if err := os.Symlink(filepath.Join(e.ws, target), filepath.Join(e.home, link)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := e.sh(fmt.Sprintf(`echo "touch %s" >> bashrc; echo 'os.execute("touch %s")' > nvim/init.lua; echo ok > notes.txt`, marker, marker))
-	if got := readFile(t, filepath.Join(e.ws, "bashrc")); got != "# rc\n" {
-		t.Errorf("bashrc, which ~/.bashrc names, changed: %q\n%s", got, r)
-	}
-	if got := readFile(t, filepath.Join(e.ws, "nvim", "init.lua")); got != "-- init\n" {
-		t.Errorf("nvim/init.lua, below what ~/.config/nvim names, changed: %q\n%s", got, r)
-	}
-	if readFile(t, filepath.Join(e.ws, "notes.txt")) != "ok\n" {
-		t.Errorf("the rest of the workspace is not writable:\n%s", r)
-	}
-	sh := exec.Command("sh", "-c", `. ~/.bashrc`)
-	sh.Env = e.environ()
-	if out, err := sh.CombinedOutput(); err != nil || exists(marker) {
-		t.Fatalf("the host's shell ran what the command wrote (%v):\n%s\nrun: %s", err, out, r)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			marker := filepath.Join(e.root, "marker")
+			writeFile(t, filepath.Join(e.ws, "bashrc"), "# rc\n")
+			writeFile(t, filepath.Join(e.ws, "nvim", "init.lua"), "-- init\n")
+			writeFile(t, filepath.Join(e.ws, "tools", "envrc"), "# envrc\n")
+			mkdir(t, filepath.Join(e.home, ".config"))
+			for link, target := range map[string]string{".bashrc": "bashrc", ".config/nvim": "nvim"} {
+				if err := os.Symlink(filepath.Join(e.ws, target), filepath.Join(e.home, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A protected name in the workspace that is a link into it.
+			if err := os.Symlink("tools/envrc", filepath.Join(e.ws, ".envrc")); err != nil {
+				t.Fatal(err)
+			}
+			r := e.sh(fmt.Sprintf(`echo "touch %s" >> bashrc; echo 'os.execute("touch %s")' > nvim/init.lua; echo "touch %s" >> tools/envrc; echo ok > notes.txt`, marker, marker, marker), "--backend", backend)
+			for file, want := range map[string]string{"bashrc": "# rc\n", "nvim/init.lua": "-- init\n", "tools/envrc": "# envrc\n"} {
+				if got := readFile(t, filepath.Join(e.ws, file)); got != want {
+					t.Errorf("%s, which a protected path names, changed: %q\n%s", file, got, r)
+				}
+			}
+			if readFile(t, filepath.Join(e.ws, "notes.txt")) != "ok\n" {
+				t.Errorf("the rest of the workspace is not writable:\n%s", r)
+			}
+			sh := exec.Command("sh", "-c", `. ~/.bashrc`)
+			sh.Env = e.environ()
+			if out, err := sh.CombinedOutput(); err != nil || exists(marker) {
+				t.Fatalf("the host's shell ran what the command wrote (%v):\n%s\nrun: %s", err, out, r)
+			}
+		})
 	}
 }

@@ -202,6 +202,9 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		pl.Degraded = append(pl.Degraded, fmt.Sprintf("no supervisor: %v, so denied and protected paths inside the allowed trees stay readable and writable (what the command plants there is disarmed after the run) and file metadata outside the write paths can be changed (chmod, chown, utimes, setxattr)", supErr))
 	case superviseLandlock:
 		pl.Supervise = newSupervision(p, opts.Home, rules, denied)
+		// What a protected path that is a link names: the walk's
+		// protected names, and the home's and the deny_write entries.
+		pl.Supervise.linked = policy.LinkTargets(append(slices.Clone(pl.Guard.Names), p.ProtectedAt(opts.Home)...), rules.ReadWrite)
 		pl.Spec.Supervise = true
 	default:
 		pl.Degraded = append(pl.Degraded, "this cordon was built without the Landlock-only backend's supervisor (-tags cordon_unsupervised, for benchmarks): denied and protected paths inside the allowed trees and metadata outside the write paths are not refused")

@@ -133,7 +133,7 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		}
 		b.placeholder(root, d, kind)
 	}
-	b.protectHomeLinks(pr)
+	b.protectHomeLinks()
 	// Absent denied paths inside a writable root stay absent; and no
 	// denied path there can be moved away from its mask. Mode permissive
 	// hides the denied paths only for cordon learn.
@@ -166,28 +166,12 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 // symbolic link into a writable root while the home itself is not
 // writable: a dotfiles repository whose files the home links to
 // (~/.bashrc -> ~/dotfiles/bashrc), edited through its own name.
-func (b *bwrapBuilder) protectHomeLinks(pr protRules) {
+func (b *bwrapBuilder) protectHomeLinks() {
 	h := b.opts.Home
 	if h == "" || h == "/" || b.writableRootOf(h) != "" {
 		return
 	}
-	var paths []string
-	for _, n := range append(slices.Clone(pr.anyDepth), pr.rootOnly...) {
-		paths = append(paths, filepath.Join(h, n.rel))
-	}
-	for _, d := range b.p.DenyWrite {
-		if filepath.IsAbs(d) && !policy.IsGlob(d) {
-			paths = append(paths, d)
-		}
-	}
-	for _, q := range paths {
-		if fi, err := os.Lstat(q); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			continue
-		}
-		t, err := filepath.EvalSymlinks(q)
-		if err != nil {
-			continue
-		}
+	for _, t := range policy.LinkTargets(b.p.ProtectedAt(h), b.writableRoots()) {
 		root := b.writableRootOf(t)
 		if root == "" || b.deniedBy(t) != "" {
 			continue

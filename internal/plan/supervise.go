@@ -32,7 +32,12 @@ type Supervision struct {
 	// hosts are the policy's own write paths: its protected paths,
 	// deny_write entries and git directories are relative to them (the
 	// private /tmp is not one).
-	hosts   []string
+	hosts []string
+	// linked are what protected paths that are symbolic links name inside
+	// the write paths (an .envrc -> tools/envrc, ~/.bashrc -> a dotfiles
+	// workspace's bashrc): writing one there writes the protected path,
+	// so it is refused like it (policy.LinkTargets).
+	linked  []string
 	decider *policy.Decider
 	// start is when the run started (ForRun).
 	start time.Time
@@ -127,7 +132,7 @@ func (s *Supervision) Allow(path string, a monitor.Access) bool {
 	if a == monitor.AccessWrite && slices.Contains(s.devices, path) {
 		return true
 	}
-	if !policy.CoveredBy(path, s.write) || policy.CoveredBy(path, s.denied) {
+	if !policy.CoveredBy(path, s.write) || policy.CoveredBy(path, s.denied) || policy.CoveredBy(path, s.linked) {
 		return false
 	}
 	d := s.decider.Decide(policy.OpWrite, path)
