@@ -273,7 +273,7 @@ func explainLines(p *policy.Policy, h policy.Host, args []string) ([]string, err
 }
 
 func newPolicy() *cobra.Command {
-	var pf policyFlags
+	pf := policyFlags{readOnly: true}
 	var explain, jsonOut bool
 	c := &cobra.Command{
 		Use:   "policy [flags] [--explain] [--json] [-- CMD...]",
@@ -282,6 +282,9 @@ func newPolicy() *cobra.Command {
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {
 				return err
+			}
+			if p.HomeWorkspace && !pf.allowHomeWorkspace {
+				fmt.Fprintf(cmd.ErrOrStderr(), "cordon: note: cordon run refuses the workspace %s (your home directory, an ancestor of it, or /): cd into a project or pass --workspace DIR; this is the policy it would use with --allow-home-workspace\n", p.Workspace)
 			}
 			var explained []string
 			if explain {
