@@ -283,11 +283,17 @@ func newPolicy() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if p.HomeWorkspace && !pf.allowHomeWorkspace {
-				fmt.Fprintf(cmd.ErrOrStderr(), "cordon: note: cordon run refuses the workspace %s (your home directory, an ancestor of it, or /): cd into a project or pass --workspace DIR; this is the policy it would use with --allow-home-workspace\n", p.Workspace)
+			refused := p.HomeWorkspace && !pf.allowHomeWorkspace
+			if refused {
+				// No plan: cordon run would make none here.
+				also := ""
+				if explain {
+					also = ", with which --explain prints its plan"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "cordon: note: cordon run refuses the workspace %s (your home directory, an ancestor of it, or /): cd into a project or pass --workspace DIR; this is the policy it would use with --allow-home-workspace%s\n", p.Workspace, also)
 			}
 			var explained []string
-			if explain {
+			if explain && !refused {
 				if explained, err = explainLines(p, h, args); err != nil {
 					return err
 				}
