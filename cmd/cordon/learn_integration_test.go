@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,13 +63,9 @@ func TestLearnDocsExample(t *testing.T) {
 	if !strings.Contains(y, `read: ["~/src/lib"]`) {
 		t.Errorf("the learnt policy does not let the build read the module beside the workspace:\n%s", y)
 	}
-	var leftOut []string
 	for _, l := range strings.Split(y, "\n") {
 		if !strings.HasPrefix(l, "#") && strings.Contains(l, ".config/go") {
 			t.Errorf("the learnt policy allows Go's own config or telemetry: %q\n%s", l, y)
-		}
-		if dir, _, ok := strings.Cut(strings.TrimPrefix(l, "#   "), ": "); ok && strings.HasPrefix(l, "#   ~/") {
-			leftOut = append(leftOut, dir)
 		}
 	}
 
@@ -77,18 +74,38 @@ func TestLearnDocsExample(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("go build under the learnt policy:\n%s\n%s", y, r)
 	}
-	for _, l := range strings.Split(r.stderr, "\n") {
+	for _, l := range unlistedDenials(y, r.stderr) {
+		t.Errorf("denied under the learnt policy, and not listed in it as left out: %s\npolicy:\n%s", l, y)
+	}
+}
+
+// unlistedDenials returns the lines of cordon test's report (stderr) that
+// name a denial the learnt policy y does not list in its comments: as a
+// path left denied, or in a directory left out (it, below it, or a
+// directory made to hold it).
+func unlistedDenials(y, stderr string) []string {
+	var paths, leftOut []string
+	for _, l := range strings.Split(y, "\n") {
+		if p, ok := strings.CutPrefix(l, "#     "); ok {
+			paths = append(paths, p)
+		}
+		if dir, _, ok := strings.Cut(strings.TrimPrefix(l, "#   "), ": "); ok && strings.HasPrefix(l, "#   ~/") {
+			leftOut = append(leftOut, dir)
+		}
+	}
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
 		if !strings.HasPrefix(l, "  file-") && !strings.HasPrefix(l, "  network-") {
 			continue
 		}
-		fields := strings.Fields(l)
-		listed := false
+		p := strings.Fields(l)[1]
+		listed := slices.Contains(paths, p)
 		for _, dir := range leftOut {
-			// dir, below it, or a directory made to hold it
-			listed = listed || fields[1] == dir || strings.HasPrefix(fields[1], dir+"/") || strings.HasPrefix(dir, fields[1]+"/") && fields[1] != "~"
+			listed = listed || p == dir || strings.HasPrefix(p, dir+"/") || strings.HasPrefix(dir, p+"/") && p != "~"
 		}
 		if !listed {
-			t.Errorf("denied under the learnt policy, and not listed in it as left out: %s\npolicy:\n%s", l, y)
+			out = append(out, l)
 		}
 	}
+	return out
 }

@@ -225,7 +225,7 @@ func TestPermissiveMode(t *testing.T) {
 // learnThenRun runs cordon learn with flags and script, writes the policy
 // it printed to a file, and runs script again under it with cordon test,
 // in mode standard: it must pass with nothing denied but what learn left
-// denied on purpose (the secret).
+// denied on purpose (the secret) or left out (a tool's telemetry).
 func learnThenRun(t *testing.T, e *sandboxEnv, flags []string, script string) (policyYAML string, test runResult) {
 	t.Helper()
 	args := append(append([]string{"learn"}, flags...), "--", "sh", "-c", script)
@@ -239,6 +239,9 @@ func learnThenRun(t *testing.T, e *sandboxEnv, flags []string, script string) (p
 	test = e.runTimeout(3*time.Minute, nil, args...)
 	if test.code != 0 {
 		t.Fatalf("the command under the learnt policy:\n%s\n%s", r.stdout, test)
+	}
+	for _, l := range unlistedDenials(r.stdout, test.stderr) {
+		t.Errorf("denied under the learnt policy, and not listed in it: %s\npolicy:\n%s", l, r.stdout)
 	}
 	return r.stdout, test
 }
