@@ -109,3 +109,31 @@ func unlistedDenials(y, stderr string) []string {
 	}
 	return out
 }
+
+// TestLearnOutputInsideWorkspace: cordon learn whose output goes to a file
+// inside the workspace (where cordon run refuses a --config that allows
+// more) says so in one line; to a file outside, it says nothing of it.
+func TestLearnOutputInsideWorkspace(t *testing.T) {
+	e := newEnv(t)
+	mkdir(t, filepath.Join(e.home, ".config", "cordon"))
+	for _, tc := range []struct {
+		out  string
+		warn bool
+	}{
+		{"build.yaml", true},
+		{"sub/../build2.yaml", true},
+		{"~/.config/cordon/build.yaml", false},
+	} {
+		cmd := e.command(t.Context(), "")
+		cmd.Path, cmd.Args = "/bin/sh", []string{"sh", "-c", `mkdir -p sub && "$0" learn -- true > ` + tc.out, cordonBin}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("cordon learn -- true > %s: %v\n%s", tc.out, err, out)
+		}
+		n := strings.Count(string(out), "cordon: warning: the learnt policy went to ")
+		if tc.warn && (n != 1 || !strings.Contains(string(out), "inside the workspace, where cordon run refuses a --config file that allows more: move it out, e.g. into ~/.config/cordon/\n")) ||
+			!tc.warn && n != 0 {
+			t.Errorf("cordon learn -- true > %s: want a warning: %v, got:\n%s", tc.out, tc.warn, out)
+		}
+	}
+}

@@ -199,6 +199,7 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		if err := writeLearned(os.Stdout, os.Stderr, p, res, h.Home, args); err != nil {
 			return err
 		}
+		warnOutputInside(os.Stderr, os.Stdout, p.Workspace, h.Home)
 	}
 	if jsonFile != nil {
 		if err := writeResultJSON(jsonFile, res); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -293,6 +294,23 @@ func writePaths(b *strings.Builder, paths []string) {
 	if n := len(paths) - show; n > 0 {
 		fmt.Fprintf(b, "#     and %d more\n", n)
 	}
+}
+
+// warnOutputInside says, in one line on warn, when out (cordon learn's
+// stdout) is a regular file inside the workspace, where cordon run
+// refuses a --config file that allows more (a repository's files may only
+// tighten). The file's name comes from /proc/self/fd, only for this
+// warning; where there is none, nothing is said.
+func warnOutputInside(warn io.Writer, out *os.File, workspace, home string) {
+	fi, err := out.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	path, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", out.Fd()))
+	if err != nil || !policy.Within(path, workspace) {
+		return
+	}
+	fmt.Fprintf(warn, "cordon: warning: the learnt policy went to %s, inside the workspace, where cordon run refuses a --config file that allows more: move it out, e.g. into ~/.config/cordon/\n", printableLine(tildeArg(path, home)))
 }
 
 // printableCommand is command for a comment line.
