@@ -274,6 +274,18 @@ func TestLearn(t *testing.T) {
 			t.Errorf("the secret is not listed as left denied:\n%s", y)
 		}
 	})
+	t.Run("a script that reads a project beside the workspace and writes a cache", func(t *testing.T) {
+		e, _ := monitorFixture(t)
+		mkdir(t, filepath.Join(e.home, ".cache", "mytool"))
+		script := `cat ../other/notes.txt && echo built > ~/.cache/mytool/stamp && cat ~/.cache/mytool/stamp`
+		y, test := learnThenRun(t, e, nil, script)
+		if !strings.Contains(y, `read: ["~/src/other"]`) || !strings.Contains(y, `write: ["~/.cache/mytool"]`) {
+			t.Errorf("the learnt policy does not read ~/src/other and write ~/.cache/mytool:\n%s", y)
+		}
+		if !strings.Contains(test.stdout, "SIBLING-SECRET-7f3a") || !strings.Contains(test.stdout, "built") || !strings.Contains(test.stderr, "cordon: test: nothing was denied") {
+			t.Errorf("the script under the learnt policy:\n%s", test)
+		}
+	})
 	t.Run("git commit", func(t *testing.T) {
 		e, _ := monitorFixture(t)
 		writeFile(t, filepath.Join(e.ws, "a.txt"), "a\n")
