@@ -27,7 +27,6 @@ func TestHomeWorkspace(t *testing.T) {
 		{"run in an ancestor", []string{"run", "--workspace", filepath.Dir(e.home), "--", "touch", marker}, "is an ancestor of your home directory"},
 		{"run in /", []string{"run", "--workspace", "/", "--", "touch", marker}, "cordon: the workspace / is the root directory: "},
 		{"strict", []string{"run", "--mode", "strict", "--workspace", e.home, "--", "touch", marker}, "is your home directory"},
-		{"policy", []string{"policy", "--workspace", e.home}, "is your home directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.run(tc.args...)
@@ -67,6 +66,56 @@ func TestHomeWorkspace(t *testing.T) {
 		r := e.run("run", "--no-sandbox", "--workspace", e.home, "--", "true")
 		if r.code != 0 || strings.Contains(r.stderr, "warning") {
 			t.Errorf("--no-sandbox in the home directory: %s", r)
+		}
+	})
+}
+
+// TestReadOnlyCommandsFromHome: the commands that only read (violations,
+// policy, status, cache) run from the home directory and from /, where
+// cordon run refuses; cordon policy prints the policy for that directory
+// (no plan: a run would make none) and says in one line that cordon run
+// refuses it.
+func TestReadOnlyCommandsFromHome(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, dir := range []string{e.home, "/"} {
+		for _, args := range [][]string{{"violations"}, {"violations", "--since", "0", "--json"}, {"policy"}, {"policy", "--explain", "--", "true"}, {"status"}, {"cache"}} {
+			t.Run(dir+" "+strings.Join(args, " "), func(t *testing.T) {
+				cmd := e.command(t.Context(), args...)
+				cmd.Dir = dir
+				var out, errb strings.Builder
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("cordon %v from %s: %v\nstdout: %s\nstderr: %s", args, dir, err, out.String(), errb.String())
+				}
+				if strings.Contains(errb.String(), "cd into a project, or pass --workspace") {
+					t.Errorf("cordon %v from %s refused the workspace:\n%s", args, dir, errb.String())
+				}
+				if args[0] != "policy" {
+					return
+				}
+				if !strings.Contains(out.String(), "workspace: "+dir+"\n") || strings.Contains(out.String(), "# plan") {
+					t.Errorf("cordon policy from %s does not print the policy for %s, or prints a plan cordon run would not make:\n%s", dir, dir, out.String())
+				}
+				var notes []string
+				for _, l := range strings.Split(userStderr(errb.String()), "\n") {
+					if strings.Contains(l, "cordon run refuses") {
+						notes = append(notes, l)
+					}
+				}
+				want := "cordon: note: cordon run refuses the workspace " + dir + " "
+				if len(notes) != 1 || !strings.HasPrefix(notes[0], want) || !strings.Contains(notes[0], "--allow-home-workspace") {
+					t.Errorf("want one line %q... naming --allow-home-workspace, got:\n%s", want, errb.String())
+				}
+			})
+		}
+	}
+	t.Run("insisted", func(t *testing.T) {
+		cmd := e.command(t.Context(), "policy", "--allow-home-workspace")
+		cmd.Dir = e.home
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.Contains(string(out), "cordon run refuses") {
+			t.Errorf("cordon policy --allow-home-workspace from the home directory: %v\n%s", err, out)
 		}
 	})
 }

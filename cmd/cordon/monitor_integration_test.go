@@ -225,7 +225,7 @@ func TestPermissiveMode(t *testing.T) {
 // learnThenRun runs cordon learn with flags and script, writes the policy
 // it printed to a file, and runs script again under it with cordon test,
 // in mode standard: it must pass with nothing denied but what learn left
-// denied on purpose (the secret).
+// denied on purpose (the secret) or left out (a tool's telemetry).
 func learnThenRun(t *testing.T, e *sandboxEnv, flags []string, script string) (policyYAML string, test runResult) {
 	t.Helper()
 	args := append(append([]string{"learn"}, flags...), "--", "sh", "-c", script)
@@ -239,6 +239,9 @@ func learnThenRun(t *testing.T, e *sandboxEnv, flags []string, script string) (p
 	test = e.runTimeout(3*time.Minute, nil, args...)
 	if test.code != 0 {
 		t.Fatalf("the command under the learnt policy:\n%s\n%s", r.stdout, test)
+	}
+	for _, l := range unlistedDenials(r.stdout, test.stderr) {
+		t.Errorf("denied under the learnt policy, and not listed in it: %s\npolicy:\n%s", l, r.stdout)
 	}
 	return r.stdout, test
 }
@@ -269,6 +272,18 @@ func TestLearn(t *testing.T) {
 		}
 		if !strings.Contains(y, "#     ~/.ssh/id_rsa") {
 			t.Errorf("the secret is not listed as left denied:\n%s", y)
+		}
+	})
+	t.Run("a script that reads a project beside the workspace and writes a cache", func(t *testing.T) {
+		e, _ := monitorFixture(t)
+		mkdir(t, filepath.Join(e.home, ".cache", "mytool"))
+		script := `cat ../other/notes.txt && echo built > ~/.cache/mytool/stamp && cat ~/.cache/mytool/stamp`
+		y, test := learnThenRun(t, e, nil, script)
+		if !strings.Contains(y, `read: ["~/src/other"]`) || !strings.Contains(y, `write: ["~/.cache/mytool"]`) {
+			t.Errorf("the learnt policy does not read ~/src/other and write ~/.cache/mytool:\n%s", y)
+		}
+		if !strings.Contains(test.stdout, "SIBLING-SECRET-7f3a") || !strings.Contains(test.stdout, "built") || !strings.Contains(test.stderr, "cordon: test: nothing was denied") {
+			t.Errorf("the script under the learnt policy:\n%s", test)
 		}
 	})
 	t.Run("git commit", func(t *testing.T) {

@@ -199,6 +199,7 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		if err := writeLearned(os.Stdout, os.Stderr, p, res, h.Home, args); err != nil {
 			return err
 		}
+		warnOutputInside(os.Stderr, os.Stdout, p.Workspace, h.Home)
 	}
 	if jsonFile != nil {
 		if err := writeResultJSON(jsonFile, res); err != nil {
@@ -273,7 +274,7 @@ func explainLines(p *policy.Policy, h policy.Host, args []string) ([]string, err
 }
 
 func newPolicy() *cobra.Command {
-	var pf policyFlags
+	pf := policyFlags{readOnly: true}
 	var explain, jsonOut bool
 	c := &cobra.Command{
 		Use:   "policy [flags] [--explain] [--json] [-- CMD...]",
@@ -283,8 +284,17 @@ func newPolicy() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			refused := p.HomeWorkspace && !pf.allowHomeWorkspace
+			if refused {
+				// No plan: cordon run would make none here.
+				also := ""
+				if explain {
+					also = ", with which --explain prints its plan"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "cordon: note: cordon run refuses the workspace %s (your home directory, an ancestor of it, or /): cd into a project or pass --workspace DIR; this is the policy it would use with --allow-home-workspace%s\n", p.Workspace, also)
+			}
 			var explained []string
-			if explain {
+			if explain && !refused {
 				if explained, err = explainLines(p, h, args); err != nil {
 					return err
 				}

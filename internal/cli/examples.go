@@ -19,8 +19,9 @@ var commandExamples = map[string]string{
   cordon run --profile untrusted --mode strict -- ./script-from-the-web.sh`,
 	"test": `  cordon test -- npm install
   cordon test --profile ci -- make check`,
-	"learn": `  cordon learn -- make build > .cordon.yaml.new`,
-	"policy": `  cordon policy                          # the effective policy as YAML
+	"learn": `  cordon learn -- make build > ~/.config/cordon/build.yaml   # outside the workspace
+  cordon run --config ~/.config/cordon/build.yaml -- make build`,
+	"policy": `  cordon policy                          # the effective policy as YAML (from any directory)
   cordon policy --explain -- go build    # and the sandbox plan for that command`,
 	"status": `  cordon status --json`,
 	"violations": `  cordon violations --since 24h

@@ -35,6 +35,10 @@ type policyFlags struct {
 	auditLog                string
 	// auditLogUsed is set by commands that write the audit log.
 	auditLogUsed bool
+	// readOnly is set by commands that only read (policy, violations):
+	// they run nothing in the workspace, so a home workspace is not
+	// refused (the policy then says HomeWorkspace).
+	readOnly bool
 }
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
@@ -223,7 +227,7 @@ func (f *policyFlags) loadPolicy(cmd *cobra.Command) (*policy.Policy, policy.Hos
 	if err != nil {
 		return nil, h, err
 	}
-	p, err := policy.Load(policy.Options{Host: h, Workspace: f.workspace, ConfigFiles: f.configs, Flags: l, AllowHomeWorkspace: f.allowHomeWorkspace})
+	p, err := policy.Load(policy.Options{Host: h, Workspace: f.workspace, ConfigFiles: f.configs, Flags: l, AllowHomeWorkspace: f.allowHomeWorkspace || f.readOnly})
 	if err != nil {
 		return nil, h, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,7 +31,10 @@ same CMD runs in mode standard. CMD's own stdout goes to stderr. Secrets stay
 hidden and protected paths read-only during the run, as in mode standard; those
 it touched are listed as comments and stay denied. What the run could not keep
 out (a protected path it created where none was kept) is one cordon: warning:
-line each on stderr, never listed as denied.
+line each on stderr, never listed as denied. What a tool keeps for itself and
+runs without (Go's telemetry counters) is left out, listed as a comment.
+Write the file outside the workspace (a --config file there may only
+tighten), e.g. in ~/.config/cordon/.
 Exit status: CMD's, as cordon run.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,6 +56,9 @@ type learned struct {
 	forward                        []int
 	netMode                        policy.NetMode
 	kept                           []keptGroup // left denied
+	// noise are the paths of each learnNoise entry the run touched, left
+	// out of the policy (by the entry's index).
+	noise map[int][]string
 	// happened are the secrets and protected paths the run could not
 	// keep out (result.Violation.Unenforced): never "left denied".
 	happened []result.Violation
@@ -64,6 +72,30 @@ type keptGroup struct {
 	// locked: a secret or a protected path; else no change was
 	// suggested (a system directory, a tool cache).
 	locked bool
+}
+
+// learnNoise are the files a tool keeps for its own bookkeeping and runs
+// without: cordon learn leaves them out of the policy (they stay denied in
+// mode standard, where the tool goes on) and lists them in a comment. dir
+// is relative to the home; an access to it, below it, or to a directory
+// between the home and it (made to hold it) is noise.
+var learnNoise = []struct{ dir, what string }{
+	{".config/go/telemetry", "Go's telemetry counters (the go command goes on without them; go telemetry off stops them)"},
+}
+
+// noiseOf returns the index in learnNoise of the entry that an access to
+// path is, or -1.
+func noiseOf(path, home string) int {
+	if home == "" || home == "/" {
+		return -1
+	}
+	for i, n := range learnNoise {
+		dir := filepath.Join(home, n.dir)
+		if policy.Within(path, dir) || (path != home && policy.Within(path, home) && policy.Within(dir, path)) {
+			return i
+		}
+	}
+	return -1
 }
 
 // keep adds path to the group of what.
@@ -87,6 +119,13 @@ func learn(p *policy.Policy, res *result.Result, home string) learned {
 		}
 		if v.Locked {
 			l.keep(v.Operation+": "+tildeText(v.Rule, home), tildeArg(v.Path, home), true)
+			continue
+		}
+		if i := noiseOf(v.Path, home); i >= 0 && v.Path != "" {
+			if l.noise == nil {
+				l.noise = map[int][]string{}
+			}
+			l.noise[i] = appendNew(l.noise[i], tildeArg(v.Path, home))
 			continue
 		}
 		if v.Address != "" {
@@ -177,7 +216,7 @@ func writeLearned(w, warn io.Writer, p *policy.Policy, res *result.Result, home 
 	} else {
 		b.WriteString("# Under this policy it runs in mode standard.\n")
 	}
-	fmt.Fprintf(&b, "# Pass it with --config FILE after your other config files, with the same flags\n# (profile %s), or add it to your user config (~/.config/cordon/config.yaml).\n", p.Profile)
+	fmt.Fprintf(&b, "# Keep it outside the workspace (a --config file there may only tighten), e.g. in\n# ~/.config/cordon/, and pass it with --config FILE after your other config files,\n# with the same flags (profile %s), or add it to your user config\n# (~/.config/cordon/config.yaml).\n", p.Profile)
 	b.WriteString("sandbox:\n")
 	if len(l.read)+len(l.write) > 0 {
 		b.WriteString("  filesystem:\n")
@@ -221,21 +260,57 @@ func writeLearned(w, warn io.Writer, p *policy.Policy, res *result.Result, home 
 				b.WriteString(head)
 				said = true
 			}
-			const show = 3
 			fmt.Fprintf(&b, "#   %s\n", printableLine(k.what))
-			for _, p := range k.paths[:min(show, len(k.paths))] {
-				fmt.Fprintf(&b, "#     %s\n", printableLine(p))
-			}
-			if n := len(k.paths) - show; n > 0 {
-				fmt.Fprintf(&b, "#     and %d more\n", n)
-			}
+			writePaths(&b, k.paths)
 		}
+	}
+	saidNoise := false
+	for i, n := range learnNoise {
+		paths := l.noise[i]
+		if len(paths) == 0 {
+			continue
+		}
+		if !saidNoise {
+			saidNoise = true
+			b.WriteString("# Left out: what a tool keeps for itself and runs without (it stays denied; the\n# command goes on):\n")
+		}
+		fmt.Fprintf(&b, "#   ~/%s: %s\n", n.dir, n.what)
+		writePaths(&b, paths)
 	}
 	if res.Monitor.More > 0 {
 		fmt.Fprintf(&b, "# %d more distinct accesses were not kept (the monitor's cap): run cordon learn again under this policy.\n", res.Monitor.More)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePaths writes the first paths, one comment line each, and how
+// many more there are.
+func writePaths(b *strings.Builder, paths []string) {
+	const show = 3
+	for _, p := range paths[:min(show, len(paths))] {
+		fmt.Fprintf(b, "#     %s\n", printableLine(p))
+	}
+	if n := len(paths) - show; n > 0 {
+		fmt.Fprintf(b, "#     and %d more\n", n)
+	}
+}
+
+// warnOutputInside says, in one line on warn, when out (cordon learn's
+// stdout) is a regular file inside the workspace, where cordon run
+// refuses a --config file that allows more (a repository's files may only
+// tighten). The file's name comes from /proc/self/fd, only for this
+// warning; where there is none, nothing is said.
+func warnOutputInside(warn io.Writer, out *os.File, workspace, home string) {
+	fi, err := out.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	path, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", out.Fd()))
+	if err != nil || !policy.Within(path, workspace) {
+		return
+	}
+	fmt.Fprintf(warn, "cordon: warning: the learnt policy went to %s, inside the workspace, where cordon run refuses a --config file that allows more: move it out, e.g. into ~/.config/cordon/\n", printableLine(tildeArg(path, home)))
 }
 
 // printableCommand is command for a comment line.

@@ -116,3 +116,41 @@ func TestWriteLearnedHappened(t *testing.T) {
 		t.Errorf("warnings %q, want %q", warn.String(), want)
 	}
 }
+
+// TestLearnNoise: what a tool keeps for itself and runs without (Go's
+// telemetry, and the directories made to hold it) is left out of the
+// policy and listed in a comment; another write in the same directory
+// (go env -w) is learnt.
+func TestLearnNoise(t *testing.T) {
+	p := &policy.Policy{Profile: "development"}
+	res := &result.Result{Monitor: &result.Monitor{Calls: 4}, Violations: []result.Violation{
+		{Operation: "file-write", Path: "/h/.config/go", Rule: "filesystem.write: not listed", Count: 1},
+		{Operation: "file-write", Path: "/h/.config/go/telemetry/local/go.count", Rule: "filesystem.write: not listed", Allow: "--allow-write /h/.config/go/telemetry/local", Count: 1},
+		{Operation: "file-read", Path: "/h/.config/go/telemetry/mode", Rule: "filesystem.read: not listed", Allow: "--allow-read /h/.config/go/telemetry", Count: 1},
+		{Operation: "file-write", Path: "/h/.config/gopls/x", Rule: "filesystem.write: not listed", Allow: "--allow-write /h/.config/gopls", Count: 1},
+	}}
+	var out, warn strings.Builder
+	if err := writeLearned(&out, &warn, p, res, "/h", []string{"go", "build"}); err != nil {
+		t.Fatal(err)
+	}
+	want := `sandbox:
+  filesystem:
+    write: ["~/.config/gopls"]
+# Left out: what a tool keeps for itself and runs without (it stays denied; the
+# command goes on):
+#   ~/.config/go/telemetry: Go's telemetry counters`
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "# Under this policy it runs in mode standard.") || !strings.Contains(out.String(), "#     ~/.config/go\n") {
+		t.Errorf("policy:\n%s\nwant it to hold:\n%s", out.String(), want)
+	}
+	for _, tc := range []struct {
+		path string
+		want int
+	}{
+		{"/h/.config/go/telemetry", 0}, {"/h/.config/go/telemetry/local/x", 0}, {"/h/.config", 0}, {"/h/.config/go", 0},
+		{"/h", -1}, {"/h/.config/go/env", -1}, {"/h/.config/gopls", -1}, {"/other/.config/go/telemetry", -1},
+	} {
+		if got := noiseOf(tc.path, "/h"); got != tc.want {
+			t.Errorf("noiseOf(%q) = %d, want %d", tc.path, got, tc.want)
+		}
+	}
+}

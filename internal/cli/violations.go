@@ -18,7 +18,7 @@ import (
 const defaultSince = "24h"
 
 func newViolations() *cobra.Command {
-	pf := policyFlags{allowHomeWorkspace: true, auditLogUsed: true} // --audit-log names the log to read
+	pf := policyFlags{readOnly: true, auditLogUsed: true} // --audit-log names the log to read
 	var since, session string
 	var jsonOut bool
 	c := &cobra.Command{
