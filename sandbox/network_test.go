@@ -115,10 +115,7 @@ func TestNetworkFiltered(t *testing.T) {
 // the helper, not only the helper itself (it ran the host's main before).
 func TestNetworkFilteredSSHProxyCommand(t *testing.T) {
 	_, ws := fakeHost(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testenv.Listen(t)
 	defer ln.Close()
 	go func() {
 		for range 2 { // bounded: the test connects once

@@ -26,24 +26,15 @@ func fakeHost(t *testing.T) (home, ws string) {
 	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
 		testenv.SkipOrFail(t, "bubblewrap is not installed (apt-get install bubblewrap)")
 	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
+	h := testenv.FakeHome(t)
+	if err := os.MkdirAll(filepath.Join(h.Dir, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	home = filepath.Join(dir, "home")
-	ws = filepath.Join(home, "proj")
-	for _, d := range []string{filepath.Join(home, ".ssh"), ws} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("SECRET-KEY-31"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(h.Dir, ".ssh", "id_rsa"), []byte("SECRET-KEY-31"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	return home, ws
+	h.Setenv(t)
+	return h.Dir, h.Workspace
 }
 
 func TestRun(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -124,10 +123,7 @@ func newModProxy(t *testing.T, root string, mods []goModule) *modProxy {
 	mux.HandleFunc(prefix+"/supported", func(w http.ResponseWriter, _ *http.Request) {})
 	mux.Handle(prefix+"/", http.StripPrefix(prefix, db))
 	mux.Handle("/", http.FileServer(http.Dir(m.dir)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testenv.Listen(t)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	t.Cleanup(func() {

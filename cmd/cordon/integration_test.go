@@ -147,21 +147,15 @@ type sandboxEnv struct {
 func newEnv(t *testing.T) *sandboxEnv {
 	t.Helper()
 	requireBwrap(t)
-	root := t.TempDir()
-	root, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testenv.FakeHome(t)
 	e := &sandboxEnv{
 		t:       t,
-		root:    root,
-		home:    filepath.Join(root, "home"),
-		ws:      filepath.Join(root, "home", "src", "proj"),
-		sibling: filepath.Join(root, "home", "src", "other"),
+		root:    h.Root,
+		home:    h.Dir,
+		ws:      h.Workspace,
+		sibling: filepath.Join(h.Dir, "src", "other"),
 	}
-	for _, d := range []string{e.ws, e.sibling, filepath.Join(e.home, ".config"), filepath.Join(e.home, ".local", "state")} {
-		mkdir(t, d)
-	}
+	mkdir(t, e.sibling)
 	writeFile(t, filepath.Join(e.sibling, "notes.txt"), "SIBLING-SECRET-7f3a")
 	return e
 }

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // TestHostProcessesInvisible: the sandbox has its own pid namespace: a
@@ -132,10 +134,7 @@ type tcpCounter struct {
 
 func newTCPCounter(t *testing.T) *tcpCounter {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testenv.Listen(t)
 	c := &tcpCounter{ln: ln}
 	go func() {
 		for {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // monitorFixture is a workspace that is a git repository, a secret key in
@@ -325,10 +327,7 @@ func TestLearn(t *testing.T) {
 // reported once with the network rule.
 func TestCordonTestConnect(t *testing.T) {
 	e, _ := monitorFixture(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testenv.Listen(t)
 	defer l.Close()
 	addr := l.Addr().String()
 	r := e.run("test", "--net", "deny", "--", "sh", "-c", "curl -s --max-time 3 http://"+addr+"/; curl -s --max-time 3 http://"+addr+"/; true")

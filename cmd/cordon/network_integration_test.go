@@ -484,10 +484,7 @@ func TestNetLandlockToken(t *testing.T) {
 func TestNetSSHProxyCommand(t *testing.T) {
 	requireTool(t, "ssh")
 	e := newEnv(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testenv.Listen(t)
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/audit"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/result"
 )
 
@@ -114,15 +114,9 @@ func runJSONCommand(t *testing.T, args ...string) []byte {
 // --json-out) has the keys docs/json.md documents, as one object.
 func TestJSONSchemas(t *testing.T) {
 	doc := documentedKeys(t)
-	home := t.TempDir()
-	ws := filepath.Join(home, "proj")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".state"))
+	h := testenv.FakeHome(t)
+	h.Setenv(t)
+	ws := h.Workspace
 	one := func(what string, b []byte) map[string]json.RawMessage {
 		t.Helper()
 		var m map[string]json.RawMessage

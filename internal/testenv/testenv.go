@@ -1,8 +1,10 @@
 // Package testenv is what cordon's tests share about their environment:
 // the rule for a test that cannot run here (skip with the reason, but fail
 // under CI=true, where the machine is set up to run everything), the
-// switch for the heavy tests that only the full check runs, and the tools
-// a test drives, found or skipped by that rule.
+// switch for the heavy tests that only the full check runs, the tools a
+// test drives, found or skipped by that rule, the fake home every test
+// that runs cordon uses (FakeHome), and the loopback listener its servers
+// serve on (Listen).
 //
 // It is imported by tests only. It must not start servers that listen
 // beyond the loopback, nor touch the real home directory.
@@ -10,8 +12,11 @@ package testenv
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -53,4 +58,68 @@ func Tool(t testing.TB, name, hint string) string {
 		SkipOrFail(t, "%s is not installed (%s)", name, hint)
 	}
 	return p
+}
+
+// Home is a test's fake home directory, made by FakeHome: nothing of the
+// real home is ever read or written through it.
+type Home struct {
+	// Root is a fresh temporary directory (symbolic links resolved) that
+	// holds the rest, and whatever else the test needs beside the home.
+	Root string
+	// Dir is the home directory, Root/home, with .config and
+	// .local/state made.
+	Dir string
+	// Workspace is the project, Dir/src/proj (made).
+	Workspace string
+}
+
+// FakeHome makes a fake home under a new temporary directory.
+func FakeHome(t testing.TB) *Home {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Home{Root: root, Dir: filepath.Join(root, "home")}
+	h.Workspace = filepath.Join(h.Dir, "src", "proj")
+	for _, d := range []string{h.Workspace, filepath.Join(h.Dir, ".config"), filepath.Join(h.Dir, ".local", "state")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// Env is the home's part of an environment: HOME and the XDG directories
+// cordon reads (the cache too, so that nothing lands in the real one).
+func (h *Home) Env() []string {
+	return []string{
+		"HOME=" + h.Dir,
+		"XDG_CONFIG_HOME=" + filepath.Join(h.Dir, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(h.Dir, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(h.Dir, ".cache"),
+	}
+}
+
+// Setenv sets Env in the test's own process for its duration (tests that
+// call cordon's packages in process; t.Setenv forbids t.Parallel).
+func (h *Home) Setenv(t testing.TB) {
+	t.Helper()
+	for _, kv := range h.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+// Listen is a TCP listener on 127.0.0.1, on a port the kernel picks, closed
+// when the test ends: the one kind of server address a test may start (no
+// test sends a packet beyond this machine's loopback).
+func Listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
 }

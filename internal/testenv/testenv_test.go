@@ -1,8 +1,10 @@
 package testenv
 
 import (
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,33 @@ func TestHeavy(t *testing.T) {
 		if !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s=%q: want %s:\n%s", HeavyVar, tc.heavy, tc.want, out)
 		}
+	}
+}
+
+// TestFakeHome: the fake home lies under the test's temporary directory,
+// with its workspace and XDG directories made, and Env names them all.
+func TestFakeHome(t *testing.T) {
+	h := FakeHome(t)
+	for _, d := range []string{h.Dir, h.Workspace, filepath.Join(h.Dir, ".config"), filepath.Join(h.Dir, ".local", "state")} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || !strings.HasPrefix(d, h.Root+"/") {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	env := strings.Join(h.Env(), "\n")
+	for _, k := range []string{"HOME=" + h.Dir, "XDG_CONFIG_HOME=", "XDG_STATE_HOME=", "XDG_CACHE_HOME="} {
+		if !strings.Contains(env, k) {
+			t.Errorf("Env lacks %s: %q", k, env)
+		}
+	}
+	if home, _ := os.UserHomeDir(); home != "" && strings.HasPrefix(h.Dir, home+"/") {
+		t.Errorf("the fake home %s lies in the real one", h.Dir)
+	}
+}
+
+// TestListen: the listener is on the loopback only.
+func TestListen(t *testing.T) {
+	ln := Listen(t)
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+		t.Errorf("listening on %v", ln.Addr())
 	}
 }

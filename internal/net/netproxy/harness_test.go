@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/proxy"
 
 	"github.com/cordon-sandbox/cordon/internal/net/netrule"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // searchDomainAddr is what the test resolver answers for a relative name
@@ -116,10 +117,7 @@ func newHarnessWith(t *testing.T, allow, deny []string, token string, with func(
 // listen listens on 127.0.0.1, closed at the end of the test.
 func listen(t *testing.T) net.Listener {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testenv.Listen(t)
 	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
