@@ -162,6 +162,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
 	unkept := snapshotUnkept(pl.Unkept)
+	gw := watchGitWrites(gitConfigDirs(p, pl))
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -182,6 +183,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			res, err = Run(ctx, pl, req.Stdio)
 		}
 	}
+	refused := gw.finish()
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +238,13 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	for _, h := range res.LimitsReached {
 		tell(Line{Kind: Limit, Text: h.Line()})
+	}
+	if len(refused) > 0 {
+		res.GitConfigRefused = refused
+		tell(Line{Kind: Warning, Text: gitConfigRefusedLine(refused, p.Workspace, res.ExitCode == 0)})
+		if res.ExitCode == 0 {
+			res.ExitCode = result.ExitGitConfigRefused
+		}
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
 		tell(Line{Kind: Hint, Text: hint})
