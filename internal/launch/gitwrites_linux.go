@@ -44,6 +44,8 @@ type gitWrites struct {
 	refused map[string]bool  // config file -> a write of it was refused
 	stop    chan struct{}
 	done    chan struct{}
+	once    sync.Once
+	out     []string // what finish returns
 }
 
 // watchGitWrites starts watching dirs; nil when there is nothing to
@@ -116,19 +118,21 @@ func (w *gitWrites) drain() {
 
 // finish stops the watch and returns the config files a write of which was
 // refused, sorted. The events of the run are all queued when it ended:
-// the last read sees them.
+// the last read sees them. It may be called again (deferred on a path
+// that returns early) and returns the same.
 func (w *gitWrites) finish() []string {
 	if w == nil {
 		return nil
 	}
-	close(w.stop)
-	<-w.done
-	w.drain()
-	unix.Close(w.fd)
-	var out []string
-	for f := range w.refused {
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return out
+	w.once.Do(func() {
+		close(w.stop)
+		<-w.done
+		w.drain()
+		unix.Close(w.fd)
+		for f := range w.refused {
+			w.out = append(w.out, f)
+		}
+		slices.Sort(w.out)
+	})
+	return w.out
 }

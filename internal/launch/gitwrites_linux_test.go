@@ -53,6 +53,9 @@ func TestGitWrites(t *testing.T) {
 	if got := w.finish(); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	if got := w.finish(); !slices.Equal(got, want) {
+		t.Errorf("again: got %q, want %q", got, want)
+	}
 	if got := (*gitWrites)(nil).finish(); got != nil {
 		t.Errorf("a nil watch: %q", got)
 	}

@@ -163,6 +163,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
+	defer gw.finish()
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
