@@ -164,6 +164,15 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
 	defer gw.finish()
+	var gc *gitCopies
+	if pl.Backend == backend.Landlock && pl.Supervise != nil {
+		// The supervisor serves git a private copy of each config.
+		if gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl)); err != nil {
+			return nil, &SetupError{Err: err}
+		}
+		defer gc.close()
+		req.Stdio.WatchOptions.Redirects = gc.redirects()
+	}
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -240,12 +249,20 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	for _, h := range res.LimitsReached {
 		tell(Line{Kind: Limit, Text: h.Line()})
 	}
+	notes, warnings, notWritten := gc.merge(p.Workspace)
+	for _, n := range notes {
+		tell(Line{Kind: Note, Text: n})
+	}
+	for _, w := range warnings {
+		tell(Line{Kind: Warning, Text: w})
+	}
+	refused = slices.DeleteFunc(refused, gc.has)
 	if len(refused) > 0 {
 		res.GitConfigRefused = refused
 		tell(Line{Kind: Warning, Text: gitConfigRefusedLine(refused, p.Workspace, res.ExitCode == 0)})
-		if res.ExitCode == 0 {
-			res.ExitCode = result.ExitGitConfigRefused
-		}
+	}
+	if (len(refused) > 0 || notWritten > 0) && res.ExitCode == 0 {
+		res.ExitCode = result.ExitGitConfigRefused
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
 		tell(Line{Kind: Hint, Text: hint})

@@ -51,7 +51,7 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, opts: opts, comms: map[int]string{}, done: make(chan struct{})}
 	calls := seccomp.Watched()
 	if opts.Supervise != nil {
-		s, err := newSupervisor(opts.Supervise)
+		s, err := newSupervisor(opts.Supervise, opts.Redirects)
 		if err != nil {
 			unix.Close(fd)
 			unix.Close(p[0])

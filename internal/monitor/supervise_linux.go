@@ -51,9 +51,11 @@ type supervisor struct {
 	// self is this process's id: its own /proc entries are never the
 	// caller's.
 	self int
+	// redirects are Options.Redirects.
+	redirects []Redirect
 }
 
-func newSupervisor(pol Policy) (*supervisor, error) {
+func newSupervisor(pol Policy, redirects []Redirect) (*supervisor, error) {
 	if err := SuperviseAvailable(); err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func newSupervisor(pol Policy) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &supervisor{pol: pol, root: root, self: os.Getpid()}
+	s := &supervisor{pol: pol, root: root, self: os.Getpid(), redirects: redirects}
 	if err := unix.Fstat(root, &s.rootStat); err != nil {
 		unix.Close(root)
 		return nil, err
