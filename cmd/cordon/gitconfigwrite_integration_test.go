@@ -11,54 +11,53 @@ import (
 	"time"
 )
 
-// gitConfigRefused is the start of the line a run says when a git command
-// in it could not write a git directory's config (bubblewrap).
-const gitConfigRefused = "cordon: warning: a git command could not write .git/config: "
+// gitConfigRefused starts the line a run says when a git command in it
+// could not write a git directory's config file that has no private copy
+// (config.worktree).
+const gitConfigRefused = "cordon: warning: a git command could not write "
 
-// gitConfigKept starts the line a Landlock-only run says for each key it
-// set in its copy of a config and did not write back.
+// gitConfigKept starts the line a run says for each key it set in its
+// copy of a config and did not write back.
 const gitConfigKept = "cordon: warning: git config: the run set "
 
 // TestGitConfigWrites: the git commands that write the repository's
 // config (git config, git remote add, git branch -u, git submodule add
-// and init), run inside. On the Landlock-only backend they work on a
-// private copy of the config, and what they set reaches the host's config
-// after the run; a key that runs a program (core.fsmonitor,
-// core.hooksPath, core.sshCommand, include.path, includeIf, an alias with
-// "!", submodule.*.update with "!", url.*.insteadOf to ext::,
-// remote.*.uploadpack) or an ext:: URL never does, each said in one line,
-// and the run exits 1 where the command exited 0. Under bubblewrap the
-// config stays read-only: the run says so in one line naming what to run
-// outside, exits 1 where git said it succeeded all the same (git branch
-// -u, git submodule add), and the host's config is unchanged. Either way
-// host git runs nothing the command set, and a run that writes no config
-// says nothing.
+// and init) work inside on a private copy of the config, and what they
+// set reaches the host's config after the run; a key that runs a program
+// (core.fsmonitor, core.hooksPath, core.sshCommand, include.path,
+// includeIf, an alias with "!", submodule.*.update with "!",
+// url.*.insteadOf to ext::, remote.*.uploadpack) or an ext:: URL never
+// does, each said in one line, and the run exits 1 where the command
+// exited 0. A config file with no copy (config.worktree) stays read-only:
+// the run says so in one line naming what to run outside. Host git runs
+// nothing the command set, and a run that writes no config says nothing.
+// Both backends.
 func TestGitConfigWrites(t *testing.T) {
 	t.Parallel()
 	type tc struct {
 		script string
-		// code is cordon's status under bubblewrap: -1 git's own, not 0.
-		code int
-		// host are keys (git config --get-all) and their values on the
-		// host after a Landlock-only run; planted are the keys it sets
-		// that must not reach the host (one line each, exit 1).
+		// host are keys (git config --local --get-all) and their values
+		// on the host after the run; planted are the keys it sets that
+		// must not reach the host (one line each, exit 1); refused: the
+		// write is refused, git's own status and one line.
 		host    map[string]string
 		planted []string
+		refused bool
 	}
 	const dangerous = `git config core.fsmonitor "touch $MARKER"; git config core.hooksPath hooks; git config core.sshCommand "touch $MARKER";
 git config include.path ../x.cfg; git config includeIf.gitdir:/.path ../x.cfg; git config alias.st "!touch $MARKER";
 git config submodule.lib.update "!touch $MARKER"; git config "url.ext::sh -c touch% $MARKER.insteadOf" https://;
 git config remote.origin.uploadpack "touch $MARKER"; git config remote.evil.url "ext::sh -c touch% $MARKER"; true`
 	cases := map[string]tc{
-		"git config":     {script: `git config user.email x@example.com`, code: -1, host: map[string]string{"user.email": "x@example.com"}},
-		"git remote add": {script: `git remote add up "$SRC" && git fetch -q up`, code: -1, host: map[string]string{"remote.up.url": "$SRC", "remote.up.fetch": "+refs/heads/*:refs/remotes/up/*"}},
-		"git branch -u, which exits 0": {script: `git branch -u origin/main topic`, code: 1,
-			host: map[string]string{"branch.topic.remote": "origin", "branch.topic.merge": "refs/heads/main"}},
-		"git submodule add, which exits 0": {script: `git submodule add -q "$SRC" mod2`, code: 1, host: map[string]string{"submodule.mod2.url": "$SRC", "submodule.mod2.active": "true"}},
-		"git submodule init":               {script: `git submodule init`, code: -1, host: map[string]string{"submodule.lib.url": "$SRC"}},
-		"keys that run programs": {script: dangerous, code: 1, planted: []string{"core.fsmonitor", "core.hookspath", "core.sshcommand", "include.path", "includeif.gitdir:/.path", "alias.st",
+		"git config":                     {script: `git config user.email x@example.com && git config user.email`, host: map[string]string{"user.email": "x@example.com"}},
+		"git remote add":                 {script: `git remote add up "$SRC" && git fetch -q up`, host: map[string]string{"remote.up.url": "$SRC", "remote.up.fetch": "+refs/heads/*:refs/remotes/up/*"}},
+		"git branch -u":                  {script: `git branch -u origin/main topic && git rev-parse -q --verify topic@{upstream}`, host: map[string]string{"branch.topic.remote": "origin", "branch.topic.merge": "refs/heads/main"}},
+		"git submodule add":              {script: `git submodule add -q "$SRC" mod2 && git submodule status`, host: map[string]string{"submodule.mod2.url": "$SRC", "submodule.mod2.active": "true"}},
+		"git submodule init and update":  {script: `git submodule init && git submodule update && git -C lib log --oneline`, host: map[string]string{"submodule.lib.url": "$SRC"}},
+		"git config --worktree, no copy": {script: `git config extensions.worktreeConfig true && git config --worktree user.name W`, refused: true},
+		"keys that run programs": {script: dangerous, planted: []string{"core.fsmonitor", "core.hookspath", "core.sshcommand", "include.path", "includeif.gitdir:/.path", "alias.st",
 			"submodule.lib.update", "url.ext::sh -c touch% $MARKER.insteadof", "remote.origin.uploadpack", "remote.evil.url"}},
-		"git status and commit, no config": {script: `git status --short && echo x > n && git add n && git commit -qm inside`, code: 0},
+		"git status and commit, no config": {script: `git status --short && echo x > n && git add n && git commit -qm inside`},
 	}
 	for _, backend := range []string{"bwrap", "landlock"} {
 		for name, c := range cases {
@@ -75,16 +74,9 @@ git config remote.origin.uploadpack "touch $MARKER"; git config remote.evil.url 
 				refusedLines := strings.Count(r.stderr, gitConfigRefused)
 				keptLines := strings.Count(r.stderr, gitConfigKept)
 				switch {
-				case c.code == 0:
-					if r.code != 0 || refusedLines+keptLines != 0 {
-						t.Errorf("want exit 0 and nothing said:\n%s", r)
-					}
-				case backend == "bwrap":
-					if refusedLines != 1 || !strings.Contains(r.stderr, "outside the sandbox") {
-						t.Errorf("want one line %q saying to run it outside:\n%s", gitConfigRefused, r)
-					}
-					if c.code > 0 && r.code != c.code || c.code < 0 && r.code == 0 {
-						t.Errorf("exit %d, want %d (-1: git's own, not 0):\n%s", r.code, c.code, r)
+				case c.refused:
+					if r.code == 0 || refusedLines != 1 || !strings.Contains(r.stderr, gitConfigRefused+".git/config.worktree: ") || !strings.Contains(r.stderr, "outside the sandbox") {
+						t.Errorf("want exit != 0 and one line %q naming .git/config.worktree, saying to run it outside:\n%s", gitConfigRefused, r)
 					}
 				case len(c.planted) > 0:
 					if r.code != 1 || keptLines != len(c.planted) || refusedLines != 0 {
@@ -101,20 +93,16 @@ git config remote.origin.uploadpack "touch $MARKER"; git config remote.evil.url 
 					}
 				}
 				after := readFile(t, filepath.Join(e.ws, ".git", "config"))
-				if backend == "bwrap" || len(c.host) == 0 {
-					if after != before {
-						t.Errorf("the host's .git/config changed:\n%s\nwas:\n%s", after, before)
+				if len(c.host) == 0 && after != before {
+					t.Errorf("the host's .git/config changed:\n%s\nwas:\n%s", after, before)
+				}
+				for k, v := range c.host {
+					if got, _ := e.git(e.ws, "config", "--local", "--get-all", k); got != repl.Replace(v)+"\n" {
+						t.Errorf("on the host, %s = %q, want %q:\n%s\nrun: %s", k, got, repl.Replace(v), after, r)
 					}
 				}
-				if backend == "landlock" {
-					for k, v := range c.host {
-						if got, _ := e.git(e.ws, "config", "--local", "--get-all", k); got != repl.Replace(v)+"\n" {
-							t.Errorf("on the host, %s = %q, want %q:\n%s\nrun: %s", k, got, repl.Replace(v), after, r)
-						}
-					}
-					if !strings.Contains(after, "[core]\n\trepositoryformatversion = 0\n") {
-						t.Errorf("the host's own content was not kept:\n%s", after)
-					}
+				if !strings.HasPrefix(after, before[:strings.Index(before, "[branch")]) {
+					t.Errorf("the host's own content was not kept:\n%s\nwas:\n%s", after, before)
 				}
 				e.hostGitRunsNothing(e.ws)
 				e.mustGit(e.ws, "fetch", "-q", "origin")
@@ -126,12 +114,11 @@ git config remote.origin.uploadpack "touch $MARKER"; git config remote.evil.url 
 	}
 }
 
-// TestGitConfigRefusedHostGitDuring: while a command that set (in its
-// copy, on the Landlock-only backend) or tried to set (bubblewrap)
-// core.fsmonitor still runs, the host's git (an editor's background git
+// TestGitConfigHostGitDuring: while a command that set
+// core.fsmonitor (in its copy of the config) still runs, the host's git (an editor's background git
 // status) runs nothing, and the user's own git config on the host then
 // works and is kept after the run. Both backends.
-func TestGitConfigRefusedHostGitDuring(t *testing.T) {
+func TestGitConfigHostGitDuring(t *testing.T) {
 	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
@@ -166,10 +153,7 @@ func TestGitConfigRefusedHostGitDuring(t *testing.T) {
 			if exists(marker) {
 				t.Fatalf("host git during the run ran what the command set:\n%s\n%s", out, stderr.String())
 			}
-			line := gitConfigRefused // bubblewrap: the write is refused
-			if backend == "landlock" {
-				line = gitConfigKept + "core.fsmonitor " // it went to the run's copy
-			}
+			line := gitConfigKept + "core.fsmonitor " // it went to the run's copy
 			if n := strings.Count(stderr.String(), line); code != 1 || n != 1 {
 				t.Errorf("exit %d, want 1 with one line %q:\n%s", code, line, stderr.String())
 			}

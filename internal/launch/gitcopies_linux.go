@@ -9,17 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 	"github.com/cordon-sandbox/cordon/internal/monitor"
+	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/planted"
 	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
-
-// maxGitCopies bounds the configs given a private copy (a monorepo with
-// many submodules): the rest stay read-only, and their writes refused.
-const maxGitCopies = 64
 
 // gitCopies are the private copies of the repositories' configs that the
 // Landlock-only backend's supervisor serves a run instead of the host's
@@ -37,24 +35,37 @@ type gitCopy struct {
 	gitDir   string // the git directory
 	orig     []byte // the host's config when the run started
 	file     *os.File
-	dev, ino uint64
+	dev, ino uint64 // the host's file
+	// copyDev and copyIno are the copy's: what a rename onto the config
+	// reaches where bubblewrap binds the copy over it.
+	copyDev, copyIno uint64
+	// committed counts the monitor's writes into the copy.
+	committed *atomic.Int64
 }
 
 // copyGitConfigs makes a private copy, in a new directory of stateDir, of
 // the config of each of gitDirs that is a regular file (read through a
 // descriptor of the git directory; a symbolic link is left read-only).
-// nil when there is none or stateDir is "".
-func copyGitConfigs(stateDir string, gitDirs []string) (*gitCopies, error) {
-	if stateDir == "" || len(gitDirs) == 0 {
+// With all (bubblewrap binds each of them: plan.Plan.GitConfigs), a
+// config it cannot copy is an error. nil when there is none.
+func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, error) {
+	if len(gitDirs) == 0 {
 		return nil, nil
+	}
+	if stateDir == "" && all {
+		return nil, errors.New("the private copies of the repositories' configs need a state directory")
 	}
 	g := &gitCopies{}
 	for _, d := range gitDirs {
-		if len(g.list) == maxGitCopies {
+		if len(g.list) == plan.MaxGitConfigs {
 			break
 		}
 		data, st, err := readConfig(d)
-		if err != nil {
+		if err != nil && all {
+			g.close()
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+		}
+		if err != nil || stateDir == "" {
 			continue
 		}
 		if g.dir == "" {
@@ -73,7 +84,16 @@ func copyGitConfigs(stateDir string, gitDirs []string) (*gitCopies, error) {
 			g.close()
 			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
 		}
-		g.list = append(g.list, &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino})
+		var cst syscall.Stat_t
+		if err == nil {
+			err = syscall.Fstat(int(f.Fd()), &cst)
+		}
+		if err != nil {
+			f.Close()
+			g.close()
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+		}
+		g.list = append(g.list, &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino, copyDev: cst.Dev, copyIno: cst.Ino})
 	}
 	if len(g.list) == 0 {
 		g.close()
@@ -118,25 +138,33 @@ func readConfig(dir string) ([]byte, *syscall.Stat_t, error) {
 	return data, st, nil
 }
 
-// redirects are the copies as the supervisor takes them.
-func (g *gitCopies) redirects() []monitor.Redirect {
+// redirects are the copies as the monitor takes them: identified by the
+// host's file (the Landlock-only backend's supervisor reaches it), or with
+// bound by the copy's (bubblewrap binds the copy over it), in order.
+func (g *gitCopies) redirects(bound bool) []monitor.Redirect {
 	if g == nil {
 		return nil
 	}
 	out := make([]monitor.Redirect, len(g.list))
 	for i, c := range g.list {
-		out[i] = monitor.Redirect{Dev: c.dev, Ino: c.ino, Copy: c.file}
+		out[i] = monitor.Redirect{Dev: c.dev, Ino: c.ino, Copy: c.file, Committed: new(atomic.Int64)}
+		if bound {
+			out[i].Dev, out[i].Ino = c.copyDev, c.copyIno
+		}
+		c.committed = out[i].Committed
 	}
 	return out
 }
 
-// has reports whether the config file is one with a copy.
-func (g *gitCopies) has(config string) bool {
+// served reports whether the config file is one with a copy that the
+// monitor wrote a git commit into: the lock it removed is no refused
+// write.
+func (g *gitCopies) served(config string) bool {
 	if g == nil {
 		return false
 	}
 	for _, c := range g.list {
-		if filepath.Join(c.gitDir, "config") == config {
+		if filepath.Join(c.gitDir, "config") == config && c.committed != nil && c.committed.Load() > 0 {
 			return true
 		}
 	}

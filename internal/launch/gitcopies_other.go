@@ -8,11 +8,11 @@ import "github.com/cordon-sandbox/cordon/internal/monitor"
 // Landlock-only backend's supervisor, on Linux only.
 type gitCopies struct{}
 
-func copyGitConfigs(string, []string) (*gitCopies, error) { return nil, nil }
+func copyGitConfigs(string, []string, bool) (*gitCopies, error) { return nil, nil }
 
-func (*gitCopies) redirects() []monitor.Redirect { return nil }
+func (*gitCopies) redirects(bool) []monitor.Redirect { return nil }
 
-func (*gitCopies) has(string) bool { return false }
+func (*gitCopies) served(string) bool { return false }
 
 func (*gitCopies) merge(string) (notes, warnings []string, refused int) { return nil, nil, 0 }
 

@@ -164,15 +164,25 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
 	defer gw.finish()
+	// git inside writes a private copy of each repository's config:
+	// bubblewrap binds the copies (plan.Plan.GitConfigs), the
+	// Landlock-only backend's supervisor serves them.
 	var gc *gitCopies
-	if pl.Backend == backend.Landlock && pl.Supervise != nil {
-		// The supervisor serves git a private copy of each config.
-		if gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl)); err != nil {
-			return nil, &SetupError{Err: err}
+	switch {
+	case len(pl.GitConfigs) > 0:
+		dirs := make([]string, len(pl.GitConfigs))
+		for i, c := range pl.GitConfigs {
+			dirs[i] = filepath.Dir(c)
 		}
-		defer gc.close()
-		req.Stdio.WatchOptions.Redirects = gc.redirects()
+		gc, err = copyGitConfigs(req.Options.StateDir, dirs, true)
+	case pl.Backend == backend.Landlock && pl.Supervise != nil:
+		gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl), false)
 	}
+	if err != nil {
+		return nil, &SetupError{Err: err}
+	}
+	defer gc.close()
+	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -190,6 +200,8 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 				req.Stdio.WatchOptions.FollowIn = viols.followIn()
 			}
 			unkept = snapshotUnkept(pl.Unkept)
+			// The supervisor reaches the host's files, not the copies.
+			req.Stdio.WatchOptions.Redirects = gc.redirects(false)
 			res, err = Run(ctx, pl, req.Stdio)
 		}
 	}
@@ -256,12 +268,14 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	for _, w := range warnings {
 		tell(Line{Kind: Warning, Text: w})
 	}
-	refused = slices.DeleteFunc(refused, gc.has)
+	refused = slices.DeleteFunc(refused, gc.served)
 	if len(refused) > 0 {
 		res.GitConfigRefused = refused
-		tell(Line{Kind: Warning, Text: gitConfigRefusedLine(refused, p.Workspace, res.ExitCode == 0)})
+		tell(Line{Kind: Warning, Text: gitConfigRefusedLine(refused, p.Workspace, res.ExitCode == 0 && p.Mode != policy.ModePermissive)})
 	}
-	if (len(refused) > 0 || notWritten > 0) && res.ExitCode == 0 {
+	// Mode permissive (and cordon learn) reports, and keeps the
+	// command's status.
+	if (len(refused) > 0 || notWritten > 0) && res.ExitCode == 0 && p.Mode != policy.ModePermissive {
 		res.ExitCode = result.ExitGitConfigRefused
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {

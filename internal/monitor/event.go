@@ -3,6 +3,7 @@ package monitor
 import (
 	"net/netip"
 	"os"
+	"sync/atomic"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -94,6 +95,8 @@ type Redirect struct {
 	// Copy is the copy, open for reading and writing; the caller closes
 	// it after the monitor stopped.
 	Copy *os.File
+	// Committed, when not nil, counts the renames written into Copy.
+	Committed *atomic.Int64
 }
 
 // Stats counts what a Monitor saw.

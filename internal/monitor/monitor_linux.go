@@ -146,7 +146,12 @@ func (m *Monitor) serve() {
 			m.supervise(&n, &evs)
 			continue
 		}
-		evs = m.events(&n, evs[:0])
+		evs = evs[:0]
+		if m.emit != nil {
+			// (Without emit, the monitor only performs renames onto a
+			// copy: Options.Redirects.)
+			evs = m.events(&n, evs)
+		}
 		if len(evs) > 0 {
 			comm := m.comm(int(n.Pid))
 			for i := range evs {
@@ -161,7 +166,17 @@ func (m *Monitor) serve() {
 		// The process is still the one that made the call: its memory
 		// and /proc entries were read from it, not from a successor.
 		valid := idValid(m.fd, n.ID)
-		_ = proceed(m.fd, n.ID)
+		if c, ok := m.calls[uint32(n.Data.Nr)]; ok && c.Path2 != seccomp.NoArg && len(m.opts.Redirects) > 0 {
+			// A rename: onto a copy bound in the sandbox, the monitor
+			// performs it (Options.Redirects).
+			if r, mine := m.renameInto(&n, c); mine {
+				answer(m.fd, n.ID, r)
+			} else {
+				_ = proceed(m.fd, n.ID)
+			}
+		} else {
+			_ = proceed(m.fd, n.ID)
+		}
 		m.stats.calls.Add(1)
 		if !valid {
 			m.stats.unresolved.Add(1)
