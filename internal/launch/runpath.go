@@ -162,6 +162,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
 	unkept := snapshotUnkept(pl.Unkept)
+	req.Stdio.said = new([]string)
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {

@@ -275,9 +275,7 @@ func (r *sandboxRun) joinGroup() error {
 	}
 	for _, n := range m.notes {
 		r.res.Degraded = append(r.res.Degraded, n)
-		if r.stdio.Stderr != nil {
-			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+n)
-		}
+		r.stdio.sayDegraded(n)
 	}
 	r.setWaitGo()
 	return nil

@@ -227,9 +227,7 @@ func (r *sandboxRun) onReady(st status) {
 func (r *sandboxRun) passDegraded(notes []string) {
 	for _, d := range notes {
 		r.res.Degraded = append(r.res.Degraded, d)
-		if r.stdio.Stderr != nil {
-			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+d)
-		}
+		r.stdio.sayDegraded(d)
 	}
 }
 

@@ -152,6 +152,26 @@ func superviseChild(dir string, say func(string, error)) {
 // refuses, with EACCES.
 func TestSupervise(t *testing.T) {
 	requireWatch(t)
+	superviseScenario(t)
+}
+
+// TestSuperviseSharedUmask: where the serving thread cannot have a
+// file-system context of its own (a container's seccomp profile refuses
+// unshare), the supervisor still serves, and what it creates still gets
+// the modes the caller's umask gives (the scenario's "mode 640" and
+// "dirmode 750" under a process umask of 077 that would take the group's
+// bits away).
+func TestSuperviseSharedUmask(t *testing.T) {
+	requireWatch(t)
+	unshareFS = func(int) error { return unix.EPERM }
+	old := unix.Umask(0o077)
+	t.Cleanup(func() { unshareFS = unix.Unshare; unix.Umask(old) })
+	superviseScenario(t)
+}
+
+// superviseScenario runs superviseChild under a supervisor and checks
+// each step's result.
+func superviseScenario(t *testing.T) {
 	dir, _ := fixture(t)
 	out := dir + "-outside"
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -160,6 +180,9 @@ func TestSupervise(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(out) })
 	for name, text := range map[string]string{filepath.Join(dir, "secret.txt"): "S", filepath.Join(out, "o.txt"): "o"} {
 		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, 0o644); err != nil { // whatever this process's umask
 			t.Fatal(err)
 		}
 	}
