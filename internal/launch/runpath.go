@@ -182,6 +182,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 			res, err = Run(ctx, pl, req.Stdio)
 		}
 	}
+	if xe := (*ExecError)(nil); errors.As(err, &xe) && xe.Code == pl.NotFound.Code && pl.NotFound.Line != "" {
+		// The helper did not find it inside; the host knows where it is.
+		xe.Msg = pl.NotFound.Line
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +243,11 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
 		tell(Line{Kind: Hint, Text: hint})
+	}
+	if pl.NotFound.Line != "" && res.ExitCode == pl.NotFound.Code && !res.TimedOut {
+		// A shell's script did not find its program (sh: 1: NAME: not
+		// found), or may not run it.
+		tell(Line{Kind: Hint, Text: pl.NotFound.Line})
 	}
 	return res, nil
 }

@@ -105,6 +105,11 @@ type Plan struct {
 	// setting that was not carried into the environment (it holds a
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
+	// NotFound is what the launcher says when the command is not found
+	// inside (exit 127; 126 on the Landlock-only backend) but its program
+	// is on the same PATH outside, in a directory the policy hides: where
+	// it is and the flag that shows it (see lookupNotes).
+	NotFound NotFound `json:"-"`
 	// GuardedMissing lists, in mode permissive, the guarded paths
 	// (policy.Policy.Guarded; on the Landlock-only backend the protected
 	// names at the top of the home too) that did not exist when the plan
@@ -168,6 +173,14 @@ type Plan struct {
 	// Seatbelt is the profile and its parameters on the Seatbelt backend
 	// (macOS), or nil; Argv carries both to sandbox-exec.
 	Seatbelt *SeatbeltPlan `json:"seatbelt,omitempty"`
+}
+
+// NotFound is the line said when a command ends with Code because its
+// program, which the host has, is not visible inside; Line is "" when
+// there is nothing to say.
+type NotFound struct {
+	Code int
+	Line string
 }
 
 // PlaceholderKind is what the launcher creates on the host for a
@@ -343,6 +356,7 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if pl != nil {
 		pl.LockKey = p.GitCommonDir
 		repoNotes(pl, p)
+		lookupNotes(pl, p, command, opts.Home)
 	}
 	if err == nil {
 		err = refuseDegraded(pl)
