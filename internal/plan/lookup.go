@@ -18,9 +18,9 @@ import (
 // candidate decided as an exec by the policy. When the first one outside
 // is not visible inside and a later one is, the program changes (a pyenv
 // shim, ~/.local/bin/python3 shadowing /usr/bin/python3): one run note says
-// both and the flag, before the run. When none is visible, pl.NotFound
-// holds the line the launcher says if the command is not found (exit
-// 127). On the Landlock-only backend, which hides nothing from a lookup,
+// both and the flag, before the run (pl.Lookup.Note). When none is
+// visible, pl.Lookup.NotFound holds the line the launcher says if the
+// command is not found (exit 127). On the Landlock-only backend, which hides nothing from a lookup,
 // the first candidate is found and its exec refused (exit 126): the helper
 // goes on to the next candidate, a shell does not. A candidate that a deny
 // rule hides (a secret), or whose directory no flag may name, is never
@@ -40,6 +40,7 @@ func lookupNotes(pl *Plan, p *policy.Policy, command []string, home string) {
 		}
 	}
 	var dec *policy.Decider
+	pl.Lookup.PATH = pathVar
 	outside, inside := "", ""
 	for _, dir := range filepath.SplitList(pathVar) {
 		if !filepath.IsAbs(dir) {
@@ -75,13 +76,14 @@ func lookupNotes(pl *Plan, p *policy.Policy, command []string, home string) {
 	}
 	fix := tildeFlag(d.Fix, home)
 	if inside == "" {
-		pl.NotFound = NotFound{Code: 127, Line: fmt.Sprintf("%s was not found inside; it is %s outside: %s", name, quoted(outside), fix)}
+		pl.Lookup.Code, pl.Lookup.NotFound = 127, fmt.Sprintf("%s was not found inside; it is %s outside: %s", name, quoted(outside), fix)
 		if landlock {
-			pl.NotFound = NotFound{Code: 126, Line: fmt.Sprintf("%s is %s, which this run may not execute: %s", name, quoted(outside), fix)}
+			pl.Lookup.Code, pl.Lookup.NotFound = 126, fmt.Sprintf("%s is %s, which this run may not execute: %s", name, quoted(outside), fix)
 		}
 		return
 	}
-	pl.RunNotes = append(pl.RunNotes, fmt.Sprintf("%s is %s outside but %s inside, where %s is not visible: %s runs the same program", name, quoted(outside), quoted(inside), quoted(tildeDir(filepath.Dir(outside), home)), fix))
+	pl.Lookup.Note = fmt.Sprintf("%s is %s outside but %s inside, where %s is not visible: %s runs the same program", name, quoted(outside), quoted(inside), quoted(tildeDir(filepath.Dir(outside), home)), fix)
+	pl.RunNotes = append(pl.RunNotes, pl.Lookup.Note)
 }
 
 // programName is the program the command starts by name, looked up on
