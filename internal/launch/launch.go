@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/backend"
@@ -80,13 +81,34 @@ type Stdio struct {
 	// WatchOptions tune the monitor (the trees whose symbolic links it
 	// follows).
 	WatchOptions monitor.Options
+
+	// said holds the degraded lines already printed, when a run that fell
+	// back to the Landlock-only backend runs a second time (RunCommand):
+	// the host's facts (no cgroup) are said once.
+	said *[]string
+}
+
+// sayDegraded prints the run-time degradation n on stderr, unless this
+// request already did.
+func (s Stdio) sayDegraded(n string) {
+	if s.Stderr == nil {
+		return
+	}
+	if s.said != nil {
+		if slices.Contains(*s.said, n) {
+			return
+		}
+		*s.said = append(*s.said, n)
+	}
+	fmt.Fprintln(s.Stderr, "cordon: degraded: "+n)
 }
 
 // SetupError is a failure before the command ran (exit status 125).
 type SetupError struct {
 	Err error
-	// UserNS reports that bwrap could not create a user namespace: with
-	// --backend auto the caller may fall back to the Landlock-only backend.
+	// UserNS reports that bwrap could not make its namespaces here (no
+	// user namespace, or no /proc of its own in one): with --backend auto
+	// the caller may fall back to the Landlock-only backend.
 	UserNS bool
 }
 

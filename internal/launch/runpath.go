@@ -150,6 +150,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if p.Repo != nil && p.Repo.Refused != "" {
 		tell(Line{Kind: Warning, Text: p.Repo.Refused})
 	}
+	dropLookup(pl, req.Env)
 	said := sayPlan(tell, pl, nil)
 	setEnv(pl, req.Env)
 	if req.Audit != nil {
@@ -183,6 +184,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	defer gc.close()
 	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
+	req.Stdio.said = new([]string)
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -206,6 +208,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		}
 	}
 	refused := gw.finish()
+	if xe := (*ExecError)(nil); errors.As(err, &xe) && xe.Code == pl.Lookup.Code && pl.Lookup.NotFound != "" {
+		// The helper did not find it inside; the host knows where it is.
+		xe.Msg = pl.Lookup.NotFound
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +286,11 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
 		tell(Line{Kind: Hint, Text: hint})
+	}
+	if pl.Lookup.NotFound != "" && res.ExitCode == pl.Lookup.Code && !res.TimedOut {
+		// A shell's script did not find its program (sh: 1: NAME: not
+		// found), or may not run it.
+		tell(Line{Kind: Hint, Text: pl.Lookup.NotFound})
 	}
 	return res, nil
 }
@@ -439,10 +450,32 @@ func DegradedSummary(rules []string) string {
 	return strings.Join(heads, "; ") + " (cordon policy --explain says what each leaves open, cordon status how to enforce it)"
 }
 
+// dropLookup forgets what the plan's lookup of the command's program found
+// (plan.Lookup) when the command runs with env, whose PATH is another.
+func dropLookup(pl *plan.Plan, env []string) {
+	if env == nil {
+		return
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	if path == pl.Lookup.PATH {
+		return
+	}
+	if n := pl.Lookup.Note; n != "" {
+		pl.RunNotes = slices.DeleteFunc(pl.RunNotes, func(s string) bool { return s == n })
+	}
+	pl.Lookup = plan.Lookup{PATH: path}
+}
+
 // setEnv makes env, when not nil, the command's environment in pl. The
 // Landlock-only plan's TMPDIR, its private temporary directory standing in
 // for the host's /tmp, which the command cannot write, stays.
 func setEnv(pl *plan.Plan, env []string) {
+	dropLookup(pl, env)
 	if env == nil {
 		return
 	}

@@ -73,6 +73,9 @@ type sandboxRun struct {
 	timedOut bool
 	execErr  *ExecError
 	groupErr error
+	// nproc counts the tasks against RLIMIT_NPROC in a run without a
+	// cgroup (see nprocWatch), or is nil.
+	nproc *nprocWatch
 	// pidfd refers to the command in its pid namespace
 	// (plan.Plan.PidNamespace), for its own exit status once the
 	// namespace's init has reaped it; -1 if none.
@@ -275,9 +278,7 @@ func (r *sandboxRun) joinGroup() error {
 	}
 	for _, n := range m.notes {
 		r.res.Degraded = append(r.res.Degraded, n)
-		if r.stdio.Stderr != nil {
-			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+n)
-		}
+		r.stdio.sayDegraded(n)
 	}
 	r.setWaitGo()
 	return nil
@@ -630,6 +631,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		}
 	}
 	r.stopWatch()
+	nprocReached := r.nproc.end()
 	<-r.bwErrDone
 	<-r.stderrDone
 	r.term.wait()
@@ -684,7 +686,9 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		res.TimedOut = true
 		res.ExitCode = result.ExitTimeout
 	}
-	res.LimitsReached = limitsReached(limitsOf(r.pl), r.endFacts(gu, initUsage))
+	facts := r.endFacts(gu, initUsage)
+	facts.nprocReached = nprocReached
+	res.LimitsReached = limitsReached(limitsOf(r.pl), facts)
 	return res, nil
 }
 

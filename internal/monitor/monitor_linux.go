@@ -77,10 +77,14 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	go func() {
 		// The thread stays locked to this goroutine and ends with it:
 		// what prepareThread changed never serves another.
-		if err := prepareThread(); err != nil {
+		shared, err := prepareThread()
+		if err != nil {
 			ready <- err
 			close(m.done)
 			return
+		}
+		if shared {
+			m.sup.sharedUmask = uint32(umaskOf(os.Getpid()))
 		}
 		ready <- nil
 		m.serve()

@@ -94,8 +94,6 @@ func TestProtectAnyDepth(t *testing.T) {
 		ro(filepath.Join(ws, "deep", "er", ".envrc")),
 		ro(filepath.Join(ws, "deep", ".vscode")),
 		ro(filepath.Join(ws, "dots", ".bashrc")),
-		ph(emptyDir, filepath.Join(ws, ".profile")),
-		ph(emptyDir, filepath.Join(ws, ".zshenv")),
 	}
 	for _, w := range want {
 		if !hasSeq(pl.Argv, w...) {
@@ -105,6 +103,8 @@ func TestProtectAnyDepth(t *testing.T) {
 	for _, bad := range [][]string{
 		ph(emptyDir, filepath.Join(wt, "hooks")), // a worktree takes hooks from its common dir
 		ph(commondirFile, filepath.Join(wt, "commondir")),
+		ph(emptyDir, filepath.Join(ws, ".profile")), // no shell reads a project's
+		ph(emptyDir, filepath.Join(ws, ".zshenv")),
 	} {
 		if hasSeq(pl.Argv, bad...) {
 			t.Errorf("argv must not contain %q", bad)
