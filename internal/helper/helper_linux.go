@@ -129,6 +129,11 @@ func Main(args []string) int {
 		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
 		}
+	} else if spec.Renames && status != nil {
+		// Last of all, as the watch filter.
+		if err := handOverWatch(status, seccomp.InstallRenames, nil); err != nil {
+			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; git cannot write a repository's config (its copy)")
+		}
 	}
 	if status == nil {
 		for _, n := range notes {

@@ -41,6 +41,11 @@ const (
 	// FdStderr is the command's real standard error; bwrap's own stderr is
 	// captured by cordon so setup failures become one clear line.
 	FdStderr = 6
+	// FdGitConfigs is the first of the descriptors of the private copies
+	// of the repositories' configs (plan.Plan.GitConfigs) that bwrap binds
+	// over each config (--bind-fd) and then closes: the helper never gets
+	// them.
+	FdGitConfigs = 7
 )
 
 // HelperBinary is the name of cordon's helper program, installed beside
@@ -115,6 +120,14 @@ type Spec struct {
 	// MsgWatch, followed by the command's own terminals (see
 	// WatchMessage); if it cannot, the command does not run.
 	Supervise bool `json:"supervise,omitempty"`
+	// Renames asks, when neither Watch nor Supervise does, for a filter
+	// that sends only the rename calls to the host (seccomp.InstallRenames),
+	// handed over as Watch's is: the host writes git's rename of
+	// config.lock onto a config bound from a private copy into that copy
+	// (plan.Plan.GitConfigs), and lets every other rename go on. If it
+	// cannot be installed, MsgReady says why as a note starting
+	// WatchUnavailable, and such a rename fails as onto any mount point.
+	Renames bool `json:"renames,omitempty"`
 }
 
 // WatchUnavailable starts the note of a MsgReady whose helper could not

@@ -163,6 +163,27 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
 	unkept := snapshotUnkept(pl.Unkept)
+	gw := watchGitWrites(gitConfigDirs(p, pl))
+	defer gw.finish()
+	// git inside writes a private copy of each repository's config:
+	// bubblewrap binds the copies (plan.Plan.GitConfigs), the
+	// Landlock-only backend's supervisor serves them.
+	var gc *gitCopies
+	switch {
+	case len(pl.GitConfigs) > 0:
+		dirs := make([]string, len(pl.GitConfigs))
+		for i, c := range pl.GitConfigs {
+			dirs[i] = filepath.Dir(c)
+		}
+		gc, err = copyGitConfigs(req.Options.StateDir, dirs, true)
+	case pl.Backend == backend.Landlock && pl.Supervise != nil:
+		gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl), false)
+	}
+	if err != nil {
+		return nil, &SetupError{Err: err}
+	}
+	defer gc.close()
+	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
 	req.Stdio.said = new([]string)
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
@@ -181,9 +202,12 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 				req.Stdio.WatchOptions.FollowIn = viols.followIn()
 			}
 			unkept = snapshotUnkept(pl.Unkept)
+			// The supervisor reaches the host's files, not the copies.
+			req.Stdio.WatchOptions.Redirects = gc.redirects(false)
 			res, err = Run(ctx, pl, req.Stdio)
 		}
 	}
+	refused := gw.finish()
 	if xe := (*ExecError)(nil); errors.As(err, &xe) && xe.Code == pl.Lookup.Code && pl.Lookup.NotFound != "" {
 		// The helper did not find it inside; the host knows where it is.
 		xe.Msg = pl.Lookup.NotFound
@@ -242,6 +266,23 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	for _, h := range res.LimitsReached {
 		tell(Line{Kind: Limit, Text: h.Line()})
+	}
+	notes, warnings, notWritten := gc.merge(p.Workspace)
+	for _, n := range notes {
+		tell(Line{Kind: Note, Text: n})
+	}
+	for _, w := range warnings {
+		tell(Line{Kind: Warning, Text: w})
+	}
+	refused = slices.DeleteFunc(refused, gc.served)
+	if len(refused) > 0 {
+		res.GitConfigRefused = refused
+		tell(Line{Kind: Warning, Text: gitConfigRefusedLine(refused, p.Workspace, res.ExitCode == 0 && p.Mode != policy.ModePermissive)})
+	}
+	// Mode permissive (and cordon learn) reports, and keeps the
+	// command's status.
+	if (len(refused) > 0 || notWritten > 0) && res.ExitCode == 0 && p.Mode != policy.ModePermissive {
+		res.ExitCode = result.ExitGitConfigRefused
 	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
 		tell(Line{Kind: Hint, Text: hint})

@@ -410,6 +410,17 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	files[helperspec.FdSpec-3] = specR
 	files[helperspec.FdStatus-3] = statusChild
 	files[helperspec.FdStderr-3] = realStderr
+	// The private copies of the repositories' configs, which bwrap binds
+	// (plan.Plan.GitConfigs) and closes.
+	if n := len(pl.GitConfigs); n > 0 {
+		copies := stdio.WatchOptions.Redirects
+		if len(copies) != n {
+			return nil, fmt.Errorf("the plan binds %d private copies of git configs, and %d were made", n, len(copies))
+		}
+		for _, c := range copies {
+			files = append(files, c.Copy)
+		}
+	}
 	return files, nil
 }
 
@@ -424,6 +435,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Version, r.spec.Binary = helperspec.Version, r.pl.Helper
 	r.spec.Watch = r.stdio.Watch != nil
 	r.spec.Supervise = r.pl.Supervise != nil
+	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}

@@ -51,6 +51,8 @@ type supervisor struct {
 	// self is this process's id: its own /proc entries are never the
 	// caller's.
 	self int
+	// redirects are Options.Redirects.
+	redirects []Redirect
 	// sharedUmask is the process's umask when the serving thread could
 	// not get a file-system context of its own (prepareThread): the
 	// kernel then applies it to what the supervisor creates, on top of
@@ -58,7 +60,7 @@ type supervisor struct {
 	sharedUmask uint32
 }
 
-func newSupervisor(pol Policy) (*supervisor, error) {
+func newSupervisor(pol Policy, redirects []Redirect) (*supervisor, error) {
 	if err := SuperviseAvailable(); err != nil {
 		return nil, err
 	}
@@ -66,7 +68,7 @@ func newSupervisor(pol Policy) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &supervisor{pol: pol, root: root, self: os.Getpid()}
+	s := &supervisor{pol: pol, root: root, self: os.Getpid(), redirects: redirects}
 	if err := unix.Fstat(root, &s.rootStat); err != nil {
 		unix.Close(root)
 		return nil, err

@@ -147,6 +147,17 @@ func (s *supervisor) open(tid int, n *notif, c seccomp.Call, valid func() bool) 
 	if err := unix.Fstat(obj, &st); err != nil {
 		return fail(errnoOf(err))
 	}
+	if r := s.redirect(&st); r != nil && flags&unix.O_PATH == 0 && openAccess(flags) == AccessRead {
+		// Its private copy, once the file itself may be read.
+		if !valid() || !s.allow(tid, obj, AccessRead) {
+			return fail(unix.EACCES)
+		}
+		fd, e := openat2(unix.AT_FDCWD, fdPath(int(r.Copy.Fd())), unix.O_RDONLY|flags&unix.O_NONBLOCK, 0, 0)
+		if e != 0 {
+			return fail(e)
+		}
+		return reply{kind: replyFd, fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+	}
 	if !valid() || !s.allow(tid, obj, openAccess(flags)) {
 		return fail(unix.EACCES)
 	}
@@ -450,6 +461,9 @@ func (s *supervisor) name(tid int, n *notif, c seccomp.Call, valid func() bool) 
 		flags := uint(0)
 		if c.Name == "renameat2" {
 			flags = uint(args[4])
+		}
+		if r := s.redirectAt(pfd, name); r != nil {
+			return s.commit(r, odir, oname, pfd, name, flags, valid)
 		}
 		ok := valid() && s.allowName(odir, oname, AccessRemove) && s.allowName(pfd, name, AccessCreate) && s.allowName(pfd, name, AccessRemove)
 		ok = ok && s.allowMove(odir, oname, pfd, name)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,12 @@ func testPolicy(t *testing.T) (*policy.Policy, Options) {
 }
 
 // hasSeq reports whether argv contains seq as consecutive elements.
+// gitCopy is the bind of a git directory's config from its private copy
+// (Plan.GitConfigs), as argv says it.
+func gitCopy(pl *Plan, config string) []string {
+	return []string{"--bind-fd", strconv.Itoa(helperspec.FdGitConfigs + slices.Index(pl.GitConfigs, config)), config}
+}
+
 func hasSeq(argv []string, seq ...string) bool {
 	for i := 0; i+len(seq) <= len(argv); i++ {
 		if slices.Equal(argv[i:i+len(seq)], seq) {
@@ -89,7 +96,7 @@ func TestBuildBwrap(t *testing.T) {
 		{"--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, "sub", "secrets.yaml")},
 		{"--bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git")},
 		{"--ro-bind", filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "hooks")},
-		{"--ro-bind", filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "config")},
+		gitCopy(pl, filepath.Join(ws, ".git", "config")),
 		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".vscode")},
 		{"--ro-bind-fd", "3", helperspec.HelperPath},
 		{"--chdir", ws},

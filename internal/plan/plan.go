@@ -64,6 +64,14 @@ type Plan struct {
 	// supervisor enforces beyond Landlock (see Supervision); the helper
 	// installs its filter (Spec.Supervise).
 	Supervise *Supervision `json:"-"`
+	// GitConfigs are the repositories' configs that bwrap binds from a
+	// private copy, writable, each from descriptor
+	// helperspec.FdGitConfigs+i: the launcher makes the copies, git inside
+	// writes its copy (the rename of config.lock onto it performed by the
+	// host, Spec.Renames), and after the run only safe keys reach the
+	// host's file. The Landlock-only backend's supervisor serves the same
+	// copies (monitor.Options.Redirects) without this list.
+	GitConfigs []string `json:"git_configs,omitempty"`
 	// PrivateTmp is a directory the launcher creates before and removes
 	// after the run, standing in for /tmp (Landlock-only backend).
 	PrivateTmp string `json:"private_tmp,omitempty"`
