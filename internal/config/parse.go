@@ -145,11 +145,12 @@ func describe(n *yaml.Node) string {
 
 var (
 	topKeys     = []string{"sandbox"}
-	sandboxKeys = []string{"enabled", "mode", "profile", "filesystem", "network", "resources", "on_violation", "audit", "timeout", "backend", "bwrap_path", "unix_sockets", "env"}
+	sandboxKeys = []string{"enabled", "mode", "profile", "filesystem", "network", "resources", "on_violation", "audit", "timeout", "backend", "bwrap_path", "unix_sockets", "env", "credentials"}
 	fsKeys      = []string{"read", "write", "deny", "deny_write"}
 	netKeys     = []string{"enabled", "mode", "allow", "deny", "forward_ports"}
 	resKeys     = []string{"max_processes", "max_memory_mb", "max_cpu_seconds", "max_file_size_mb"}
 	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied", "max_size_mb"}
+	credKeys    = []string{"name", "hosts", "env", "command", "file", "npmrc", "netrc", "headers", "methods", "paths"}
 )
 
 func (p *parser) document(doc *yaml.Node) {
@@ -323,8 +324,63 @@ func (p *parser) sandbox(n *yaml.Node) {
 			l.UnixSockets = p.strings(full, v)
 		case "env":
 			l.Env = p.strings(full, v)
+		case "credentials":
+			l.Credentials = p.credentials(full, v)
 		}
 	})
+}
+
+// credentials parses sandbox.credentials: a list of mappings. An entry's
+// env may be one name or a list of names.
+func (p *parser) credentials(key string, v *yaml.Node) []Credential {
+	if isNull(deref(v)) {
+		return nil
+	}
+	out := []Credential{}
+	p.list(key, v, `[{name: github}]`, func(i int, e *yaml.Node) {
+		ek := EntryKey(key, i)
+		if e.Kind != yaml.MappingNode {
+			p.fail(e.Line, key, "entry %d of %s must be a mapping with keys %s, not %s", i+1, key, strings.Join(credKeys, ", "), describe(e))
+			return
+		}
+		c := Credential{Line: e.Line}
+		p.mapping(e, key, credKeys, func(name, full string, k, v *yaml.Node) {
+			p.l.Lines[ek+"."+name] = k.Line
+			switch name {
+			case "name":
+				c.Name = p.str(full, v)
+			case "hosts":
+				c.Hosts = p.strings(full, v)
+			case "env":
+				if n := deref(v); n.Kind == yaml.ScalarNode && !isNull(n) {
+					if s := p.str(full, v); s != nil {
+						c.Env = []string{*s}
+					}
+				} else {
+					c.Env = p.strings(full, v)
+				}
+			case "command":
+				c.Command = p.strings(full, v)
+			case "file":
+				c.File = p.str(full, v)
+			case "npmrc":
+				c.Npmrc = p.boolean(full, v)
+			case "netrc":
+				c.Netrc = p.boolean(full, v)
+			case "headers":
+				c.Headers = p.strings(full, v)
+			case "methods":
+				c.Methods = p.strings(full, v)
+			case "paths":
+				c.Paths = p.strings(full, v)
+			}
+		})
+		out = append(out, c)
+	})
+	if p.err != nil {
+		return nil
+	}
+	return out
 }
 
 // scalar checks that v is a non-empty scalar and returns it.
