@@ -115,6 +115,18 @@ type Spec struct {
 	// MsgWatch, followed by the command's own terminals (see
 	// WatchMessage); if it cannot, the command does not run.
 	Supervise bool `json:"supervise,omitempty"`
+	// Files are files the helper creates inside before it applies
+	// Landlock (the trust bundle of a run with credentials), each new,
+	// read-only, never through a symbolic link.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file of Spec.Files.
+type File struct {
+	// Path is where it is created (absolute, inside the sandbox).
+	Path string `json:"path"`
+	// Data is its content.
+	Data []byte `json:"data"`
 }
 
 // WatchUnavailable starts the note of a MsgReady whose helper could not

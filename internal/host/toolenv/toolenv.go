@@ -10,9 +10,11 @@
 // and tools behind a company proxy would fail.
 //
 // The package owns one decision: what of a tool's settings is a secret.
-// It never returns a credential. A setting that holds one (a token, a
-// password, a URL with a user name or password in it) is dropped and
-// reported as a Dropped with the flag that passes it. It reads the host's
+// It never returns a credential into a sandbox: a setting that holds one
+// (a token, a password, a URL with a user name or password in it) is
+// dropped and reported as a Dropped with the flag that passes it. Only
+// NpmToken and NetrcPassword return one, to the launcher, for the
+// host-side proxy to put into requests to its host. It reads the host's
 // files with config.ReadFile and decides nothing else about the policy.
 //
 // The parsers are written by hand: npmrc, pip.conf and the go env file

@@ -71,8 +71,10 @@ func NewCA(hosts []string) (*CA, error) {
 	_, all4, _ := net.ParseCIDR("0.0.0.0/0")
 	_, all6, _ := net.ParseCIDR("::/0")
 	tmpl := &x509.Certificate{
-		SerialNumber:                serial,
-		Subject:                     pkix.Name{CommonName: "cordon per-run credential CA", Organization: []string{"cordon"}},
+		SerialNumber: serial,
+		// A name of its own: a client that picks an issuer by name alone
+		// (Node) must not find another run's CA (a cordon inside cordon).
+		Subject:                     pkix.Name{CommonName: fmt.Sprintf("cordon per-run credential CA %x", serial.Bytes()[:8]), Organization: []string{"cordon"}},
 		NotBefore:                   now.Add(-time.Hour),
 		NotAfter:                    now.Add(caLifetime),
 		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
