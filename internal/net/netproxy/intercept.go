@@ -217,6 +217,22 @@ func (s *Server) serveIntercepted(proto Protocol, c *tls.Conn, up *upstream, fir
 				}
 			}
 		},
+		// A host that echoes a header back (a redirect's Location, a
+		// debugging endpoint's header) gives back the placeholder, not
+		// the secret. A body is passed as it is.
+		ModifyResponse: func(resp *http.Response) error {
+			for k, vs := range resp.Header {
+				for i, v := range vs {
+					for _, b := range bs {
+						if strings.Contains(v, b.Secret) {
+							v = strings.ReplaceAll(v, b.Secret, b.Placeholder)
+						}
+					}
+					resp.Header[k][i] = v
+				}
+			}
+			return nil
+		},
 		Transport:     tr,
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
@@ -232,6 +248,7 @@ func (s *Server) serveIntercepted(proto Protocol, c *tls.Conn, up *upstream, fir
 			}
 			defer s.wg.Done()
 			if why := sameTarget(r.Host, up); why != "" {
+				s.addRefusal(Refused{Host: host, Port: up.port, Rule: RuleMisdirected, Hint: why})
 				w.Header().Set(DeniedHeader, RuleMisdirected)
 				w.Header().Set("Connection", "close")
 				http.Error(w, "cordon: network: refused ("+RuleMisdirected+"): "+why, http.StatusMisdirectedRequest)

@@ -47,6 +47,7 @@ func newEcho(t *testing.T, ca *credential.CA) *echo {
 		e.mu.Lock()
 		e.got = append(e.got, seen{r.Host, r.Method, r.RequestURI, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), string(b)})
 		e.mu.Unlock()
+		w.Header().Set("X-Echo-Auth", r.Header.Get("Authorization"))
 		fmt.Fprintf(w, "echo %s %s", r.Method, r.URL.Path)
 	}))
 	e.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -169,8 +170,14 @@ func TestCredentialSwapCurl(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("basic to the bound host: code %d, %q %q", code, out, errOut)
 	}
+	// A header the host echoes back holds the placeholder again.
+	out, errOut, code = run("-i", "-H", "Authorization: Bearer "+testPlaceholder, bound+"/ok/echo")
+	outputs = append(outputs, out, errOut)
+	if code != 0 || !strings.Contains(out, "X-Echo-Auth: Bearer "+testPlaceholder) {
+		t.Errorf("the echoed header: code %d, %q, want the placeholder", code, out)
+	}
 	got := ch.bound.requests()
-	if len(got) != 2 {
+	if len(got) != 3 {
 		t.Fatalf("the bound host got %d requests, want 2: %+v", len(got), got)
 	}
 	if got[0].auth != "Bearer "+testSecret || got[0].apiKey != testSecret {
@@ -209,7 +216,7 @@ func TestCredentialSwapCurl(t *testing.T) {
 			t.Errorf("curl %q: want a 403 naming %q, got %q %q", tc.args, tc.rule, out, errOut)
 		}
 	}
-	if n := len(ch.bound.requests()); n != 2 {
+	if n := len(ch.bound.requests()); n != 3 {
 		t.Errorf("refused requests reached the bound host: %d requests", n)
 	}
 	// A request for another host on a connection opened for the bound one.
@@ -234,8 +241,8 @@ func TestCredentialSwapCurl(t *testing.T) {
 			refused++
 		}
 	}
-	if allowed != 2 || refused != 3 {
-		t.Errorf("uses: %d allowed, %d refused, want 2 and 3: %+v", allowed, refused, uses)
+	if allowed != 3 || refused != 3 {
+		t.Errorf("uses: %d allowed, %d refused, want 3 and 3: %+v", allowed, refused, uses)
 	}
 	ch.noSecret(t, outputs...)
 }
