@@ -268,3 +268,15 @@ func readAudit(t *testing.T, path string) []map[string]any {
 	}
 	return out
 }
+
+// TestCredentialNoSecret: a credential whose secret is nowhere on the
+// host stops the run before it starts, with one line saying where cordon
+// looked.
+func TestCredentialNoSecret(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("run", "--credential", "github", "--", "sh", "-c", "echo RAN")
+	want := "cordon: credential github: no secret: $GH_TOKEN is not set, $GITHUB_TOKEN is not set, `gh auth token`"
+	if r.code != 125 || strings.Contains(r.stdout, "RAN") || !strings.HasPrefix(userStderr(r.stderr), want) || strings.Count(strings.TrimSpace(userStderr(r.stderr)), "\n") != 0 {
+		t.Errorf("got %s, want exit 125 and one line starting %q", r, want)
+	}
+}
