@@ -9,6 +9,8 @@ package main
 // placeholder. No test sends a packet anywhere but 127.0.0.1.
 
 import (
+	"archive/zip"
+	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
@@ -21,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -278,5 +281,104 @@ func TestCredentialNoSecret(t *testing.T) {
 	want := "cordon: credential github: no secret: $GH_TOKEN is not set, $GITHUB_TOKEN is not set, `gh auth token`"
 	if r.code != 125 || strings.Contains(r.stdout, "RAN") || !strings.HasPrefix(userStderr(r.stderr), want) || strings.Count(strings.TrimSpace(userStderr(r.stderr)), "\n") != 0 {
 		t.Errorf("got %s, want exit 125 and one line starting %q", r, want)
+	}
+}
+
+// TestCredentialPipIndex: pip inside installs from an index that needs a
+// password, given the placeholder as the index URL's password.
+func TestCredentialPipIndex(t *testing.T) {
+	e := newEnv(t)
+	requireTool(t, "python3")
+	ca, err := credential.NewCA([]string{"localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wheel := testWheel(t)
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pass, _ := r.BasicAuth()
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+fmt.Sprint(pass == credSecret))
+		mu.Unlock()
+		if pass != credSecret {
+			w.Header().Set("WWW-Authenticate", `Basic realm="index"`)
+			http.Error(w, "authentication needed", http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/simple/credpkg/":
+			io.WriteString(w, `<html><body><a href="/files/credpkg-1.0-py3-none-any.whl">credpkg-1.0-py3-none-any.whl</a></body></html>`)
+		case "/files/credpkg-1.0-py3-none-any.whl":
+			w.Write(wheel)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.TLS = &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ca.Leaf("localhost") }}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	port := portOf(t, srv.URL)
+	roots := filepath.Join(e.root, "roots.pem")
+	writeFile(t, roots, string(ca.CertPEM()))
+	e.extra = append(e.extra, "SSL_CERT_FILE="+roots, "API_TOKEN="+credSecret)
+	writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, paths: [/simple/, /files/]}\n", port))
+	script := fmt.Sprintf(`python3 -m venv /tmp/v && /tmp/v/bin/pip install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && /tmp/v/bin/python -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
+	r := e.runTimeout(90*time.Second, nil, "run", "--allow-net", fmt.Sprintf("127.0.0.1:%d", port), "--env", "NO_PROXY=", "--env", "no_proxy=", "--", "sh", "-c", script)
+	t.Logf("%s", r)
+	mu.Lock()
+	defer mu.Unlock()
+	if got := marked(r.stdout, "pip"); got != "PIP-OK" {
+		t.Errorf("pip install from the index: %q, want PIP-OK", got)
+	}
+	if !slices.Contains(got, "/files/credpkg-1.0-py3-none-any.whl true") {
+		t.Errorf("the index did not serve the wheel with the secret: %q", got)
+	}
+	if strings.Contains(r.stdout+r.stderr, credSecret) {
+		t.Errorf("the secret shows in cordon's output")
+	}
+}
+
+// testWheel is a pure-Python wheel of the package credpkg 1.0, whose
+// VALUE is "PIP-OK".
+func testWheel(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for _, f := range [][2]string{
+		{"credpkg/__init__.py", "VALUE = 'PIP-OK'\n"},
+		{"credpkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: credpkg\nVersion: 1.0\n"},
+		{"credpkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: cordon-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+		{"credpkg-1.0.dist-info/RECORD", "credpkg/__init__.py,,\ncredpkg-1.0.dist-info/METADATA,,\ncredpkg-1.0.dist-info/WHEEL,,\ncredpkg-1.0.dist-info/RECORD,,\n"},
+	} {
+		w, err := z.Create(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, f[1])
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestCredentialExplain: cordon policy --explain lists each credential
+// with its hosts and where its secret comes from, never its value.
+func TestCredentialExplain(t *testing.T) {
+	e := newEnv(t)
+	e.extra = append(e.extra, "GH_TOKEN="+credSecret)
+	r := e.run("policy", "--credential", "github", "--explain")
+	for _, want := range []string{
+		"credential: github for api.github.com, github.com, uploads.github.com (TLS ends at cordon's proxy there); the secret from the first of $GH_TOKEN, $GITHUB_TOKEN, the output of `gh auth token`",
+		"network: credential github: TLS to api.github.com, github.com, uploads.github.com ends at the proxy",
+		"    - api.github.com # credential github (preset github, --credential)",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("cordon policy --explain lacks %q:\n%s", want, r)
+		}
+	}
+	if r.code != 0 || strings.Contains(r.stdout+r.stderr, credSecret) {
+		t.Errorf("exit %d; the secret shows: %v", r.code, strings.Contains(r.stdout+r.stderr, credSecret))
 	}
 }
