@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -89,5 +90,55 @@ func TestCredRunEnv(t *testing.T) {
 	}
 	if b := string(cr.bundle); !strings.Contains(b, "HOSTROOTS") || !strings.Contains(b, string(cr.ca.CertPEM())) {
 		t.Errorf("the bundle lacks the host's roots or the run's CA")
+	}
+}
+
+// TestSeatbeltCredentials: a Seatbelt run with a credential (its network
+// started here as on macOS; sandbox-exec itself is not run) gives the
+// command the placeholder and the CA variables naming the bundle in its
+// private /tmp, which the launcher writes itself (no helper on macOS),
+// new and read-only.
+func TestSeatbeltCredentials(t *testing.T) {
+	dir := t.TempDir()
+	roots := filepath.Join(dir, "roots.pem")
+	if err := os.WriteFile(roots, []byte("-----BEGIN CERTIFICATE-----\nHOSTROOTS\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSL_CERT_FILE", roots)
+	t.Setenv("CRED_TOKEN", "ghp_SECRETsecretSECRETsecretSECRETsecret1")
+	p := &policy.Policy{Mode: policy.ModeStandard, Backend: backend.Seatbelt, Workspace: dir, Read: []string{dir}, Write: []string{dir},
+		Network:     policy.Network{Mode: policy.NetFiltered, Allow: []string{"*"}},
+		Credentials: []policy.Credential{{Name: "gh", Hosts: []string{"api.github.com"}, Env: []string{"CRED_TOKEN"}}}}
+	pl, err := plan.Build(p, []string{"true"}, plan.Options{Home: dir, Cwd: dir, StateDir: filepath.Join(dir, "state"), RunID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(pl.PrivateTmp, plan.CABundleName); pl.Net.CABundle != want {
+		t.Fatalf("the bundle is planned at %q, want %q", pl.Net.CABundle, want)
+	}
+	run, nr, err := startSeatbeltNet(pl, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nr.close()
+	env := strings.Join(run.Env, "\n")
+	if !strings.Contains(env, "CRED_TOKEN=ghp_") || !strings.Contains(env, "SSL_CERT_FILE="+pl.Net.CABundle) || strings.Contains(env, "SECRET") {
+		t.Errorf("the command's environment:\n%s", env)
+	}
+	if err := os.MkdirAll(pl.PrivateTmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := nr.writeBundle(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(pl.Net.CABundle)
+	if err != nil || fi.Mode().Perm() != 0o444 {
+		t.Fatalf("the bundle: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(pl.Net.CABundle); !strings.Contains(string(b), "HOSTROOTS") || !strings.Contains(string(b), "BEGIN CERTIFICATE") {
+		t.Errorf("the bundle lacks the host's roots or the run's CA")
+	}
+	if err := nr.writeBundle(); err == nil {
+		t.Errorf("the bundle was written over an existing file")
 	}
 }

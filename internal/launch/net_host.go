@@ -40,6 +40,9 @@ type netRun struct {
 	closed    bool
 	warn      func(string)
 	once      sync.Once
+	// bundle is the credentials' trust bundle a Seatbelt run writes
+	// itself (see writeBundle); nil otherwise.
+	bundle *helperspec.File
 }
 
 // forwardCheckTimeout bounds the connect that checks a forwarded port.
