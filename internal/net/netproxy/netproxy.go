@@ -14,6 +14,11 @@
 // itself (sni.go). A client that offers Encrypted Client Hello is judged
 // on its outer (public) server name.
 //
+// A tunnel to a host a credential belongs to (Config.Credentials) is the
+// one exception to end-to-end tunnels: its TLS ends at the proxy, which
+// puts the secret in place of the placeholder in its requests' allowed
+// headers (intercept.go; package credential decides each request).
+//
 // The SOCKS5 side uses github.com/things-go/go-socks5 for the method
 // negotiation, the RFC 1929 username/password exchange and the request
 // parsing, with its hooks set so that the library never resolves nor
