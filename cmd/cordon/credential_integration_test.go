@@ -223,23 +223,30 @@ func TestCredentialUse(t *testing.T) {
 // placeholder as its registry's _authToken, publishes to a registry that
 // requires the token.
 func TestCredentialNpmPublish(t *testing.T) {
-	e := newEnv(t)
-	requireTool(t, "npm")
-	cs := startCredServers(t, e)
-	e.extra = append(e.extra, "SSL_CERT_FILE="+cs.roots, "API_TOKEN="+credSecret)
-	writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, npmrc: true}\n", cs.boundPort))
-	writeFile(t, filepath.Join(e.ws, "package.json"), `{"name": "cordon-cred-pkg", "version": "1.0.0", "description": "x", "license": "MIT"}`)
-	r := e.runTimeout(90*time.Second, nil, append(append([]string{"run"}, cs.credFlags()...),
-		"--", "npm", "publish", "--registry", fmt.Sprintf("https://localhost:%d/", cs.boundPort), "--ignore-scripts", "--no-audit", "--no-fund", "--fetch-retries=0")...)
-	t.Logf("%s", r)
-	cs.mu.Lock()
-	got := strings.Join(cs.npmAuth, "\n")
-	cs.mu.Unlock()
-	if r.code != 0 || !strings.Contains(got, "PUT Bearer "+credSecret) {
-		t.Errorf("npm publish: exit %d, the registry got %q; want a PUT with the secret", r.code, got)
-	}
-	if strings.Contains(r.stdout+r.stderr, credSecret) {
-		t.Errorf("the secret shows in cordon's output")
+	for _, be := range []string{"bwrap", "landlock"} {
+		t.Run(be, func(t *testing.T) {
+			e := newEnv(t)
+			if be == "landlock" {
+				requireLandlock(t)
+			}
+			requireTool(t, "npm")
+			cs := startCredServers(t, e)
+			e.extra = append(e.extra, "SSL_CERT_FILE="+cs.roots, "API_TOKEN="+credSecret)
+			writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, npmrc: true}\n", cs.boundPort))
+			writeFile(t, filepath.Join(e.ws, "package.json"), `{"name": "cordon-cred-pkg", "version": "1.0.0", "description": "x", "license": "MIT"}`)
+			r := e.runTimeout(90*time.Second, nil, append(append([]string{"run", "--backend", be}, cs.credFlags()...),
+				"--", "npm", "publish", "--registry", fmt.Sprintf("https://localhost:%d/", cs.boundPort), "--ignore-scripts", "--no-audit", "--no-fund", "--fetch-retries=0")...)
+			t.Logf("%s", r)
+			cs.mu.Lock()
+			got := strings.Join(cs.npmAuth, "\n")
+			cs.mu.Unlock()
+			if r.code != 0 || !strings.Contains(got, "PUT Bearer "+credSecret) {
+				t.Errorf("npm publish: exit %d, the registry got %q; want a PUT with the secret", r.code, got)
+			}
+			if strings.Contains(r.stdout+r.stderr, credSecret) {
+				t.Errorf("the secret shows in cordon's output")
+			}
+		})
 	}
 }
 
@@ -287,55 +294,62 @@ func TestCredentialNoSecret(t *testing.T) {
 // TestCredentialPipIndex: pip inside installs from an index that needs a
 // password, given the placeholder as the index URL's password.
 func TestCredentialPipIndex(t *testing.T) {
-	e := newEnv(t)
-	requireTool(t, "python3")
-	ca, err := credential.NewCA([]string{"localhost"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wheel := testWheel(t)
-	var mu sync.Mutex
-	var got []string
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pass, _ := r.BasicAuth()
-		mu.Lock()
-		got = append(got, r.URL.Path+" "+fmt.Sprint(pass == credSecret))
-		mu.Unlock()
-		if pass != credSecret {
-			w.Header().Set("WWW-Authenticate", `Basic realm="index"`)
-			http.Error(w, "authentication needed", http.StatusUnauthorized)
-			return
-		}
-		switch r.URL.Path {
-		case "/simple/credpkg/":
-			io.WriteString(w, `<html><body><a href="/files/credpkg-1.0-py3-none-any.whl">credpkg-1.0-py3-none-any.whl</a></body></html>`)
-		case "/files/credpkg-1.0-py3-none-any.whl":
-			w.Write(wheel)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	srv.TLS = &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ca.Leaf("localhost") }}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	port := portOf(t, srv.URL)
-	roots := filepath.Join(e.root, "roots.pem")
-	writeFile(t, roots, string(ca.CertPEM()))
-	e.extra = append(e.extra, "SSL_CERT_FILE="+roots, "API_TOKEN="+credSecret)
-	writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, paths: [/simple/, /files/]}\n", port))
-	script := fmt.Sprintf(`python3 -m venv /tmp/v && /tmp/v/bin/pip install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && /tmp/v/bin/python -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
-	r := e.runTimeout(90*time.Second, nil, "run", "--allow-net", fmt.Sprintf("127.0.0.1:%d", port), "--env", "NO_PROXY=", "--env", "no_proxy=", "--", "sh", "-c", script)
-	t.Logf("%s", r)
-	mu.Lock()
-	defer mu.Unlock()
-	if got := marked(r.stdout, "pip"); got != "PIP-OK" {
-		t.Errorf("pip install from the index: %q, want PIP-OK", got)
-	}
-	if !slices.Contains(got, "/files/credpkg-1.0-py3-none-any.whl true") {
-		t.Errorf("the index did not serve the wheel with the secret: %q", got)
-	}
-	if strings.Contains(r.stdout+r.stderr, credSecret) {
-		t.Errorf("the secret shows in cordon's output")
+	for _, be := range []string{"bwrap", "landlock"} {
+		t.Run(be, func(t *testing.T) {
+			e := newEnv(t)
+			if be == "landlock" {
+				requireLandlock(t)
+			}
+			requireTool(t, "python3")
+			ca, err := credential.NewCA([]string{"localhost"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wheel := testWheel(t)
+			var mu sync.Mutex
+			var got []string
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, pass, _ := r.BasicAuth()
+				mu.Lock()
+				got = append(got, r.URL.Path+" "+fmt.Sprint(pass == credSecret))
+				mu.Unlock()
+				if pass != credSecret {
+					w.Header().Set("WWW-Authenticate", `Basic realm="index"`)
+					http.Error(w, "authentication needed", http.StatusUnauthorized)
+					return
+				}
+				switch r.URL.Path {
+				case "/simple/credpkg/":
+					io.WriteString(w, `<html><body><a href="/files/credpkg-1.0-py3-none-any.whl">credpkg-1.0-py3-none-any.whl</a></body></html>`)
+				case "/files/credpkg-1.0-py3-none-any.whl":
+					w.Write(wheel)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			srv.TLS = &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ca.Leaf("localhost") }}
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			port := portOf(t, srv.URL)
+			roots := filepath.Join(e.root, "roots.pem")
+			writeFile(t, roots, string(ca.CertPEM()))
+			e.extra = append(e.extra, "SSL_CERT_FILE="+roots, "API_TOKEN="+credSecret)
+			writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, paths: [/simple/, /files/]}\n", port))
+			script := fmt.Sprintf(`python3 -m venv "$TMPDIR/v" && "$TMPDIR/v/bin/pip" install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && "$TMPDIR/v/bin/python" -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
+			r := e.runTimeout(90*time.Second, nil, "run", "--backend", be, "--allow-net", fmt.Sprintf("127.0.0.1:%d", port), "--env", "NO_PROXY=", "--env", "no_proxy=", "--", "sh", "-c", script)
+			t.Logf("%s", r)
+			mu.Lock()
+			defer mu.Unlock()
+			if got := marked(r.stdout, "pip"); got != "PIP-OK" {
+				t.Errorf("pip install from the index: %q, want PIP-OK", got)
+			}
+			if !slices.Contains(got, "/files/credpkg-1.0-py3-none-any.whl true") {
+				t.Errorf("the index did not serve the wheel with the secret: %q", got)
+			}
+			if strings.Contains(r.stdout+r.stderr, credSecret) {
+				t.Errorf("the secret shows in cordon's output")
+			}
+		})
 	}
 }
 
