@@ -43,6 +43,11 @@ type Credential struct {
 	Methods []string `yaml:"methods,omitempty" json:"methods,omitempty"`
 	// Paths, when set, are the only path prefixes it is used in.
 	Paths []string `yaml:"paths,omitempty" json:"paths,omitempty"`
+	// GitUsername, when set, makes git inside answer its hosts' HTTPS
+	// authentication with this user name and the placeholder (a
+	// credential helper in the command's git config), so git needs no
+	// helper of its own.
+	GitUsername string `yaml:"git_username,omitempty" json:"git_username,omitempty"`
 	// Source says where it was set: a file and line, a flag, a preset.
 	Source string `yaml:"-" json:"source,omitempty"`
 }
@@ -55,9 +60,10 @@ var presets = []Credential{
 		Name: "github",
 		// The REST and GraphQL API (gh), git over HTTPS (Basic), and
 		// release assets.
-		Hosts:   []string{"api.github.com", "github.com", "uploads.github.com"},
-		Env:     []string{"GH_TOKEN", "GITHUB_TOKEN"},
-		Command: []string{"gh", "auth", "token"},
+		Hosts:       []string{"api.github.com", "github.com", "uploads.github.com"},
+		Env:         []string{"GH_TOKEN", "GITHUB_TOKEN"},
+		Command:     []string{"gh", "auth", "token"},
+		GitUsername: "x-access-token",
 	},
 	{
 		Name:  "npm",
@@ -132,7 +138,7 @@ func (b *builder) applyCredentials(l layer) error {
 // else (--credential NAME, or {name: github}).
 func credentialNameOnly(e config.Credential) bool {
 	return len(e.Hosts) == 0 && len(e.Env) == 0 && len(e.Command) == 0 && e.File == nil &&
-		e.Npmrc == nil && e.Netrc == nil && len(e.Headers) == 0 && len(e.Methods) == 0 && len(e.Paths) == 0
+		e.Npmrc == nil && e.Netrc == nil && len(e.Headers) == 0 && len(e.Methods) == 0 && len(e.Paths) == 0 && e.GitUsername == nil
 }
 
 // credential builds and checks one entry of l: a preset's name fills in
@@ -187,6 +193,9 @@ func (b *builder) credential(l layer, key string, e config.Credential) (Credenti
 		c.Netrc = *e.Netrc
 	}
 	c.Headers, c.Methods, c.Paths = e.Headers, e.Methods, e.Paths
+	if e.GitUsername != nil {
+		c.GitUsername = *e.GitUsername
+	}
 	if len(c.Hosts) == 0 {
 		return Credential{}, l.Errorf(key, "%s (%s) has no hosts: name the hosts it belongs to, like hosts: [api.example.com]", what, name)
 	}
@@ -213,6 +222,9 @@ func (b *builder) credential(l layer, key string, e config.Credential) (Credenti
 			return Credential{}, l.Errorf(key, "%s (%s): method %q is not an HTTP method, like GET or POST", what, name, m)
 		}
 		c.Methods[i] = strings.ToUpper(m)
+	}
+	if c.GitUsername != "" && (len(c.Env) == 0 || !validGitUser(c.GitUsername)) {
+		return Credential{}, l.Errorf(key, "%s (%s): git_username needs env (the variable git reads the placeholder from) and a name of letters, digits, '.', '_' and '-'", what, name)
 	}
 	for _, p := range c.Paths {
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?# \t\r\n") {
@@ -275,6 +287,17 @@ func credentialHeader(h string) string {
 	return ""
 }
 
+// validGitUser says whether s may be git_username: it is written into a
+// credential helper's shell line, so only plain characters.
+func validGitUser(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s != "" && len(s) <= 64
+}
+
 // validToken says whether s is an HTTP token (a method or header name).
 func validToken(s string) bool {
 	if s == "" {
@@ -335,6 +358,9 @@ func (c Credential) Describe() string {
 	}
 	if len(c.Paths) > 0 {
 		s += "; paths " + strings.Join(c.Paths, ", ")
+	}
+	if c.GitUsername != "" {
+		s += "; git over HTTPS answers as " + c.GitUsername + " with the placeholder"
 	}
 	return s + " (" + c.Source + ")"
 }

@@ -109,6 +109,8 @@ func TestCredentialErrors(t *testing.T) {
 		{"bad header", "{name: own, hosts: [a.example.com], env: X, headers: [Host]}", "", "is a header of the connection"},
 		{"bad path", "{name: own, hosts: [a.example.com], env: X, paths: [v1]}", "", "must be a path prefix starting with /"},
 		{"bad env", "{name: own, hosts: [a.example.com], env: '1X'}", "", "is not a variable name"},
+		{"git user with a shell character", "{name: own, hosts: [a.example.com], env: X, git_username: 'a;b'}", "", "git_username needs env"},
+		{"git user without env", "{name: own, hosts: [a.example.com], file: /x, git_username: agent}", "", "git_username needs env"},
 		{"file in workspace", "{name: own, hosts: [a.example.com], file: '${PROJECT_DIR}/tok'}", "", "which the sandbox may write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

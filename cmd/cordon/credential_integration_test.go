@@ -146,6 +146,7 @@ func TestCredentialUse(t *testing.T) {
       npmrc: true
       methods: [GET, POST, PUT]
       paths: [/api/, /git/, /cordon-cred-pkg]
+      git_username: agent
 `, cs.boundPort))
 			bound := fmt.Sprintf("https://localhost:%d", cs.boundPort)
 			script := strings.Join([]string{
@@ -157,6 +158,8 @@ func TestCredentialUse(t *testing.T) {
 				// git over HTTPS: Basic with the placeholder as password.
 				`git clone -q "https://agent:$API_TOKEN@localhost:` + fmt.Sprint(cs.boundPort) + `/git/repo.git" cl 2>&1 && cd cl && echo two > two && git add two &&
 				 git -c user.name=t -c user.email=t@t commit -qm two && git push -q origin HEAD:main 2>&1 && echo "@@git:pushed"; cd ..`,
+				// git with no password of its own: the credential's helper.
+				`git clone -q https://localhost:` + fmt.Sprint(cs.boundPort) + `/git/repo.git cl2 </dev/null 2>&1 && echo "@@githelper:$(cat cl2/README)"`,
 				// What the sandbox holds, for the test to search.
 				`env > dump-env.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\0' '\n' < $f; done > dump-proc.txt 2>/dev/null`,
 				`cat "$SSL_CERT_FILE" > dump-bundle.txt; ls -la "$TMPDIR" > dump-tmp.txt; cat "$TMPDIR"/* >> dump-tmp.txt 2>/dev/null; true`,
@@ -179,6 +182,9 @@ func TestCredentialUse(t *testing.T) {
 				if got := marked(r.stdout, name); !strings.Contains(got, "("+rule+")") {
 					t.Errorf("%s: %q, want a refusal naming %q", name, got, rule)
 				}
+			}
+			if got := marked(r.stdout, "githelper"); got != "DUMB-GIT-CONTENT-9a2" {
+				t.Errorf("git clone with the credential's helper: %q", got)
 			}
 			if got := marked(r.stdout, "git"); got != "pushed" {
 				t.Errorf("git push over HTTPS: %q, want pushed", got)

@@ -242,6 +242,8 @@ type Credential struct {
 	// Methods and Paths, when set, limit the requests it is used in.
 	Methods []string
 	Paths   []string
+	// GitUsername is the user name git inside sends with the placeholder.
+	GitUsername *string
 	// Line is the line of the entry in its file (0 for a flag).
 	Line int
 }

@@ -150,7 +150,7 @@ var (
 	netKeys     = []string{"enabled", "mode", "allow", "deny", "forward_ports"}
 	resKeys     = []string{"max_processes", "max_memory_mb", "max_cpu_seconds", "max_file_size_mb"}
 	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied", "max_size_mb"}
-	credKeys    = []string{"name", "hosts", "env", "command", "file", "npmrc", "netrc", "headers", "methods", "paths"}
+	credKeys    = []string{"name", "hosts", "env", "command", "file", "npmrc", "netrc", "headers", "methods", "paths", "git_username"}
 )
 
 func (p *parser) document(doc *yaml.Node) {
@@ -373,6 +373,8 @@ func (p *parser) credentials(key string, v *yaml.Node) []Credential {
 				c.Methods = p.strings(full, v)
 			case "paths":
 				c.Paths = p.strings(full, v)
+			case "git_username":
+				c.GitUsername = p.str(full, v)
 			}
 		})
 		out = append(out, c)

@@ -107,6 +107,7 @@ func newCredRun(n *plan.Net) (*credRun, error) {
 	for _, v := range plan.CAVars {
 		cr.env = append(cr.env, v+"="+n.CABundle)
 	}
+	cr.env = append(cr.env, plan.CredentialGitEnv(n.Credentials)...)
 	return cr, nil
 }
 

@@ -86,6 +86,39 @@ func CredentialVars(c policy.Credential) []string {
 	return out
 }
 
+// CredentialGitEnv is the git configuration, as GIT_CONFIG_COUNT,
+// GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n variables, that makes git
+// answer HTTPS authentication to each host of a credential with a
+// GitUsername with that name and the placeholder its first variable
+// holds: a credential helper, a shell line of cordon's own (the name and
+// the variable are checked plain words), for each such host.
+func CredentialGitEnv(creds []policy.Credential) []string {
+	var out []string
+	n := 0
+	for _, c := range creds {
+		if c.GitUsername == "" || len(c.Env) == 0 {
+			continue
+		}
+		helper := fmt.Sprintf(`!f() { test "$1" = get || exit 0; echo username=%s; echo "password=$%s"; }; f`, c.GitUsername, c.Env[0])
+		for _, h := range c.Hosts {
+			r, err := netrule.Parse(h)
+			if err != nil || strings.Contains(r.Host, "*") {
+				continue
+			}
+			host := r.Host
+			if r.Port != 0 && r.Port != 443 {
+				host += ":" + strconv.Itoa(r.Port)
+			}
+			out = append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=credential.https://%s.helper", n, host), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, helper))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
+}
+
 // CABundleName is the file name of Net.CABundle in the sandbox's
 // private temporary directory.
 const CABundleName = "cordon-credentials-ca.pem"
