@@ -63,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 1
+const Version = 2
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -128,6 +128,18 @@ type Spec struct {
 	// cannot be installed, MsgReady says why as a note starting
 	// WatchUnavailable, and such a rename fails as onto any mount point.
 	Renames bool `json:"renames,omitempty"`
+	// Files are files the helper creates inside before it applies
+	// Landlock (the trust bundle of a run with credentials), each new,
+	// read-only, never through a symbolic link.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file of Spec.Files.
+type File struct {
+	// Path is where it is created (absolute, inside the sandbox).
+	Path string `json:"path"`
+	// Data is its content.
+	Data []byte `json:"data"`
 }
 
 // WatchUnavailable starts the note of a MsgReady whose helper could not

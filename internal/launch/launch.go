@@ -70,6 +70,10 @@ type Stdio struct {
 	// network proxy as it is made, from the proxy's goroutines
 	// (RunCommand records each in Request.Audit).
 	NetEvents func(netproxy.Event)
+	// CredentialUses, when not nil, receives every request that carried
+	// a credential's placeholder to its host (RunCommand records each in
+	// Request.Audit), from the proxy's goroutines.
+	CredentialUses func(netproxy.CredentialUse)
 	// Watch, when not nil, turns the violation monitor on (bubblewrap and
 	// Landlock-only runs): it receives every watched call of the command's
 	// tree (monitor.Event), from the monitor's goroutine, one at a time,

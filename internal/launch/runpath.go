@@ -155,6 +155,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	setEnv(pl, req.Env)
 	if req.Audit != nil {
 		req.Stdio.NetEvents = netAudit(req, tell)
+		req.Stdio.CredentialUses = credentialAudit(req, tell)
 	}
 	var viols *violations
 	if req.Watch || plan.Watched(p) {
@@ -407,6 +408,32 @@ func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
 		if err := req.Audit.Record(rec); err != nil {
 			failed = true
 			tell(Line{Kind: Warning, Text: fmt.Sprintf("the network proxy's decisions were not recorded in the audit log: %v", err)})
+		}
+	}
+}
+
+// credentialAudit records each use of a credential in req.Audit: one
+// record of operation credential-use naming the credential, host, port,
+// method and path and the decision, never a value.
+func credentialAudit(req Request, tell func(Line)) func(netproxy.CredentialUse) {
+	var mu sync.Mutex
+	failed := false
+	mode := string(req.Policy.Mode)
+	return func(u netproxy.CredentialUse) {
+		rec := audit.Record{Timestamp: u.Time, SessionID: req.SessionID, Command: req.AuditCommand,
+			Operation: audit.OpCredentialUse, Credential: u.Credential, Host: u.Host, Port: u.Port,
+			Method: u.Method, Path: u.Path, Action: audit.ActionAllowed, Rule: "credential " + u.Credential, Mode: mode}
+		if !u.Allowed {
+			rec.Action, rec.Rule = audit.ActionDenied, u.Rule
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if failed {
+			return
+		}
+		if err := req.Audit.Record(rec); err != nil {
+			failed = true
+			tell(Line{Kind: Warning, Text: fmt.Sprintf("the uses of credentials were not recorded in the audit log: %v", err)})
 		}
 	}
 }
