@@ -84,7 +84,10 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 			return
 		}
 		if shared {
-			m.sup.sharedUmask = uint32(umaskOf(os.Getpid()))
+			// This thread's own umask, which the kernel applies to what
+			// it creates (the main thread's may differ: a supervisor
+			// that ran there before kept its own context).
+			m.sup.sharedUmask = uint32(umaskOf(unix.Gettid()))
 		}
 		ready <- nil
 		m.serve()
