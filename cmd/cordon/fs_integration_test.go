@@ -261,8 +261,6 @@ func TestProtectedPaths(t *testing.T) {
 			`mkdir -p .vscode && echo '{}' > .vscode/settings.json`,
 			`mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit`,
 			`mkdir -p .git && echo evil > .git/config`,
-			`echo evil > .envrc`,
-			`echo '{}' > .mcp.json`,
 			`mkdir -p .claude && echo '{}' > .claude/settings.json`,
 			`mkdir -p .cursor && echo x > .cursor/mcp.json`,
 			`rmdir .git && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit`,
@@ -273,6 +271,18 @@ func TestProtectedPaths(t *testing.T) {
 			r := e.sh(a)
 			if r.code == 0 {
 				t.Errorf("%q succeeded:\n%s", a, r)
+			}
+		}
+		// A missing .envrc or .mcp.json has no placeholder (their tools
+		// ask before trusting a new one): made inside, it is renamed
+		// aside after the run.
+		for _, name := range []string{".envrc", ".mcp.json"} {
+			r := e.sh(`echo evil > ` + name)
+			if exists(filepath.Join(e.ws, name)) || !strings.Contains(r.stderr, "planted "+name) {
+				t.Errorf("%s made inside was not disarmed after the run:\n%s", name, r)
+			}
+			if err := os.Remove(filepath.Join(e.ws, name+".cordon-disarmed")); err != nil {
+				t.Errorf("%s: %v", name, err)
 			}
 		}
 		after := listing(t, e.ws)
@@ -302,7 +312,7 @@ func TestProtectedPaths(t *testing.T) {
 		defer cancel()
 		first, errb, out := startCordon(t, e, ctx, "run", "--", "sh", "-c",
 			`echo ready; i=0; while [ ! -e go-on ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done
-			echo evil > .envrc && echo WROTE-ENVRC; mkdir -p .vscode && echo x > .vscode/settings.json && echo WROTE-VSCODE; true`)
+			mkdir -p .claude && echo evil > .claude/settings.json && echo WROTE-CLAUDE; mkdir -p .vscode && echo x > .vscode/settings.json && echo WROTE-VSCODE; true`)
 		if r := e.sh(`true`); r.code != 0 {
 			t.Fatalf("second sandbox: %s", r)
 		}
@@ -330,7 +340,7 @@ func TestProtectedPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := listing(t, e.ws)
-		if r := e.sh(`test -d .vscode && test -e .envrc && ! echo evil > .envrc`); r.code != 0 {
+		if r := e.sh(`test -d .vscode && test -d .claude && ! echo evil > .vscode/settings.json`); r.code != 0 {
 			t.Errorf("run in a workspace owned by uid 65534:\n%s", r)
 		}
 		if d := diffListing(before, listing(t, e.ws)); d != "" {
@@ -339,7 +349,7 @@ func TestProtectedPaths(t *testing.T) {
 	})
 
 	t.Run("git-status-clean", func(t *testing.T) {
-		// The placeholders for a missing .envrc, .mcp.json, .vscode, ...
+		// The placeholders for a missing .vscode, .claude, .idea, ...
 		// must not show in git status inside: an agent would commit them.
 		if _, err := exec.LookPath("git"); err != nil {
 			t.Skip("git not installed")
@@ -354,7 +364,7 @@ func TestProtectedPaths(t *testing.T) {
 				t.Fatalf("git %v: %v: %s", args, err, out)
 			}
 		}
-		r := e.sh(`git status --porcelain --untracked-files=all; test -d .envrc && test ! -f .envrc && ! echo x > .envrc`)
+		r := e.sh(`git status --porcelain --untracked-files=all; test -d .vscode && ! echo x > .vscode/settings.json`)
 		if r.code != 0 || r.stdout != "" {
 			t.Errorf("git status inside shows cordon's placeholders (or a placeholder is writable):\n%s", r)
 		}

@@ -193,7 +193,7 @@ npm install --no-audit --no-fund && node -e 'console.log(require("cordon-pad")("
 		t.Errorf("the host's npm token reached the sandbox: %s", r)
 	}
 	wantNote := "cordon: note: ~/.npmrc: //" + host + "/:_authToken not passed (a credential"
-	if !strings.Contains(r.stderr, wantNote) || !strings.Contains(r.stderr, "--env NAME") {
+	if !strings.Contains(r.stderr, wantNote) || !strings.Contains(r.stderr, "sandbox.credentials") {
 		t.Errorf("no note naming the token left out and how to pass it (want %q): %s", wantNote, r)
 	}
 	paths, auths := reg.seen()
