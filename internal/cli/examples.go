@@ -16,6 +16,7 @@ var commandExamples = map[string]string{
 	"run": `  cordon run -- go test ./...
   cordon run --allow-net proxy.golang.org -- go mod download
   cordon run --allow-write ~/.cache/mytool --timeout 10m -- make
+  cordon run --ask --allow-net proxy.golang.org -- go mod download   # ask before refusing another host
   cordon run --profile untrusted --mode strict -- ./script-from-the-web.sh`,
 	"test": `  cordon test -- npm install
   cordon test --profile ci -- make check`,

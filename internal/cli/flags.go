@@ -33,6 +33,7 @@ type policyFlags struct {
 	env                     []string
 	backend                 string
 	auditLog                string
+	ask                     bool
 	// auditLogUsed is set by commands that write the audit log.
 	auditLogUsed bool
 	// readOnly is set by commands that only read (policy, violations):
@@ -67,6 +68,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.env, "env", nil, "pass NAME from the environment, or set NAME=VALUE (repeatable)")
 	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock (Linux), seatbelt (macOS), job (Windows: limits only) or none")
 	fs.StringVar(&f.auditLog, "audit-log", "", "audit log FILE (JSON lines)")
+	fs.BoolVar(&f.ask, "ask", false, "on a terminal, ask before refusing a connection to a host no rule names: once, for this workspace (saved in your user config) or deny (on_violation: ask)")
 }
 
 // layer turns the flags that were set into a config.Layer.
@@ -169,6 +171,9 @@ func (f *policyFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 		if l.Backend, err = enum("--backend", f.backend, config.Backends); err != nil {
 			return nil, err
 		}
+	}
+	if ch("ask") && f.ask {
+		l.OnViolation = config.Ptr(policy.OnViolationAsk)
 	}
 	if ch("audit-log") {
 		if !f.auditLogUsed {

@@ -37,7 +37,7 @@ func (r *sandboxRun) startNet() error {
 	if !n.HostListen {
 		// The helper creates the listeners inside and hands them over
 		// (handOver).
-		nr, err := newNetRun(n, "", r.stdio.NetEvents, r.stdio.Stderr)
+		nr, err := newNetRun(n, "", r.stdio.NetEvents, r.stdio.NetAsk, r.stdio.Stderr)
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func (r *sandboxRun) startNet() error {
 		r.afterWait(nr.close)
 		return nil
 	}
-	nr, err := listenHost(n, r.stdio.NetEvents, r.stdio.Stderr)
+	nr, err := listenHost(n, r.stdio.NetEvents, r.stdio.NetAsk, r.stdio.Stderr)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,10 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/ask"
 	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/internal/net/netproxy"
+	"github.com/cordon-sandbox/cordon/internal/net/netrule"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/planted"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -60,6 +62,11 @@ type Request struct {
 	// Result.Violations with its count, and recorded in Audit (allowed
 	// ones too with audit.log_allowed). A default run leaves it off.
 	Watch bool
+	// Ask, when not nil, asks at the terminal before the network proxy
+	// refuses a target no rule names (cordon run --ask); its Console is
+	// then Stdio.Console. Its audit fields are filled in from the
+	// request's.
+	Ask *ask.Session
 }
 
 // Recorder records audit records; *audit.Log is one.
@@ -154,6 +161,22 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	setEnv(pl, req.Env)
 	if req.Audit != nil {
 		req.Stdio.NetEvents = netAudit(req, tell)
+	}
+	if a := req.Ask; a != nil {
+		a.SessionID, a.Command, a.Mode = req.SessionID, req.AuditCommand, string(p.Mode)
+		if req.Audit != nil {
+			a.Audit = req.Audit.Record
+		}
+		a.Writable = p.HostWrites()
+		if a.Warn == nil {
+			a.Warn = func(s string) { tell(Line{Kind: Warning, Text: s}) }
+		}
+		if c, ok := a.Prompter.(*ask.Console); ok {
+			req.Stdio.Console = c
+		}
+		req.Stdio.NetAsk = func(ctx context.Context, host string, port int) bool {
+			return a.Ask(ctx, ask.Question{Kind: ask.Net, Host: host, Port: port, Rule: netrule.RuleNoAllow})
+		}
 	}
 	var viols *violations
 	if req.Watch || plan.Watched(p) {

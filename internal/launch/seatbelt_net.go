@@ -31,7 +31,7 @@ func startSeatbeltNet(pl *plan.Plan, stdio Stdio) (*plan.Plan, *netRun, error) {
 	if err := checkForwarded(n.ForwardPorts); err != nil {
 		return nil, nil, err
 	}
-	nr, err := listenHost(&n, stdio.NetEvents, stdio.Stderr)
+	nr, err := listenHost(&n, stdio.NetEvents, stdio.NetAsk, stdio.Stderr)
 	if err != nil {
 		return nil, nil, err
 	}

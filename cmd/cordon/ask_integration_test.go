@@ -1,0 +1,226 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/audit"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// askBody is what the test server of the --ask tests answers.
+const askBody = "ASKED-BODY-5d1e"
+
+// askEnv is the fake machine of the --ask tests: a cordon built to read
+// its own hosts file (name.test is the test server's 127.0.0.1), a tmux
+// server of its own to be the person at the terminal, and the server.
+type askEnv struct {
+	*sandboxEnv
+	cordon string
+	tmux   []string // tmux with its socket
+	port   int
+}
+
+func newAskEnv(t *testing.T) *askEnv {
+	t.Helper()
+	e := newEnv(t)
+	tmux := testenv.Tool(t, "tmux", "apt-get install -y tmux")
+	testenv.Tool(t, "curl", "apt-get install -y curl")
+	hosts := filepath.Join(e.root, "hosts")
+	writeFile(t, hosts, "127.0.0.1 name.test\n10.1.2.3 private.test\n")
+	cordon := installBins(e, "bin", helperName)
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/cordon-sandbox/cordon/internal/net/netproxy.hostsPath="+hosts,
+		"-o", cordon, "github.com/cordon-sandbox/cordon/cmd/cordon")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cordon with a test hosts file: %v\n%s", err, out)
+	}
+	ln := testenv.Listen(t)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, askBody)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	a := &askEnv{sandboxEnv: e, cordon: cordon, tmux: []string{tmux, "-S", filepath.Join(e.root, "tmux.sock")},
+		port: ln.Addr().(*net.TCPAddr).Port}
+	t.Cleanup(func() { _ = exec.Command(a.tmux[0], append(a.tmux[1:], "kill-server")...).Run() })
+	return a
+}
+
+// term runs cordon with args in a new tmux window (a terminal), and
+// returns the window's name and the file its exit status is written to.
+func (a *askEnv) term(name string, args ...string) string {
+	a.t.Helper()
+	status := filepath.Join(a.root, name+".status")
+	var q []string
+	for _, s := range append([]string{a.cordon}, args...) {
+		q = append(q, "'"+strings.ReplaceAll(s, "'", `'\''`)+"'")
+	}
+	script := filepath.Join(a.root, name+".sh")
+	env := ""
+	for _, kv := range a.environ() {
+		env += "export '" + kv + "'\n"
+	}
+	writeFile(a.t, script, fmt.Sprintf("cd '%s'\n%s%s\necho $? > '%s.tmp' && mv '%s.tmp' '%s'\nsleep 600\n",
+		a.ws, env, strings.Join(q, " "), status, status, status))
+	a.tmuxRun("new-session", "-d", "-s", name, "-x", "220", "-y", "50", "sh "+script)
+	return status
+}
+
+func (a *askEnv) tmuxRun(args ...string) string {
+	a.t.Helper()
+	out, err := exec.Command(a.tmux[0], append(a.tmux[1:], args...)...).CombinedOutput()
+	if err != nil {
+		a.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is what window name shows.
+func (a *askEnv) screen(name string) string {
+	return a.tmuxRun("capture-pane", "-p", "-J", "-t", name)
+}
+
+// waitFor waits until window name shows want, or fails.
+func (a *askEnv) waitFor(name, want string, d time.Duration) string {
+	a.t.Helper()
+	end := time.Now().Add(d)
+	for {
+		s := a.screen(name)
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(end) {
+			a.t.Fatalf("window %s never showed %q; it shows:\n%s", name, want, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitExit waits for the status file of a term command and returns the
+// command's exit status.
+func (a *askEnv) waitExit(status string, d time.Duration) int {
+	a.t.Helper()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if b, err := os.ReadFile(status); err == nil {
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				a.t.Fatalf("status file %s: %q", status, b)
+			}
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.t.Fatalf("the command of %s did not end within %s", status, d)
+	return -1
+}
+
+// audited returns the audit log's records about host.
+func (a *askEnv) audited(host string) []audit.Record {
+	var out []audit.Record
+	recs, _, _ := audit.Read(filepath.Join(a.home, ".local", "state", "cordon", "audit.jsonl"), audit.Filter{})
+	for _, r := range recs {
+		if r.Host == host {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestAskNetwork: cordon run --ask holds a connection to a host no rule
+// names while it asks at the terminal (driven in tmux); o lets this
+// connection through, w lets it through and saves it in the user config
+// under the workspace (the next run, without --ask and without a
+// terminal, goes through unasked), d and no answer within 30 s refuse it
+// with the refusal line; each answer is an audit record. A host a deny
+// entry names and a private address are refused without a question, and
+// --ask without a terminal is one cordon: line, exit 125.
+func TestAskNetwork(t *testing.T) {
+	a := newAskEnv(t)
+	url := fmt.Sprintf("http://name.test:%d/", a.port)
+	target := fmt.Sprintf("name.test:%d", a.port)
+	allowSrv := fmt.Sprintf("127.0.0.1:%d", a.port)
+	question := "cordon: allow network connection to " + target + "? [o]nce / [w]orkspace / [d]eny (deny in 30s)"
+	userConfig := filepath.Join(a.home, ".config", "cordon", "config.yaml")
+	writeFile(t, userConfig, "# my settings\nsandbox:\n  audit:\n    enabled: true  # keep\n")
+	for _, tc := range []struct {
+		name, key string
+		code      int
+		rule      string
+		saved     bool
+	}{
+		{"once", "o", 0, "asked: once", false},
+		{"deny", "d", 22, "asked: deny", false},
+		{"none", "", 22, "asked: no answer", false},
+		{"workspace", "w", 0, "asked: for this workspace", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(a.audited("name.test"))
+			status := a.term(tc.name, "run", "--ask", "--allow-net", allowSrv, "--", "curl", "-fsS", url)
+			a.waitFor(tc.name, question, 20*time.Second)
+			if tc.key != "" {
+				a.tmuxRun("send-keys", "-t", tc.name, tc.key)
+			}
+			code := a.waitExit(status, 45*time.Second)
+			scr := a.screen(tc.name)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; screen:\n%s", code, tc.code, scr)
+			}
+			if got := strings.Contains(scr, askBody); got != (tc.code == 0) {
+				t.Errorf("the body reached curl: %v, want %v; screen:\n%s", got, tc.code == 0, scr)
+			}
+			if tc.code != 0 && !strings.Contains(scr, "cordon: network: refused "+target+" (no allow rule)") {
+				t.Errorf("no refusal line; screen:\n%s", scr)
+			}
+			recs := a.audited("name.test")[before:]
+			if len(recs) == 0 || recs[0].Rule != tc.rule || recs[0].Port != a.port || recs[0].Operation != "network-connect" {
+				t.Errorf("audit records %+v, want first with rule %q", recs, tc.rule)
+			}
+			cfg := readFile(t, userConfig)
+			if got := strings.Contains(cfg, target); got != tc.saved {
+				t.Errorf("user config holds %s: %v, want %v:\n%s", target, got, tc.saved, cfg)
+			}
+			if tc.saved {
+				for _, want := range []string{"# my settings", "enabled: true # keep", a.ws + ":"} {
+					if !strings.Contains(cfg, want) {
+						t.Errorf("user config lost or lacks %q:\n%s", want, cfg)
+					}
+				}
+				r := a.runBin(a.cordon, nil, "run", "--allow-net", allowSrv, "--", "curl", "-fsS", url)
+				if r.code != 0 || !strings.Contains(r.stdout, askBody) {
+					t.Errorf("the saved answer did not let the next run through: %s", r)
+				}
+			}
+		})
+	}
+	t.Run("never askable", func(t *testing.T) {
+		for i, args := range [][]string{
+			{"--deny-net", "denied.test", "--", "curl", "-fsS", fmt.Sprintf("http://denied.test:%d/", a.port)},
+			{"--", "curl", "-fsS", fmt.Sprintf("http://10.1.2.3:%d/", a.port)},
+		} {
+			name := "never" + strconv.Itoa(i)
+			status := a.term(name, append([]string{"run", "--ask", "--allow-net", allowSrv}, args...)...)
+			code := a.waitExit(status, 30*time.Second)
+			if scr := a.screen(name); code == 0 || strings.Contains(scr, "cordon: allow") || !strings.Contains(scr, "cordon: network: refused") {
+				t.Errorf("%v: exit %d, want a refusal without a question; screen:\n%s", args, code, scr)
+			}
+		}
+	})
+	t.Run("no terminal", func(t *testing.T) {
+		r := a.runBin(a.cordon, nil, "run", "--ask", "--", "true")
+		if r.code != 125 || !strings.Contains(r.stderr, "cordon: --ask needs a person at a terminal") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("--ask without a terminal: %s", r)
+		}
+	})
+}
