@@ -59,8 +59,8 @@ func newAskEnv(t *testing.T) *askEnv {
 
 // term runs cordon with args in a new tmux window (a terminal), and
 // returns the window's name and the file its exit status is written to.
-func (a *askEnv) term(name string, args ...string) string {
-	a.t.Helper()
+func (a *askEnv) term(t *testing.T, name string, args ...string) string {
+	t.Helper()
 	status := filepath.Join(a.root, name+".status")
 	var q []string
 	for _, s := range append([]string{a.cordon}, args...) {
@@ -71,37 +71,37 @@ func (a *askEnv) term(name string, args ...string) string {
 	for _, kv := range a.environ() {
 		env += "export '" + kv + "'\n"
 	}
-	writeFile(a.t, script, fmt.Sprintf("cd '%s'\n%s%s\necho $? > '%s.tmp' && mv '%s.tmp' '%s'\nsleep 600\n",
+	writeFile(t, script, fmt.Sprintf("cd '%s'\n%s%s\necho $? > '%s.tmp' && mv '%s.tmp' '%s'\nsleep 600\n",
 		a.ws, env, strings.Join(q, " "), status, status, status))
-	a.tmuxRun("new-session", "-d", "-s", name, "-x", "220", "-y", "50", "sh "+script)
+	a.tmuxRun(t, "new-session", "-d", "-s", name, "-x", "220", "-y", "50", "sh "+script)
 	return status
 }
 
-func (a *askEnv) tmuxRun(args ...string) string {
-	a.t.Helper()
+func (a *askEnv) tmuxRun(t *testing.T, args ...string) string {
+	t.Helper()
 	out, err := exec.Command(a.tmux[0], append(a.tmux[1:], args...)...).CombinedOutput()
 	if err != nil {
-		a.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
 	return string(out)
 }
 
 // screen is what window name shows.
-func (a *askEnv) screen(name string) string {
-	return a.tmuxRun("capture-pane", "-p", "-J", "-t", name)
+func (a *askEnv) screen(t *testing.T, name string) string {
+	return a.tmuxRun(t, "capture-pane", "-p", "-J", "-t", name)
 }
 
 // waitFor waits until window name shows want, or fails.
-func (a *askEnv) waitFor(name, want string, d time.Duration) string {
-	a.t.Helper()
+func (a *askEnv) waitFor(t *testing.T, name, want string, d time.Duration) string {
+	t.Helper()
 	end := time.Now().Add(d)
 	for {
-		s := a.screen(name)
+		s := a.screen(t, name)
 		if strings.Contains(s, want) {
 			return s
 		}
 		if time.Now().After(end) {
-			a.t.Fatalf("window %s never showed %q; it shows:\n%s", name, want, s)
+			t.Fatalf("window %s never showed %q; it shows:\n%s", name, want, s)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -109,20 +109,20 @@ func (a *askEnv) waitFor(name, want string, d time.Duration) string {
 
 // waitExit waits for the status file of a term command and returns the
 // command's exit status.
-func (a *askEnv) waitExit(status string, d time.Duration) int {
-	a.t.Helper()
+func (a *askEnv) waitExit(t *testing.T, status string, d time.Duration) int {
+	t.Helper()
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
 		if b, err := os.ReadFile(status); err == nil {
 			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {
-				a.t.Fatalf("status file %s: %q", status, b)
+				t.Fatalf("status file %s: %q", status, b)
 			}
 			return n
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	a.t.Fatalf("the command of %s did not end within %s", status, d)
+	t.Fatalf("the command of %s did not end within %s", status, d)
 	return -1
 }
 
@@ -167,13 +167,13 @@ func TestAskNetwork(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(a.audited("name.test"))
-			status := a.term(tc.name, "run", "--ask", "--allow-net", allowSrv, "--", "curl", "-fsS", url)
-			a.waitFor(tc.name, question, 20*time.Second)
+			status := a.term(t, tc.name, "run", "--ask", "--allow-net", allowSrv, "--", "curl", "-fsS", url)
+			a.waitFor(t, tc.name, question, 60*time.Second)
 			if tc.key != "" {
-				a.tmuxRun("send-keys", "-t", tc.name, tc.key)
+				a.tmuxRun(t, "send-keys", "-t", tc.name, tc.key)
 			}
-			code := a.waitExit(status, 45*time.Second)
-			scr := a.screen(tc.name)
+			code := a.waitExit(t, status, 90*time.Second)
+			scr := a.screen(t, tc.name)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; screen:\n%s", code, tc.code, scr)
 			}
@@ -210,9 +210,9 @@ func TestAskNetwork(t *testing.T) {
 			{"--", "curl", "-fsS", fmt.Sprintf("http://10.1.2.3:%d/", a.port)},
 		} {
 			name := "never" + strconv.Itoa(i)
-			status := a.term(name, append([]string{"run", "--ask", "--allow-net", allowSrv}, args...)...)
-			code := a.waitExit(status, 30*time.Second)
-			if scr := a.screen(name); code == 0 || strings.Contains(scr, "cordon: allow") || !strings.Contains(scr, "cordon: network: refused") {
+			status := a.term(t, name, append([]string{"run", "--ask", "--allow-net", allowSrv}, args...)...)
+			code := a.waitExit(t, status, 60*time.Second)
+			if scr := a.screen(t, name); code == 0 || strings.Contains(scr, "cordon: allow") || !strings.Contains(scr, "cordon: network: refused") {
 				t.Errorf("%v: exit %d, want a refusal without a question; screen:\n%s", args, code, scr)
 			}
 		}
@@ -221,6 +221,79 @@ func TestAskNetwork(t *testing.T) {
 		r := a.runBin(a.cordon, nil, "run", "--ask", "--", "true")
 		if r.code != 125 || !strings.Contains(r.stderr, "cordon: --ask needs a person at a terminal") || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("--ask without a terminal: %s", r)
+		}
+	})
+}
+
+// TestAskFiles: cordon run --ask holds a read of a file outside the
+// policy (~/notes.txt, which the sandbox does not show) while it asks at
+// the terminal; o serves the host's file (the monitor opens it and hands
+// the descriptor in), d fails the read with EACCES, w serves it and saves
+// the path in the user config (the next run reads it unasked). A secret
+// (~/.ssh/id_rsa, a deny entry) and a protected path (.git/hooks/,
+// written in place) fail without a question.
+func TestAskFiles(t *testing.T) {
+	a := newAskEnv(t)
+	notes := filepath.Join(a.home, "notes.txt")
+	writeFile(t, notes, "NOTES-7c1b\n")
+	question := "cordon: allow reading " + notes + " by cat? [o]nce / [w]orkspace / [d]eny (deny in 30s)"
+	userConfig := filepath.Join(a.home, ".config", "cordon", "config.yaml")
+	for _, tc := range []struct {
+		name, key string
+		code      int
+		screen    string
+		rule      string
+		saved     bool
+	}{
+		{"once", "o", 0, "NOTES-7c1b", "asked: once", false},
+		{"deny", "d", 1, "cat: " + notes + ": Permission denied", "asked: deny", false},
+		{"workspace", "w", 0, "NOTES-7c1b", "asked: for this workspace", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status := a.term(t, "file"+tc.name, "run", "--ask", "--", "cat", notes)
+			a.waitFor(t, "file"+tc.name, question, 60*time.Second)
+			a.tmuxRun(t, "send-keys", "-t", "file"+tc.name, tc.key)
+			code := a.waitExit(t, status, 60*time.Second)
+			scr := a.screen(t, "file"+tc.name)
+			if code != tc.code || !strings.Contains(scr, tc.screen) {
+				t.Fatalf("exit %d, want %d and %q on the screen:\n%s", code, tc.code, tc.screen, scr)
+			}
+			var rec *audit.Record
+			recs, _, _ := audit.Read(filepath.Join(a.home, ".local", "state", "cordon", "audit.jsonl"), audit.Filter{})
+			for i := range recs {
+				if recs[i].Path == notes {
+					rec = &recs[i]
+				}
+			}
+			if rec == nil || rec.Rule != tc.rule || rec.Operation != "file-read" {
+				t.Errorf("last audit record of %s: %+v, want rule %q", notes, rec, tc.rule)
+			}
+			cfg, _ := os.ReadFile(userConfig)
+			if got := strings.Contains(string(cfg), notes); got != tc.saved {
+				t.Errorf("user config holds %s: %v, want %v:\n%s", notes, got, tc.saved, cfg)
+			}
+			if tc.saved {
+				r := a.runBin(a.cordon, nil, "run", "--", "cat", notes)
+				if r.code != 0 || !strings.Contains(r.stdout, "NOTES-7c1b") {
+					t.Errorf("the saved answer did not let the next run read it: %s", r)
+				}
+			}
+		})
+	}
+	t.Run("never askable", func(t *testing.T) {
+		writeFile(t, filepath.Join(a.home, ".ssh", "id_rsa"), "KEY-SECRET-91ab\n")
+		hook := filepath.Join(a.ws, ".git", "hooks", "pre-commit")
+		writeFile(t, hook, "#!/bin/sh\n")
+		for i, argv := range [][]string{
+			{"cat", filepath.Join(a.home, ".ssh", "id_rsa")},
+			{"dd", "if=/dev/null", "of=" + hook, "conv=nocreat,notrunc", "status=none"},
+		} {
+			name := "filenever" + strconv.Itoa(i)
+			status := a.term(t, name, append([]string{"run", "--ask", "--"}, argv...)...)
+			code := a.waitExit(t, status, 60*time.Second)
+			if scr := a.screen(t, name); code == 0 || strings.Contains(scr, "cordon: allow") || strings.Contains(scr, "KEY-SECRET") {
+				t.Errorf("%v: exit %d, want a refusal without a question; screen:\n%s", argv, code, scr)
+			}
 		}
 	})
 }

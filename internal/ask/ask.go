@@ -22,6 +22,8 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/internal/net/netrule"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Kind is what a Question is about.
@@ -50,6 +52,9 @@ type Question struct {
 	Program string
 	// Rule is the policy's rule that refused it.
 	Rule string
+	// Decision is a file question's decision by the policy, on the host
+	// path (policy.Decider.DecideHost).
+	Decision policy.Decision
 }
 
 // Target is what the question is about: host:port, or the path.
@@ -65,23 +70,19 @@ func (q Question) Target() string {
 // for want of an allow entry (netrule.RuleNoAllow): a deny entry, a
 // loopback, private, link-local or metadata address (refused by their
 // kind), an address of the host, a malformed target and a TLS server name
-// that differs never are. A file is askable when the policy refused it
-// for being outside every read or write path (RuleOutside): a deny entry
-// (secrets), a protected path, cordon's own config and state never are.
+// that differs never are. A file is askable when the policy's decision
+// says so (policy.Decision.Askable: outside every read or write path; a
+// deny entry, a protected path and cordon's own config never are), and
+// it lies in none of the Session's Never trees (cordon's state).
 func Askable(q Question) bool {
 	switch q.Kind {
 	case Net:
 		return q.Rule == netrule.RuleNoAllow
 	case FileRead, FileWrite:
-		return q.Rule == RuleOutside
+		return q.Decision.Askable()
 	}
 	return false
 }
-
-// RuleOutside is the Rule of a file question about a path outside every
-// read (or write) path of the policy, and inside no deny or protected
-// one: the only file refusal that may be asked about.
-const RuleOutside = "outside the policy"
 
 // Answer is a person's answer to a Question.
 type Answer int
@@ -130,6 +131,9 @@ type Session struct {
 	// Warn says what went wrong saving or recording (one line, without
 	// "cordon: warning: ").
 	Warn func(string)
+	// Never are trees no file question is asked about: cordon's own
+	// config, state and caches.
+	Never []string
 
 	mu   sync.Mutex
 	seen map[string]Answer
@@ -141,6 +145,13 @@ type Session struct {
 func (s *Session) Ask(ctx context.Context, q Question) bool {
 	if s == nil || !Askable(q) {
 		return false
+	}
+	if q.Kind != Net {
+		for _, n := range s.Never {
+			if subpath.Within(q.Path, n) {
+				return false
+			}
+		}
 	}
 	key := string(q.Kind) + " " + q.Target()
 	s.mu.Lock()

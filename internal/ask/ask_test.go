@@ -14,7 +14,11 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/internal/config"
 	"github.com/cordon-sandbox/cordon/internal/net/netrule"
+	"github.com/cordon-sandbox/cordon/policy"
 )
+
+// outside is the decision on a file outside every read path.
+var outside = policy.Decision{Denied: true, Rule: "filesystem.read: not listed", Fix: "--allow-read /h/notes.txt"}
 
 // TestAskable: only what no rule names is asked about.
 func TestAskable(t *testing.T) {
@@ -26,10 +30,11 @@ func TestAskable(t *testing.T) {
 		{Question{Kind: Net, Host: "a.test", Port: 80, Rule: "a.test"}, false},              // a deny entry
 		{Question{Kind: Net, Host: "10.0.0.1", Port: 80, Rule: "private address"}, false},   // a special address
 		{Question{Kind: Net, Host: "169.254.169.254", Port: 80, Rule: "link-local"}, false}, // metadata
-		{Question{Kind: FileRead, Path: "/h/notes.txt", Rule: RuleOutside}, true},
-		{Question{Kind: FileRead, Path: "/h/.ssh/id_rsa", Rule: "filesystem.deny: ~/.ssh"}, false},
-		{Question{Kind: FileWrite, Path: "/w/.git/hooks/x", Rule: "protected"}, false},
-		{Question{Kind: "file-exec", Path: "/x", Rule: RuleOutside}, false},
+		{Question{Kind: FileRead, Path: "/h/notes.txt", Decision: outside}, true},
+		{Question{Kind: FileRead, Path: "/h/.ssh/id_rsa", Decision: policy.Decision{Denied: true, Secret: true, Rule: "filesystem.deny: /h/.ssh"}}, false},
+		{Question{Kind: FileWrite, Path: "/w/.git/hooks/x", Decision: policy.Decision{Denied: true, Rule: "protected: **/.git/hooks/"}}, false},
+		{Question{Kind: FileWrite, Path: "/usr/bin/x", Decision: policy.Decision{Denied: true, Rule: "filesystem.write: not listed (read-only)"}}, false}, // no fix: a system directory
+		{Question{Kind: "file-exec", Path: "/x", Decision: outside}, false},
 	} {
 		if got := Askable(tc.q); got != tc.want {
 			t.Errorf("Askable(%+v) = %v, want %v", tc.q, got, tc.want)
@@ -60,7 +65,7 @@ func TestSessionAnswers(t *testing.T) {
 	cfg := filepath.Join(dir, "config", "cordon", "config.yaml")
 	var recs []audit.Record
 	p := &script{keys: []byte{'o', 'o', 'd', 0, 'w'}}
-	s := &Session{Prompter: p, ConfigPath: cfg, Workspace: "/w", SessionID: "S", Command: "curl", Mode: "standard",
+	s := &Session{Prompter: p, ConfigPath: cfg, Workspace: "/w", Never: []string{"/state/cordon"}, SessionID: "S", Command: "curl", Mode: "standard",
 		Audit: func(r audit.Record) error { recs = append(recs, r); return nil }, Warn: func(m string) { t.Errorf("warning: %s", m) }}
 	q := func(host string) Question {
 		return Question{Kind: Net, Host: host, Port: 443, Rule: netrule.RuleNoAllow}
@@ -81,6 +86,7 @@ func TestSessionAnswers(t *testing.T) {
 		{q("ws.test"), true, true, "allowed", "asked: for this workspace"},
 		{q("ws.test"), true, false, "", ""},
 		{Question{Kind: Net, Host: "10.0.0.1", Port: 1, Rule: "private address"}, false, false, "", ""},
+		{Question{Kind: FileRead, Path: "/state/cordon/audit.jsonl", Decision: outside}, false, false, "", ""}, // Never
 	} {
 		n, r := len(p.lines), len(recs)
 		if got := s.Ask(ctx, step.q); got != step.want {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/cordon-sandbox/cordon/internal/ask"
@@ -30,5 +31,9 @@ func askSession(cmd *cobra.Command, p *policy.Policy, h policy.Host) (*ask.Sessi
 		}
 		return nil, nil
 	}
-	return &ask.Session{Prompter: &ask.Console{}, ConfigPath: policy.UserConfigPath(h), Workspace: p.Workspace}, nil
+	cfg := policy.UserConfigPath(h)
+	// cordon's own files are never asked about: its config, its state
+	// (the audit log, the masks) and every workspace's sandbox cache.
+	never := []string{filepath.Dir(cfg), h.StateDir(), filepath.Dir(policy.SandboxCacheRoot(h))}
+	return &ask.Session{Prompter: &ask.Console{}, ConfigPath: cfg, Workspace: p.Workspace, Never: never}, nil
 }

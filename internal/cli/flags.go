@@ -68,7 +68,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.env, "env", nil, "pass NAME from the environment, or set NAME=VALUE (repeatable)")
 	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock (Linux), seatbelt (macOS), job (Windows: limits only) or none")
 	fs.StringVar(&f.auditLog, "audit-log", "", "audit log FILE (JSON lines)")
-	fs.BoolVar(&f.ask, "ask", false, "on a terminal, ask before refusing a connection to a host no rule names: once, for this workspace (saved in your user config) or deny (on_violation: ask)")
+	fs.BoolVar(&f.ask, "ask", false, "on a terminal, ask before refusing a host or a file no rule names: once, for this workspace (saved in your user config) or deny (on_violation: ask)")
 }
 
 // layer turns the flags that were set into a config.Layer.

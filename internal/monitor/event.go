@@ -76,6 +76,12 @@ type Options struct {
 	// allows what it reached, and refuses it (EACCES) otherwise; see
 	// package doc.
 	Supervise Policy
+	// Ask, when not nil and the monitor only watches (the bubblewrap
+	// backend), is asked about each watched open of a file before it goes
+	// on: an open it serves is opened by the monitor on the host, by the
+	// real path it resolved there, and handed in; one it refuses fails
+	// with EACCES (see ask_linux.go). The other calls go on unchanged.
+	Ask Asker
 }
 
 // Stats counts what a Monitor saw.

@@ -146,6 +146,14 @@ func (m *Monitor) serve() {
 			m.supervise(&n, &evs)
 			continue
 		}
+		if m.opts.Ask != nil {
+			if r, ok := m.askOpen(&n); ok {
+				// Asked about: the answer's record is the asker's.
+				answer(m.fd, n.ID, r)
+				m.stats.calls.Add(1)
+				continue
+			}
+		}
 		evs = m.events(&n, evs[:0])
 		if len(evs) > 0 {
 			comm := m.comm(int(n.Pid))
