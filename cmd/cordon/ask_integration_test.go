@@ -88,7 +88,7 @@ func (a *askEnv) tmuxRun(t *testing.T, args ...string) string {
 
 // screen is what window name shows.
 func (a *askEnv) screen(t *testing.T, name string) string {
-	return a.tmuxRun(t, "capture-pane", "-p", "-J", "-t", name)
+	return a.tmuxRun(t, "capture-pane", "-p", "-J", "-S", "-", "-t", name)
 }
 
 // waitFor waits until window name shows want, or fails.
@@ -101,7 +101,16 @@ func (a *askEnv) waitFor(t *testing.T, name, want string, d time.Duration) strin
 			return s
 		}
 		if time.Now().After(end) {
-			t.Fatalf("window %s never showed %q; it shows:\n%s", name, want, s)
+			ps, _ := exec.Command("ps", "-eo", "pid,ppid,stat,wchan:24,args").Output()
+			var ours []string
+			for _, l := range strings.Split(string(ps), "\n") {
+				if strings.Contains(l, a.root) || strings.Contains(l, "curl") {
+					ours = append(ours, l[:min(len(l), 200)])
+				}
+			}
+			panes, _ := exec.Command(a.tmux[0], append(a.tmux[1:], "list-panes", "-a", "-F", "#{session_name} pid #{pane_pid} dead #{pane_dead} #{pane_current_command}")...).CombinedOutput()
+			st, _ := os.ReadFile(filepath.Join(a.root, name+".status"))
+			t.Fatalf("window %s never showed %q; it shows:\n%s\nprocesses:\n%s\npanes:\n%s\nexit status file: %q", name, want, s, strings.Join(ours, "\n"), panes, st)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

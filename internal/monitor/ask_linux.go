@@ -60,7 +60,7 @@ func (m *Monitor) askOpen(n *notif) (reply, bool) {
 	var obj int
 	var real string
 	var st unix.Stat_t
-	e := onCallerThread(func() unix.Errno {
+	e := m.onCallerThread(func() unix.Errno {
 		follow := uint64(0)
 		if flags&unix.O_NOFOLLOW != 0 {
 			follow = unix.O_NOFOLLOW
@@ -103,7 +103,7 @@ func (m *Monitor) askOpen(n *notif) (reply, bool) {
 		return reply{}, false
 	}
 	var fd int
-	e = onCallerThread(func() unix.Errno {
+	e = m.onCallerThread(func() unix.Errno {
 		var e unix.Errno
 		reopen := (flags &^ (unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC)) | unix.O_NOCTTY
 		fd, e = openat2(unix.AT_FDCWD, fdPath(obj), reopen&openFlags, 0, 0)
@@ -146,19 +146,35 @@ func hostPath(pid int, args [6]uint64, c seccomp.Call) (string, bool) {
 	return filepath.Join(dir, p), true
 }
 
-// onCallerThread runs fn on a thread of its own prepared as the
-// supervisor's (prepareThread: no effective capabilities, umask 0), which
-// ends with it, and returns its result.
-func onCallerThread(fn func() unix.Errno) unix.Errno {
-	done := make(chan unix.Errno, 1)
-	go func() {
-		// The thread stays locked and ends with the goroutine: what
-		// prepareThread changed serves nothing else.
-		if err := prepareThread(); err != nil {
-			done <- unix.EACCES
-			return
+// onCallerThread runs fn on the monitor's thread prepared as the
+// supervisor's (prepareThread: no effective capabilities, umask 0) and
+// returns its result. That thread is one, started with the monitor's
+// first question and ended by Stop: a thread locked by a goroutine that
+// ends is ended with it, and were it the thread that started bwrap, the
+// sandbox would be killed with it (bwrap's --die-with-parent is the
+// parent thread's death signal).
+func (m *Monitor) onCallerThread(fn func() unix.Errno) unix.Errno {
+	m.askOnce.Do(func() {
+		m.askFns = make(chan func())
+		ready := make(chan error, 1)
+		go func() {
+			err := prepareThread()
+			ready <- err
+			if err != nil {
+				return
+			}
+			for f := range m.askFns {
+				f()
+			}
+		}()
+		if err := <-ready; err != nil {
+			m.askFns = nil
 		}
-		done <- fn()
-	}()
+	})
+	if m.askFns == nil {
+		return unix.EACCES
+	}
+	done := make(chan unix.Errno, 1)
+	m.askFns <- func() { done <- fn() }
 	return <-done
 }

@@ -36,6 +36,10 @@ type Monitor struct {
 	// (Options.Supervise).
 	sup   *supervisor
 	stats struct{ calls, unresolved atomic.Int64 }
+	// askFns feeds the thread that walks and opens files on the host for
+	// Options.Ask (onCallerThread), started once; Stop closes it.
+	askOnce sync.Once
+	askFns  chan func()
 }
 
 // Start serves the listener fd (it takes ownership) in a goroutine of its
@@ -107,6 +111,10 @@ func (m *Monitor) Stop() Stats {
 		unix.Close(m.fd)
 		if m.sup != nil {
 			m.sup.close()
+		}
+		m.askOnce.Do(func() {}) // no thread starts after this
+		if m.askFns != nil {
+			close(m.askFns)
 		}
 	})
 	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load()}
