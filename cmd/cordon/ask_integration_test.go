@@ -234,7 +234,8 @@ func TestAskNetwork(t *testing.T) {
 	})
 }
 
-// TestAskFiles: cordon run --ask holds a read of a file outside the
+// TestAskFiles: on bubblewrap and the Landlock-only backend (its
+// supervisor), cordon run --ask holds a read of a file outside the
 // policy (~/notes.txt, which the sandbox does not show) while it asks at
 // the terminal; o serves the host's file (the monitor opens it and hands
 // the descriptor in), d fails the read with EACCES, w serves it and saves
@@ -247,58 +248,69 @@ func TestAskFiles(t *testing.T) {
 	writeFile(t, notes, "NOTES-7c1b\n")
 	question := "cordon: allow reading " + notes + " by cat? [o]nce / [w]orkspace / [d]eny (deny in 30s)"
 	userConfig := filepath.Join(a.home, ".config", "cordon", "config.yaml")
-	for _, tc := range []struct {
-		name, key string
-		code      int
-		screen    string
-		rule      string
-		saved     bool
-	}{
-		{"once", "o", 0, "NOTES-7c1b", "asked: once", false},
-		{"deny", "d", 1, "cat: " + notes + ": Permission denied", "asked: deny", false},
-		{"workspace", "w", 0, "NOTES-7c1b", "asked: for this workspace", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			status := a.term(t, "file"+tc.name, "run", "--ask", "--", "cat", notes)
-			a.waitFor(t, "file"+tc.name, question, 60*time.Second)
-			a.tmuxRun(t, "send-keys", "-t", "file"+tc.name, tc.key)
-			code := a.waitExit(t, status, 60*time.Second)
-			scr := a.screen(t, "file"+tc.name)
-			if code != tc.code || !strings.Contains(scr, tc.screen) {
-				t.Fatalf("exit %d, want %d and %q on the screen:\n%s", code, tc.code, tc.screen, scr)
+	for _, be := range []string{"landlock", "bwrap"} { // bwrap saves the answer last
+		for _, tc := range []struct {
+			name, key string
+			code      int
+			screen    string
+			rule      string
+			saved     bool
+		}{
+			{"once", "o", 0, "NOTES-7c1b", "asked: once", false},
+			{"deny", "d", 1, "cat: " + notes + ": Permission denied", "asked: deny", false},
+			{"workspace", "w", 0, "NOTES-7c1b", "asked: for this workspace", true},
+		} {
+			if tc.saved && be != "bwrap" {
+				continue // saved once, by the bwrap run
 			}
-			var rec *audit.Record
-			recs, _, _ := audit.Read(filepath.Join(a.home, ".local", "state", "cordon", "audit.jsonl"), audit.Filter{})
-			for i := range recs {
-				if recs[i].Path == notes {
-					rec = &recs[i]
+			win := be + tc.name
+			t.Run(win, func(t *testing.T) {
+				status := a.term(t, win, "run", "--ask", "--backend", be, "--", "cat", notes)
+				a.waitFor(t, win, question, 60*time.Second)
+				a.tmuxRun(t, "send-keys", "-t", win, tc.key)
+				code := a.waitExit(t, status, 60*time.Second)
+				scr := a.screen(t, win)
+				if code != tc.code || !strings.Contains(scr, tc.screen) {
+					t.Fatalf("exit %d, want %d and %q on the screen:\n%s", code, tc.code, tc.screen, scr)
 				}
-			}
-			if rec == nil || rec.Rule != tc.rule || rec.Operation != "file-read" {
-				t.Errorf("last audit record of %s: %+v, want rule %q", notes, rec, tc.rule)
-			}
-			cfg, _ := os.ReadFile(userConfig)
-			if got := strings.Contains(string(cfg), notes); got != tc.saved {
-				t.Errorf("user config holds %s: %v, want %v:\n%s", notes, got, tc.saved, cfg)
-			}
-			if tc.saved {
-				r := a.runBin(a.cordon, nil, "run", "--", "cat", notes)
-				if r.code != 0 || !strings.Contains(r.stdout, "NOTES-7c1b") {
-					t.Errorf("the saved answer did not let the next run read it: %s", r)
+				var rec *audit.Record
+				recs, _, _ := audit.Read(filepath.Join(a.home, ".local", "state", "cordon", "audit.jsonl"), audit.Filter{})
+				for i := range recs {
+					if recs[i].Path == notes {
+						rec = &recs[i]
+					}
 				}
-			}
-		})
+				if rec == nil || rec.Rule != tc.rule || rec.Operation != "file-read" {
+					t.Errorf("last audit record of %s: %+v, want rule %q", notes, rec, tc.rule)
+				}
+				cfg, _ := os.ReadFile(userConfig)
+				if got := strings.Contains(string(cfg), notes); got != tc.saved {
+					t.Errorf("user config holds %s: %v, want %v:\n%s", notes, got, tc.saved, cfg)
+				}
+				if tc.saved {
+					r := a.runBin(a.cordon, nil, "run", "--", "cat", notes)
+					if r.code != 0 || !strings.Contains(r.stdout, "NOTES-7c1b") {
+						t.Errorf("the saved answer did not let the next run read it: %s", r)
+					}
+				}
+			})
+		}
 	}
 	t.Run("never askable", func(t *testing.T) {
 		writeFile(t, filepath.Join(a.home, ".ssh", "id_rsa"), "KEY-SECRET-91ab\n")
 		hook := filepath.Join(a.ws, ".git", "hooks", "pre-commit")
 		writeFile(t, hook, "#!/bin/sh\n")
 		for i, argv := range [][]string{
-			{"cat", filepath.Join(a.home, ".ssh", "id_rsa")},
-			{"dd", "if=/dev/null", "of=" + hook, "conv=nocreat,notrunc", "status=none"},
+			{"bwrap", "cat", filepath.Join(a.home, ".ssh", "id_rsa")},
+			{"bwrap", "dd", "if=/dev/null", "of=" + hook, "conv=nocreat,notrunc", "status=none"},
+			{"landlock", "cat", filepath.Join(a.home, ".ssh", "id_rsa")},
+			{"landlock", "dd", "if=/dev/null", "of=" + hook, "conv=nocreat,notrunc", "status=none"},
 		} {
+			if argv[0] == "landlock" {
+				requireLandlock(t)
+			}
 			name := "filenever" + strconv.Itoa(i)
-			status := a.term(t, name, append([]string{"run", "--ask", "--"}, argv...)...)
+			status := a.term(t, name, append([]string{"run", "--ask", "--backend", argv[0], "--"}, argv[1:]...)...)
 			code := a.waitExit(t, status, 60*time.Second)
 			if scr := a.screen(t, name); code == 0 || strings.Contains(scr, "cordon: allow") || strings.Contains(scr, "KEY-SECRET") {
 				t.Errorf("%v: exit %d, want a refusal without a question; screen:\n%s", argv, code, scr)

@@ -76,11 +76,14 @@ type Options struct {
 	// allows what it reached, and refuses it (EACCES) otherwise; see
 	// package doc.
 	Supervise Policy
-	// Ask, when not nil and the monitor only watches (the bubblewrap
-	// backend), is asked about each watched open of a file before it goes
-	// on: an open it serves is opened by the monitor on the host, by the
-	// real path it resolved there, and handed in; one it refuses fails
-	// with EACCES (see ask_linux.go). The other calls go on unchanged.
+	// Ask, when not nil, is asked about an open of a file the policy may
+	// refuse but a person may allow. When the monitor only watches (the
+	// bubblewrap backend), before each watched open goes on: an open it
+	// serves is opened by the monitor on the host, by the real path it
+	// resolved there, and handed in; one it refuses fails with EACCES
+	// (see ask_linux.go); the other calls go on unchanged. As the
+	// supervisor (the Landlock-only backend), for an open that Supervise
+	// refused: served as an allowed one when a person said yes.
 	Ask Asker
 }
 

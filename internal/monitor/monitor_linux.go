@@ -62,6 +62,7 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 			unix.Close(p[1])
 			return nil, err
 		}
+		s.ask = opts.Ask
 		m.sup = s
 		calls = seccomp.Supervised()
 	}

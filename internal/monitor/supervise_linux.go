@@ -51,6 +51,9 @@ type supervisor struct {
 	// self is this process's id: its own /proc entries are never the
 	// caller's.
 	self int
+	// ask, when not nil, is asked about an open the policy refuses
+	// (Options.Ask).
+	ask Asker
 }
 
 func newSupervisor(pol Policy) (*supervisor, error) {
