@@ -143,15 +143,8 @@ type Session struct {
 // target was answered already this run, and reports whether the access
 // may go ahead. It holds the caller until the answer.
 func (s *Session) Ask(ctx context.Context, q Question) bool {
-	if s == nil || !Askable(q) {
+	if !s.Askable(q) {
 		return false
-	}
-	if q.Kind != Net {
-		for _, n := range s.Never {
-			if subpath.Within(q.Path, n) {
-				return false
-			}
-		}
 	}
 	key := string(q.Kind) + " " + q.Target()
 	s.mu.Lock()
@@ -189,6 +182,22 @@ func (s *Session) Ask(ctx context.Context, q Question) bool {
 	}
 	s.record(q, a, why)
 	return a != Deny
+}
+
+// Askable is Askable(q), and for a file also outside every tree of
+// Never.
+func (s *Session) Askable(q Question) bool {
+	if s == nil || !Askable(q) {
+		return false
+	}
+	if q.Kind != Net {
+		for _, n := range s.Never {
+			if subpath.Within(q.Path, n) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // line is the question as the person reads it.
