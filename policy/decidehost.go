@@ -24,3 +24,20 @@ func (d *Decider) DecideHost(op Op, path string) Decision {
 	}
 	return dec
 }
+
+// Askable reports whether a person may be asked to allow the access d
+// refused (cordon run --ask): only a path that no entry names, outside
+// every read (or write) path, for which a flag would be suggested. A
+// secret (a deny entry or glob), a deny_write or protected path, a git
+// directory's entry, cordon's own config, a system directory and what
+// exists only inside the sandbox never are.
+func (d Decision) Askable() bool {
+	if !d.Denied || d.Secret || d.Fix == "" {
+		return false
+	}
+	switch d.Rule {
+	case ruleReadNo, ruleWriteNo, ruleWriteRO:
+		return true
+	}
+	return false
+}

@@ -47,3 +47,34 @@ func TestDecideHost(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionAskable: only a path outside every read or write path, for
+// which a flag would be suggested, may be asked about (cordon run --ask).
+func TestDecisionAskable(t *testing.T) {
+	h := newDecideHost(t)
+	d := h.load(t, nil).Decider(h.home)
+	for _, tc := range []struct {
+		name string
+		op   Op
+		path string
+		want bool
+	}{
+		{"a file in the home", OpRead, h.home + "/notes.txt", true},
+		{"another project", OpWrite, h.home + "/other/f", true},
+		{"secret", OpRead, h.home + "/.ssh/id_rsa", false},
+		{"secret glob", OpRead, h.home + "/other/.env", false},
+		{"protected hook", OpWrite, h.ws + "/.git/hooks/pre-commit", false},
+		{"git config", OpWrite, h.ws + "/.git/config", false},
+		{"shell rc", OpWrite, h.home + "/.bashrc", false},
+		{"cordon's config", OpWrite, h.home + "/.config/cordon/config.yaml", false},
+		{"system", OpWrite, "/usr/bin/env", false},
+		{"sandbox's own /tmp", OpRead, "/tmp/x", false},
+		{"sandbox's own /proc", OpRead, "/proc/self/environ", false},
+		{"allowed", OpRead, h.ws + "/src/a.go", false},
+	} {
+		dec := d.DecideHost(tc.op, tc.path)
+		if got := dec.Askable(); got != tc.want {
+			t.Errorf("%s: Askable() = %v, want %v (%+v)", tc.name, got, tc.want, dec)
+		}
+	}
+}

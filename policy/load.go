@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/cordon-sandbox/cordon/internal/config"
 	"github.com/cordon-sandbox/cordon/internal/gitconfig"
@@ -126,7 +125,7 @@ func Load(opts Options) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := merge(h, ws, userPath, append(slices.Clone(layers), wsLayers...))
+	p, err := merge(h, ws, userPath, append(withWorkspace(layers, ws, wsRaw), wsLayers...))
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +146,7 @@ func Load(opts Options) (*Policy, error) {
 		if layers, err = readLayers(sources, roots, ws); err != nil {
 			return nil, err
 		}
-		if p, err = merge(h, ws, userPath, append(layers, wsLayers...)); err != nil {
+		if p, err = merge(h, ws, userPath, append(withWorkspace(layers, ws, wsRaw), wsLayers...)); err != nil {
 			return nil, err
 		}
 	}
@@ -190,6 +189,29 @@ func readLayers(sources []fileSource, roots []writableRoot, ws string) ([]layer,
 		}
 	}
 	return layers, nil
+}
+
+// withWorkspace returns layers with, after each, its entry under the
+// top-level workspaces key for this workspace (ws, or wsRaw as given),
+// if it has one: a layer of the same file, as able to loosen as the
+// file is (an entry in a file the sandbox could write may only tighten,
+// and so is refused).
+func withWorkspace(layers []layer, ws, wsRaw string) []layer {
+	out := make([]layer, 0, len(layers))
+	for _, l := range layers {
+		out = append(out, l)
+		if l.Layer == nil {
+			continue
+		}
+		for _, w := range l.Workspaces {
+			if c := filepath.Clean(w.Path); c == ws || c == wsRaw {
+				g := l
+				g.Layer = w.Layer
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // extraLayers returns the flags layer and the workspace's .cordon.yaml,

@@ -849,7 +849,7 @@ func TestFlagEnums(t *testing.T) {
 		{func(l *config.Layer) { l.Mode = config.Ptr("loose"); l.SetWhere(config.KeyMode, "--sandbox") }, `--sandbox must be one of off, permissive, standard, strict, not "loose"`},
 		{func(l *config.Layer) { l.Network.Mode = config.Ptr("filtered") }, `--net must be one of deny, open, loopback, not "filtered"`},
 		{func(l *config.Layer) { l.Backend = config.Ptr("docker") }, `--backend must be one of auto, bwrap, landlock, seatbelt, job, none, not "docker"`},
-		{func(l *config.Layer) { l.OnViolation = config.Ptr("die") }, `sandbox.on_violation must be one of block, warn, log, not "die"`},
+		{func(l *config.Layer) { l.OnViolation = config.Ptr("die") }, `sandbox.on_violation must be one of block, warn, log, ask, not "die"`},
 	} {
 		_, err := f.load(Options{Flags: flags(tc.set)})
 		if err == nil || err.Error() != tc.want {
@@ -1060,6 +1060,19 @@ func TestConfigInsideWritableRoot(t *testing.T) {
 			}
 			return Options{ConfigFiles: []string{c}, Flags: flags(func(l *config.Layer) { l.Filesystem.Write = []string{filepath.Join(f.home, "shared")} })}, c
 		}, "sandbox:\n  env: [X]\n", "sandbox.env cannot be set by a file inside HOME/shared, which the sandbox may write", nil},
+		{"user config's workspaces entry of this workspace", func(f *fixture) (Options, string) {
+			return Options{}, filepath.Join(f.home, ".config", "cordon", "config.yaml")
+		}, "workspaces:\n  WS:\n    network: {allow: [\"name.test:8080\"]}\n    filesystem: {read: [\"~/notes.txt\"]}\n  /elsewhere:\n    network: {allow: [\"other.test:1\"]}\n", "", func(f *fixture, p *Policy) bool {
+			return slices.Contains(p.Network.Allow, "name.test:8080") && !slices.Contains(p.Network.Allow, "other.test:1") && slices.Contains(p.Read, filepath.Join(f.home, "notes.txt"))
+		}},
+		{"on_violation: ask in the workspace", func(f *fixture) (Options, string) {
+			f.env["XDG_CONFIG_HOME"] = filepath.Join(f.ws, "xdg")
+			return Options{}, filepath.Join(f.ws, "xdg", "cordon", "config.yaml")
+		}, "sandbox: {on_violation: ask}\n", "sandbox.on_violation: ask (weaker than the current block) cannot be set by a file inside the workspace", nil},
+		{"user config's workspaces entry inside a writable root", func(f *fixture) (Options, string) {
+			f.env["XDG_CONFIG_HOME"] = filepath.Join(f.ws, "xdg")
+			return Options{}, filepath.Join(f.ws, "xdg", "cordon", "config.yaml")
+		}, "workspaces:\n  WS:\n    network: {allow: [\"name.test:8080\"]}\n", "sandbox.network.allow cannot be set by a file inside the workspace", nil},
 		{"user config outside every writable root (the test home is under the host /tmp, which is private)", func(f *fixture) (Options, string) {
 			return Options{}, filepath.Join(f.home, ".config", "cordon", "config.yaml")
 		}, "sandbox: {mode: off}\n", "", func(f *fixture, p *Policy) bool { return p.Mode == ModeOff }},
@@ -1068,7 +1081,7 @@ func TestConfigInsideWritableRoot(t *testing.T) {
 			f := newFixture(t)
 			opts, path := tc.setup(f)
 			if _, err := os.Lstat(path); err != nil {
-				f.write(path, tc.content)
+				f.write(path, strings.ReplaceAll(tc.content, "WS", f.ws))
 			}
 			p, err := f.load(opts)
 			want := strings.ReplaceAll(tc.want, "HOME", f.home)

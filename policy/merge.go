@@ -70,7 +70,7 @@ func (b *builder) loosen(l layer, key, what string) error {
 }
 
 var modeRank = map[Mode]int{ModeOff: 0, ModePermissive: 1, ModeStandard: 2, ModeStrict: 3}
-var violationRank = map[string]int{"log": 0, "warn": 1, "block": 2}
+var violationRank = map[string]int{"ask": -1, "log": 0, "warn": 1, "block": 2}
 
 // checkEnum checks that val, of key in layer l, is one of allowed. The
 // message repeats a value given as a flag, never one from a file (see

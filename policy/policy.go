@@ -51,6 +51,12 @@ const (
 	// OnViolationLog denies, and records each distinct denial in the
 	// audit log only.
 	OnViolationLog = "log"
+	// OnViolationAsk denies as block does, except where a person is at
+	// the terminal: a connection to a host no rule names is held while
+	// cordon asks whether to allow it (cordon run --ask; see package
+	// internal/ask). It is the weakest: a file the sandbox could write
+	// may not set it.
+	OnViolationAsk = "ask"
 )
 
 // NetMode is the network policy of a sandbox.
@@ -142,7 +148,7 @@ type Policy struct {
 	Backend backend.Name `yaml:"backend" json:"backend"`
 	// BwrapPath is the absolute path of the bubblewrap binary.
 	BwrapPath string `yaml:"bwrap_path" json:"bwrap_path"`
-	// OnViolation is block, warn or log (see the OnViolation constants).
+	// OnViolation is block, warn, log or ask (see the OnViolation constants).
 	OnViolation string `yaml:"on_violation" json:"on_violation"`
 	// Audit configures the audit log.
 	Audit Audit `yaml:"audit" json:"audit"`

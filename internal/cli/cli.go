@@ -183,6 +183,13 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		defer lg.Close()
 		req.Audit, req.SessionID, req.AuditCommand = lg, audit.NewSessionID(), strings.Join(args, " ")
 	}
+	if p.OnViolation == policy.OnViolationAsk {
+		s, err := askSession(cmd, p, h)
+		if err != nil {
+			return err
+		}
+		req.Ask = s
+	}
 	res, err := launch.RunCommand(context.Background(), req)
 	var xe *launch.ExecError
 	if errors.As(err, &xe) {

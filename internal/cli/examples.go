@@ -17,6 +17,7 @@ var commandExamples = map[string]string{
   cordon run --allow-net proxy.golang.org -- go mod download
   cordon run --credential github -- gh pr create --fill   # gh holds a placeholder; the proxy adds the token
   cordon run --allow-write ~/.cache/mytool --timeout 10m -- make
+  cordon run --ask --allow-net proxy.golang.org -- go mod download   # ask before refusing another host
   cordon run --profile untrusted --mode strict -- ./script-from-the-web.sh`,
 	"test": `  cordon test -- npm install
   cordon test --profile ci -- make check`,

@@ -34,6 +34,7 @@ type policyFlags struct {
 	credentials             []string
 	backend                 string
 	auditLog                string
+	ask                     bool
 	// auditLogUsed is set by commands that write the audit log.
 	auditLogUsed bool
 	// readOnly is set by commands that only read (policy, violations):
@@ -69,6 +70,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.credentials, "credential", nil, "let the command use the credential NAME without seeing it: a preset (github, npm, pypi) or one of sandbox.credentials in your config (repeatable; the network then goes through cordon's proxy)")
 	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock (Linux), seatbelt (macOS), job (Windows: limits only) or none")
 	fs.StringVar(&f.auditLog, "audit-log", "", "audit log FILE (JSON lines)")
+	fs.BoolVar(&f.ask, "ask", false, "on a terminal, ask before refusing a host or a file no rule names: once, for this workspace (saved in your user config) or deny (on_violation: ask)")
 }
 
 // layer turns the flags that were set into a config.Layer.
@@ -174,6 +176,9 @@ func (f *policyFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 		if l.Backend, err = enum("--backend", f.backend, config.Backends); err != nil {
 			return nil, err
 		}
+	}
+	if ch("ask") && f.ask {
+		l.OnViolation = config.Ptr(policy.OnViolationAsk)
 	}
 	if ch("audit-log") {
 		if !f.auditLogUsed {

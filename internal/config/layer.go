@@ -14,7 +14,7 @@
 //	  filesystem: {read: [...], write: [...], deny: [...], deny_write: [...]}
 //	  network: {enabled: true, mode: open, allow: [...], deny: [...], forward_ports: [8080]}
 //	  resources: {max_processes: 100, max_memory_mb: 2048, max_cpu_seconds: 300, max_file_size_mb: 100}
-//	  on_violation: block       # block | warn | log
+//	  on_violation: block       # block | warn | log | ask
 //	  audit: {enabled: true, log_file: ..., log_allowed: false, log_denied: true, max_size_mb: 10}
 //	  timeout: 90s
 //	  backend: auto             # auto | bwrap | landlock | seatbelt | none
@@ -22,6 +22,8 @@
 //	  unix_sockets: [/run/user/1000/docker.sock]
 //	  env: [GOFLAGS, "CI=1"]
 //	  credentials: [{name: github}, {name: api, hosts: [api.example.com], env: API_TOKEN}]
+//	workspaces:                 # user config only: what cordon run --ask saved
+//	  /home/me/project: {network: {allow: [...]}, filesystem: {read: [...], write: [...]}}
 //
 // Parsing checks syntax, types and enumerated values only; paths are
 // expanded and ranges checked by package policy, which reports problems
@@ -86,7 +88,7 @@ var (
 	// NetworkModes are the values of sandbox.network.mode.
 	NetworkModes = []string{"deny", "open", "loopback"}
 	// OnViolationValues are the values of sandbox.on_violation.
-	OnViolationValues = []string{"block", "warn", "log"}
+	OnViolationValues = []string{"block", "warn", "log", "ask"}
 	// Backends are the values of sandbox.backend.
 	Backends = backend.Names()
 )
@@ -161,7 +163,7 @@ type Layer struct {
 	Network Network
 	// Resources is sandbox.resources.
 	Resources Resources
-	// OnViolation is sandbox.on_violation: block, warn or log.
+	// OnViolation is sandbox.on_violation: block, warn, log or ask.
 	OnViolation *string
 	// Audit is sandbox.audit.
 	Audit Audit
@@ -181,12 +183,27 @@ type Layer struct {
 	// only a name, from --credential).
 	Credentials []Credential
 
+	// Workspaces are the file's top-level workspaces entries, in order:
+	// what applies only when the workspace is the one named.
+	Workspaces []Workspace
+
 	// Lines maps each key set in a file (e.g. KeyFilesystemRead) to the
 	// line of the key, and each list entry (EntryKey(key, i)) to its line.
 	Lines map[string]int
 	// Where maps a key to the flag that set it, for a flags layer, when it
 	// differs from FlagFor(key) (e.g. "--sandbox" for KeyMode).
 	Where map[string]string
+}
+
+// Workspace is one entry of the top-level workspaces mapping.
+type Workspace struct {
+	// Path is the workspace's absolute path, as written.
+	Path string
+	// Line is the line of its key.
+	Line int
+	// Layer holds its entries (Filesystem.Read, Filesystem.Write and
+	// Network.Allow), with the lines of their sandbox keys.
+	Layer *Layer
 }
 
 // Filesystem is sandbox.filesystem.

@@ -144,13 +144,18 @@ func describe(n *yaml.Node) string {
 }
 
 var (
-	topKeys     = []string{"sandbox"}
+	topKeys     = []string{"sandbox", "workspaces"}
 	sandboxKeys = []string{"enabled", "mode", "profile", "filesystem", "network", "resources", "on_violation", "audit", "timeout", "backend", "bwrap_path", "unix_sockets", "env", "credentials"}
 	fsKeys      = []string{"read", "write", "deny", "deny_write"}
 	netKeys     = []string{"enabled", "mode", "allow", "deny", "forward_ports"}
 	resKeys     = []string{"max_processes", "max_memory_mb", "max_cpu_seconds", "max_file_size_mb"}
 	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied", "max_size_mb"}
 	credKeys    = []string{"name", "hosts", "env", "command", "file", "npmrc", "netrc", "headers", "methods", "paths", "git_username"}
+	// grantKeys, grantFsKeys and grantNetKeys are the keys of one
+	// workspaces entry: what an answer "for this workspace" saves.
+	grantKeys    = []string{"filesystem", "network"}
+	grantFsKeys  = []string{"read", "write"}
+	grantNetKeys = []string{"allow"}
 )
 
 func (p *parser) document(doc *yaml.Node) {
@@ -170,8 +175,64 @@ func (p *parser) document(doc *yaml.Node) {
 		return
 	}
 	p.mapping(root, "", topKeys, func(name, full string, k, v *yaml.Node) {
+		if name == "workspaces" {
+			p.workspaces(v)
+			return
+		}
 		p.sandbox(v)
 	})
+}
+
+// workspaces parses the top-level "workspaces" mapping: for each
+// workspace (its absolute path), the reads, writes and network hosts
+// allowed there (what cordon run --ask saves for an answer "for this
+// workspace"). Each entry is a Layer of its own, whose keys and lines are
+// those of the sandbox keys it holds.
+func (p *parser) workspaces(n *yaml.Node) {
+	n = deref(n)
+	if p.err != nil || isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.fail(n.Line, "workspaces", "workspaces must be a mapping from a workspace's absolute path to its filesystem and network entries, not %s", describe(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content) && p.err == nil; i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || !strings.HasPrefix(k.Value, "/") {
+			p.fail(k.Line, "workspaces", "each key under workspaces must be a workspace's absolute path")
+			return
+		}
+		if first, dup := seen[k.Value]; dup {
+			p.fail(k.Line, "workspaces", "the same workspace twice under workspaces (first on line %d); merge them", first)
+			return
+		}
+		seen[k.Value] = k.Line
+		sub := &Layer{Source: p.file, Lines: map[string]int{}}
+		q := &parser{file: p.file, l: sub}
+		q.mapping(v, "sandbox", grantKeys, func(name, full string, k, v *yaml.Node) {
+			switch name {
+			case "filesystem":
+				q.mapping(v, full, grantFsKeys, func(name, full string, k, v *yaml.Node) {
+					if name == "read" {
+						sub.Filesystem.Read = q.strings(full, v)
+					} else {
+						sub.Filesystem.Write = q.strings(full, v)
+					}
+				})
+			case "network":
+				q.mapping(v, full, grantNetKeys, func(name, full string, k, v *yaml.Node) {
+					sub.Network.Allow = q.strings(full, v)
+				})
+			}
+		})
+		if q.err != nil {
+			p.err = q.err
+			return
+		}
+		p.l.Workspaces = append(p.l.Workspaces, Workspace{Path: k.Value, Line: k.Line, Layer: sub})
+	}
 }
 
 // mapping walks mapping node n whose dotted key is prefix ("" at top level),
@@ -225,7 +286,7 @@ func joinKey(prefix, name string) string {
 // anything else in a key could be content that is not a key at all.
 func unknownKey(prefix, full, name string, allowed []string) string {
 	if !plainKeyRE().MatchString(name) {
-		where := "at the top level; the only top-level key is \"sandbox\""
+		where := "at the top level; the top-level keys are \"sandbox\" and \"workspaces\""
 		if prefix != "" {
 			where = "under " + prefix + "; allowed keys there are: " + strings.Join(allowed, ", ")
 		}
@@ -238,7 +299,7 @@ func unknownKey(prefix, full, name string, allowed []string) string {
 		if contains(sandboxKeys, name) {
 			return fmt.Sprintf("unknown top-level key %q; cordon settings go under a top-level \"sandbox:\" key", name)
 		}
-		return fmt.Sprintf("unknown top-level key %q; the only top-level key is \"sandbox\"", name)
+		return fmt.Sprintf("unknown top-level key %q; the top-level keys are \"sandbox\" and \"workspaces\"", name)
 	}
 	if s := suggest(name, allowed); s != "" {
 		return fmt.Sprintf("unknown key %q; did you mean %q?", full, s)

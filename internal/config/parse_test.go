@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -210,7 +211,7 @@ func TestParseErrors(t *testing.T) {
 		{"sandbox:\n  credentials: [github]\n", 2, "sandbox.credentials", `entry 1 of sandbox.credentials must be a mapping with keys name, hosts, env, command, file, npmrc, netrc, headers, methods, paths, git_username, not a string`},
 		{"sandbx:\n  mode: strict\n", 1, "sandbx", `unknown top-level key "sandbx"; did you mean "sandbox"?`},
 		{"mode: strict\n", 1, "mode", `unknown top-level key "mode"; cordon settings go under a top-level "sandbox:" key`},
-		{"version: 2\n", 1, "version", `unknown top-level key "version"; the only top-level key is "sandbox"`},
+		{"version: 2\n", 1, "version", `unknown top-level key "version"; the top-level keys are "sandbox" and "workspaces"`},
 		{"- a\n- b\n", 1, "", `the file must be a mapping with a top-level "sandbox:" key, not a list`},
 		{"sandbox: [a]\n", 1, "sandbox", `sandbox must be a mapping with keys enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env, credentials, not a list`},
 		{"sandbox:\n  network: true\n", 2, "sandbox.network", `sandbox.network must be a mapping with keys enabled, mode, allow, deny, forward_ports, not a true/false value`},
@@ -223,7 +224,12 @@ func TestParseErrors(t *testing.T) {
 		{"sandbox:\n  mode: strcit\n", 2, "sandbox.mode", `sandbox.mode must be one of off, permissive, standard, strict (did you mean "strict"?)`},
 		{"sandbox:\n  profile: dev\n", 2, "sandbox.profile", `sandbox.profile must be one of minimal, development, ci, untrusted`},
 		{"sandbox:\n  network:\n    mode: filtered\n", 3, "sandbox.network.mode", `sandbox.network.mode must be one of deny, open, loopback`},
-		{"sandbox:\n  on_violation: kill\n", 2, "sandbox.on_violation", `sandbox.on_violation must be one of block, warn, log`},
+		{"sandbox:\n  on_violation: kill\n", 2, "sandbox.on_violation", `sandbox.on_violation must be one of block, warn, log, ask`},
+		{"workspaces: [a]\n", 1, "workspaces", `workspaces must be a mapping from a workspace's absolute path to its filesystem and network entries, not a list`},
+		{"workspaces:\n  proj: {}\n", 2, "workspaces", `each key under workspaces must be a workspace's absolute path`},
+		{"workspaces:\n  /p: {}\n  /p: {}\n", 3, "workspaces", `the same workspace twice under workspaces (first on line 2); merge them`},
+		{"workspaces:\n  /p:\n    network: {deny: [x]}\n", 3, "sandbox.network.deny", `unknown key "sandbox.network.deny"; allowed keys under sandbox.network are: allow`},
+		{"workspaces:\n  /p:\n    mode: off\n", 3, "sandbox.mode", `unknown key "sandbox.mode"; allowed keys under sandbox are: filesystem, network`},
 		{"sandbox:\n  backend: docker\n", 2, "sandbox.backend", `sandbox.backend must be one of auto, bwrap, landlock, seatbelt, job, none`},
 		{"sandbox:\n  timeout: 90\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not a whole number`},
 		{"sandbox:\n  timeout: soon\n", 2, "sandbox.timeout", `sandbox.timeout must be a duration with a unit, like "90s", "5m" or "1h30m", not a string that is not one`},
@@ -255,6 +261,26 @@ func TestParseErrors(t *testing.T) {
 		if err.Error() != wantLine {
 			t.Errorf("Error() = %q, want %q", err.Error(), wantLine)
 		}
+	}
+}
+
+// TestParseWorkspaces: the top-level workspaces mapping gives a Layer per
+// workspace, with the lines of its entries.
+func TestParseWorkspaces(t *testing.T) {
+	src := "sandbox: {mode: strict}\nworkspaces:\n  /home/me/proj:\n    network:\n      allow: [\"a.test:443\"]\n    filesystem: {read: [~/notes.txt], write: [/srv/out]}\n  /other: {}\n"
+	l, err := Parse("c.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Workspaces) != 2 || l.Workspaces[0].Path != "/home/me/proj" || l.Workspaces[0].Line != 3 || l.Workspaces[1].Path != "/other" {
+		t.Fatalf("Workspaces = %+v", l.Workspaces)
+	}
+	w := l.Workspaces[0].Layer
+	if !slices.Equal(w.Network.Allow, []string{"a.test:443"}) || !slices.Equal(w.Filesystem.Read, []string{"~/notes.txt"}) || !slices.Equal(w.Filesystem.Write, []string{"/srv/out"}) {
+		t.Errorf("entry = %+v", w)
+	}
+	if w.Line(EntryKey(KeyNetworkAllow, 0)) != 5 || w.Source != "c.yaml" || w.Mode != nil || l.Network.Allow != nil {
+		t.Errorf("entry lines %v, source %q; the sandbox layer's allow %v", w.Lines, w.Source, l.Network.Allow)
 	}
 }
 

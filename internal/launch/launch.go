@@ -35,6 +35,7 @@ import (
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/ask"
 	"github.com/cordon-sandbox/cordon/internal/monitor"
 	"github.com/cordon-sandbox/cordon/internal/net/netproxy"
 	"github.com/cordon-sandbox/cordon/internal/plan"
@@ -74,6 +75,13 @@ type Stdio struct {
 	// a credential's placeholder to its host (RunCommand records each in
 	// Request.Audit), from the proxy's goroutines.
 	CredentialUses func(netproxy.CredentialUse)
+	// NetAsk, when not nil, is asked about each connection to a target no
+	// allow entry names, held meanwhile (netproxy.Config.Ask).
+	NetAsk func(ctx context.Context, host string, port int) bool
+	// Console, when not nil, is where questions are asked
+	// (Request.Ask): on a terminal, the command's pseudo-terminal is
+	// copied through it (Linux).
+	Console *ask.Console
 	// Watch, when not nil, turns the violation monitor on (bubblewrap and
 	// Landlock-only runs): it receives every watched call of the command's
 	// tree (monitor.Event), from the monitor's goroutine, one at a time,

@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -51,7 +52,7 @@ const forwardCheckTimeout = 2 * time.Second
 // newNetRun compiles n's rules (in filtered mode) and makes the proxy,
 // which requires token when it is not "" and passes each decision to
 // record; it serves nothing yet. Warnings go to stderr.
-func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io.Writer, cr *credRun, uses func(netproxy.CredentialUse)) (*netRun, error) {
+func newNetRun(n *plan.Net, token string, record func(netproxy.Event), askFn func(context.Context, string, int) bool, stderr io.Writer, cr *credRun, uses func(netproxy.CredentialUse)) (*netRun, error) {
 	var rules *netrule.Set
 	if n.Filtered() {
 		var err error
@@ -64,7 +65,7 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io
 			fmt.Fprintln(stderr, "cordon: warning: "+s)
 		}
 	}}
-	cfg := netproxy.Config{Rules: rules, Token: token, Record: record, RecordUse: uses}
+	cfg := netproxy.Config{Rules: rules, Token: token, Record: record, RecordUse: uses, Ask: askFn}
 	if cr != nil {
 		cfg.Credentials, cfg.CA = cr.bindings, cr.ca
 	}
@@ -77,7 +78,7 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io
 // and SOCKS5 proxies on ports the system chooses, serves them, and sets
 // n.Token, n.HTTPPort and n.SOCKSPort. The caller closes the netRun
 // returned after the run; on an error nothing is left listening.
-func listenHost(n *plan.Net, record func(netproxy.Event), stderr io.Writer, cr *credRun, uses func(netproxy.CredentialUse)) (*netRun, error) {
+func listenHost(n *plan.Net, record func(netproxy.Event), askFn func(context.Context, string, int) bool, stderr io.Writer, cr *credRun, uses func(netproxy.CredentialUse)) (*netRun, error) {
 	if !n.Filtered() || !n.HostListen {
 		return nil, errors.New("launch: the proxies listen on the host only for a filtered network with HostListen")
 	}
@@ -85,7 +86,7 @@ func listenHost(n *plan.Net, record func(netproxy.Event), stderr io.Writer, cr *
 	if err != nil {
 		return nil, err
 	}
-	nr, err := newNetRun(n, token, record, stderr, cr, uses)
+	nr, err := newNetRun(n, token, record, askFn, stderr, cr, uses)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (r *sandboxRun) startNet() error {
 	if !n.HostListen {
 		// The helper creates the listeners inside and hands them over
 		// (handOver).
-		nr, err := newNetRun(n, "", r.stdio.NetEvents, r.stdio.Stderr, cr, uses)
+		nr, err := newNetRun(n, "", r.stdio.NetEvents, r.stdio.NetAsk, r.stdio.Stderr, cr, uses)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func (r *sandboxRun) startNet() error {
 		r.afterWait(nr.close)
 		return nil
 	}
-	nr, err := listenHost(n, r.stdio.NetEvents, r.stdio.Stderr, cr, uses)
+	nr, err := listenHost(n, r.stdio.NetEvents, r.stdio.NetAsk, r.stdio.Stderr, cr, uses)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,11 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/ask"
 	"github.com/cordon-sandbox/cordon/internal/audit"
+	"github.com/cordon-sandbox/cordon/internal/monitor"
 	"github.com/cordon-sandbox/cordon/internal/net/netproxy"
+	"github.com/cordon-sandbox/cordon/internal/net/netrule"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/planted"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -60,6 +63,11 @@ type Request struct {
 	// Result.Violations with its count, and recorded in Audit (allowed
 	// ones too with audit.log_allowed). A default run leaves it off.
 	Watch bool
+	// Ask, when not nil, asks at the terminal before the network proxy
+	// refuses a target no rule names (cordon run --ask); its Console is
+	// then Stdio.Console. Its audit fields are filled in from the
+	// request's.
+	Ask *ask.Session
 }
 
 // Recorder records audit records; *audit.Log is one.
@@ -157,11 +165,33 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.NetEvents = netAudit(req, tell)
 		req.Stdio.CredentialUses = credentialAudit(req, tell)
 	}
+	if a := req.Ask; a != nil {
+		a.SessionID, a.Command, a.Mode = req.SessionID, req.AuditCommand, string(p.Mode)
+		if req.Audit != nil {
+			a.Audit = req.Audit.Record
+		}
+		a.Writable = p.HostWrites()
+		if a.Warn == nil {
+			a.Warn = func(s string) { tell(Line{Kind: Warning, Text: s}) }
+		}
+		if c, ok := a.Prompter.(*ask.Console); ok {
+			req.Stdio.Console = c
+		}
+		req.Stdio.NetAsk = func(ctx context.Context, host string, port int) bool {
+			return a.Ask(ctx, ask.Question{Kind: ask.Net, Host: host, Port: port, Rule: netrule.RuleNoAllow})
+		}
+		// Files: the watch of the bubblewrap backend holds each open the
+		// policy refuses but a person may allow.
+		req.Stdio.WatchOptions.Ask = fileAsker{d: p.Decider(req.Options.Home), s: a}
+	}
 	var viols *violations
 	if req.Watch || plan.Watched(p) {
 		viols = newViolations(req, pl, tell)
 		req.Stdio.Watch = viols.observe
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
+	}
+	if req.Ask != nil && req.Stdio.Watch == nil {
+		req.Stdio.Watch = func(monitor.Event) {} // the listener, for Ask
 	}
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
@@ -382,6 +412,41 @@ func buildLocked(p *policy.Policy, command []string, opts plan.Options) (*plan.P
 		return nil, nil, &SetupError{Err: lockErr}
 	}
 	return pl, lock, nil
+}
+
+// fileAsker asks, for the monitor (monitor.Asker), about the opens the
+// policy refuses on the host (Decider.DecideHost) and a person may allow
+// (policy.Decision.Askable).
+type fileAsker struct {
+	d *policy.Decider
+	s *ask.Session
+}
+
+func fileOp(write bool) (policy.Op, ask.Kind) {
+	if write {
+		return policy.OpWrite, ask.FileWrite
+	}
+	return policy.OpRead, ask.FileRead
+}
+
+// Askable implements monitor.Asker.
+func (f fileAsker) Askable(path string, write bool) bool {
+	op, _ := fileOp(write)
+	return f.d.DecideHost(op, path).Askable()
+}
+
+// Ask implements monitor.Asker: an allowed path goes on to the kernel,
+// an askable one is asked about.
+func (f fileAsker) Ask(pid int, comm, path string, write bool) monitor.Verdict {
+	op, kind := fileOp(write)
+	d := f.d.DecideHost(op, path)
+	if !d.Askable() {
+		return monitor.Continue
+	}
+	if f.s.Ask(context.Background(), ask.Question{Kind: kind, Path: path, Program: comm, Rule: d.Rule, Decision: d}) {
+		return monitor.Serve
+	}
+	return monitor.Refuse
 }
 
 // netAudit is the recorder of the network proxy's decisions in req.Audit:

@@ -37,7 +37,7 @@ func startSeatbeltNet(pl *plan.Plan, stdio Stdio) (*plan.Plan, *netRun, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	nr, err := listenHost(&n, stdio.NetEvents, stdio.Stderr, cr, stdio.CredentialUses)
+	nr, err := listenHost(&n, stdio.NetEvents, stdio.NetAsk, stdio.Stderr, cr, stdio.CredentialUses)
 	if err != nil {
 		return nil, nil, err
 	}

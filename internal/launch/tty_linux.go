@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/ask"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,9 @@ type terminal struct {
 	// library host).
 	stopIn *os.File
 	inDone chan struct{}
+	// console, when not nil, is where the questions of --ask are asked:
+	// the command's output goes through it, and what is typed too.
+	console *ask.Console
 }
 
 // IsTerminal reports whether f is a terminal.
@@ -70,9 +74,12 @@ func newTerminal(pl *plan.Plan, stdio *Stdio) (*terminal, error) {
 	}
 	out, _ := stdio.Stdout.(*os.File)
 	errOut, _ := stdio.Stderr.(*os.File)
-	t := &terminal{master: master, slave: slave, host: in, out: out, copyDone: make(chan struct{})}
+	t := &terminal{master: master, slave: slave, host: in, out: out, copyDone: make(chan struct{}), console: stdio.Console}
 	if !IsTerminal(t.out) {
 		t.out = errOut
+	}
+	if t.console != nil && t.out != nil {
+		t.console.SetOut(t.out)
 	}
 	// Start with the host terminal's settings and size.
 	if tio, err := unix.IoctlGetTermios(int(t.host.Fd()), unix.TCGETS); err == nil {
@@ -128,7 +135,10 @@ func (t *terminal) start(int) {
 	}
 	go func() {
 		defer close(t.copyDone)
-		if t.out != nil {
+		switch {
+		case t.console != nil:
+			_, _ = io.Copy(t.console, t.master) // waits while a question is on screen
+		case t.out != nil:
 			_, _ = io.Copy(t.out, t.master) // ends with EIO when the last slave closes
 		}
 	}()
@@ -163,7 +173,11 @@ func (t *terminal) copyIn(stop *os.File) {
 		if n <= 0 {
 			return
 		}
-		if _, err := t.master.Write(buf[:n]); err != nil {
+		in := buf[:n]
+		if t.console != nil {
+			in = t.console.Input(in) // a question's answer is not the command's
+		}
+		if _, err := t.master.Write(in); err != nil {
 			return
 		}
 	}

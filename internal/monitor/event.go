@@ -85,6 +85,15 @@ type Options struct {
 	// written into the copy and the lock removed; the file itself is
 	// never changed. Only with Supervise.
 	Redirects []Redirect
+	// Ask, when not nil, is asked about an open of a file the policy may
+	// refuse but a person may allow. When the monitor only watches (the
+	// bubblewrap backend), before each watched open goes on: an open it
+	// serves is opened by the monitor on the host, by the real path it
+	// resolved there, and handed in; one it refuses fails with EACCES
+	// (see ask_linux.go); the other calls go on unchanged. As the
+	// supervisor (the Landlock-only backend), for an open that Supervise
+	// refused: served as an allowed one when a person said yes.
+	Ask Asker
 }
 
 // Redirect is a file the supervisor serves from a private copy

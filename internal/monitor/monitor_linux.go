@@ -36,6 +36,10 @@ type Monitor struct {
 	// (Options.Supervise).
 	sup   *supervisor
 	stats struct{ calls, unresolved atomic.Int64 }
+	// askFns feeds the thread that walks and opens files on the host for
+	// Options.Ask (onCallerThread), started once; Stop closes it.
+	askOnce sync.Once
+	askFns  chan func()
 }
 
 // Start serves the listener fd (it takes ownership) in a goroutine of its
@@ -58,6 +62,7 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 			unix.Close(p[1])
 			return nil, err
 		}
+		s.ask = opts.Ask
 		m.sup = s
 		calls = seccomp.Supervised()
 	}
@@ -115,6 +120,10 @@ func (m *Monitor) Stop() Stats {
 		if m.sup != nil {
 			m.sup.close()
 		}
+		m.askOnce.Do(func() {}) // no thread starts after this
+		if m.askFns != nil {
+			close(m.askFns)
+		}
 	})
 	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load()}
 }
@@ -152,6 +161,14 @@ func (m *Monitor) serve() {
 		if m.sup != nil {
 			m.supervise(&n, &evs)
 			continue
+		}
+		if m.opts.Ask != nil {
+			if r, ok := m.askOpen(&n); ok {
+				// Asked about: the answer's record is the asker's.
+				answer(m.fd, n.ID, r)
+				m.stats.calls.Add(1)
+				continue
+			}
 		}
 		evs = evs[:0]
 		if m.emit != nil {

@@ -39,3 +39,32 @@ type Policy interface {
 	// its new place.
 	AllowMove(from, to string) bool
 }
+
+// Verdict is what Asker.Ask decides for an open it was asked about.
+type Verdict int
+
+// The verdicts.
+const (
+	// Continue lets the call go on to the kernel's layers unchanged.
+	Continue Verdict = iota
+	// Serve has the monitor open the file on the host, with the caller's
+	// flags, and hand the descriptor in (SECCOMP_IOCTL_NOTIF_ADDFD).
+	Serve
+	// Refuse fails the call with EACCES.
+	Refuse
+)
+
+// Asker is asked, on the bubblewrap backend's watch (Options.Ask), about
+// the opens the policy may refuse but a person may allow (cordon run
+// --ask). The decision stays the caller's: the monitor only maps the path
+// to the host, resolves it there and performs the verdict.
+type Asker interface {
+	// Askable says, without a system call for what the policy allows,
+	// whether an open of path (absolute, as the process named it, taken
+	// as the host's path) for reading or, with write, writing might be
+	// asked about.
+	Askable(path string, write bool) bool
+	// Ask decides the open by pid (its program comm) of path, the real
+	// path on the host the monitor reached, holding the call meanwhile.
+	Ask(pid int, comm, path string, write bool) Verdict
+}

@@ -58,6 +58,9 @@ type supervisor struct {
 	// kernel then applies it to what the supervisor creates, on top of
 	// the caller's, and fixMode gives back the bits the caller asked for.
 	sharedUmask uint32
+	// ask, when not nil, is asked about an open the policy refuses
+	// (Options.Ask).
+	ask Asker
 }
 
 func newSupervisor(pol Policy, redirects []Redirect) (*supervisor, error) {

@@ -29,6 +29,11 @@
 // Nothing leaves 127.0.0.1. Run it with:
 //
 //	go run ./internal/bench/net [-mib 256] [-runs 5] [-n 2000] [-conns 200] [-cred-mib 256] [-cred-n 500] [-only tunnels|credentials]
+//
+// With -cordon BIN -base BIN (Linux) it times instead whole cordon runs of
+// a command making -reqs requests through the proxy to an allowed host,
+// interleaved: the base binary, BIN, and BIN with --ask (on a
+// pseudo-terminal, where nothing is asked), and prints the ratios.
 package main
 
 import (
@@ -64,7 +69,21 @@ func main() {
 	credMiB := flag.Int("cred-mib", 256, "HTTPS download size in MiB of the credential benchmarks")
 	credN := flag.Int("cred-n", 500, "first requests timed to each host in the credential benchmarks")
 	only := flag.String("only", "", `"tunnels" or "credentials": run only those benchmarks`)
+	cordon := flag.String("cordon", "", "instead: time whole cordon runs through the proxy to an allowed host with this cordon, with and without --ask, against -base")
+	base := flag.String("base", "", "with -cordon: the cordon binary to compare with (main's)")
+	reqs := flag.Int("reqs", 20, "with -cordon: requests, one connection each, per run")
 	flag.Parse()
+	if *cordon != "" {
+		if *base == "" {
+			fmt.Fprintln(os.Stderr, "benchnet: -cordon needs -base")
+			os.Exit(2)
+		}
+		if err := runAsk(*cordon, *base, *reqs, *runs); err != nil {
+			fmt.Fprintln(os.Stderr, "benchnet:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *only != "credentials" {
 		if err := run(*mib, *runs, *n, *conns); err != nil {
 			fmt.Fprintln(os.Stderr, "benchnet:", err)

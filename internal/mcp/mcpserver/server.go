@@ -93,6 +93,10 @@ type Server struct {
 	// decider names the rule of an allowed call (recordAllowed).
 	deciderOnce sync.Once
 	decider     *policy.Decider
+	// askMu guards asked: the elicitations read_file sent, by id, with
+	// the path each asks about (elicit.go).
+	askMu sync.Mutex
+	asked map[string]string
 }
 
 // New opens the workspace and registers the tools.
@@ -206,13 +210,20 @@ func (s *Server) recordAllowed(tool string, in any) {
 // add registers a tool whose handler returns text or an error.
 func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, error)) {
 	t.Description += "\n\n" + s.note()
-	mcp.AddTool(s.srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, _ error) {
+	mcp.AddTool(s.srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, _ error) {
 		defer func() {
 			if r := recover(); r != nil {
 				res = errorResult(fmt.Sprintf("cordon: internal error in %s: %v (please report this)\n%s", t.Name, r, debug.Stack()))
 			}
 		}()
+		if req != nil && req.Session != nil {
+			ctx = context.WithValue(ctx, requestKey{}, req)
+		}
 		out, err := h(ctx, in)
+		var ni *needInput
+		if errors.As(err, &ni) {
+			return ni.res, nil, nil // a question for the person (elicit.go)
+		}
 		if err != nil {
 			return s.fail(t.Name, err), nil, nil
 		}

@@ -82,13 +82,19 @@ type StatusInput struct{}
 func (s *Server) register() {
 	add(s, &mcp.Tool{Name: ToolReadFile, Annotations: readOnly("Read file"),
 		Description: "Read a UTF-8 text file. Returns up to 2000 lines, each as N:hash|text, where N:hash is the line's anchor for replace_lines. Use start_line and end_line to read part of a large file; call grep or find_files first to locate what you need. A binary file (or a line that is not UTF-8) is an error that says so; look at its bytes with run_command (od, xxd) instead."},
-		func(_ context.Context, in ReadFileInput) (string, error) {
+		func(ctx context.Context, in ReadFileInput) (string, error) {
 			if err := lineRange(in.StartLine, in.EndLine); err != nil {
 				return "", err
 			}
 			r, err := s.fs.ReadText(in.Path, in.StartLine, in.EndLine)
 			if err != nil {
-				return "", err
+				var ask error
+				if r, ask = s.askRead(ctx, err, in); r == nil {
+					if ask != nil {
+						return "", ask
+					}
+					return "", err
+				}
 			}
 			if r.First == 0 {
 				return fmt.Sprintf("[no lines: the file has %d lines]\n", r.TotalLines), nil

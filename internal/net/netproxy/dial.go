@@ -43,6 +43,12 @@ type candidate struct {
 	decision netrule.Decision
 }
 
+// asked asks Config.Ask about host:port, holding the connection; false
+// without Ask.
+func (s *Server) asked(ctx context.Context, host string, port int) bool {
+	return s.cfg.Ask != nil && s.cfg.Ask(ctx, host, port)
+}
+
 // open decides a request for host:port (host as the client wrote it,
 // without brackets) and connects to a checked address: the target is
 // canonicalised; an IP literal is decided by DecideAddr; a name by
@@ -68,6 +74,9 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	}
 	if t.Addr.IsValid() {
 		d := s.hostCheck(s.rules.DecideAddr(t.Addr, port, ""), t.Addr, port)
+		if !d.Allowed && d.Rule == netrule.RuleNoAllow && s.asked(ctx, ev.Host, port) {
+			d = netrule.Decision{Allowed: true, Rule: RuleAsked, Reason: fmt.Sprintf("%s was allowed when asked", net.JoinHostPort(ev.Host, strconv.Itoa(port)))}
+		}
 		if !d.Allowed {
 			ev.Addr = t.Addr
 			return nil, s.refuseAddr(ev, d, t.Addr, port, true), nil
@@ -76,6 +85,9 @@ func (s *Server) open(ctx context.Context, proto Protocol, host string, port int
 	}
 
 	nd := s.rules.DecideName(t, port)
+	if !nd.Allowed && nd.Rule == netrule.RuleNoAllow && s.asked(ctx, t.Name, port) {
+		nd = netrule.Decision{Allowed: true, Rule: RuleAsked, Reason: fmt.Sprintf("%s was allowed when asked", net.JoinHostPort(t.Name, strconv.Itoa(port)))}
+	}
 	if !nd.Allowed {
 		allow := net.JoinHostPort(t.Name, strconv.Itoa(port))
 		if s.isEntry(s.rules.Deny, nd.Rule) {

@@ -104,6 +104,12 @@ type Config struct {
 	// RecordUse receives every request that carried a credential's
 	// placeholder (nil: none), one at a time.
 	RecordUse func(CredentialUse)
+	// Ask, when not nil, is asked about a target that no allow entry
+	// names (netrule.RuleNoAllow: never a deny entry, a special address
+	// or one of this host's): the connection is held until it answers,
+	// and goes ahead, its addresses still checked, on true (cordon run
+	// --ask). A refusal is then decided as without Ask.
+	Ask func(ctx context.Context, host string, port int) bool
 }
 
 // DefaultMaxConns is Config.MaxConns when it is 0: well above what a
@@ -164,6 +170,9 @@ const (
 	// RuleHostAddress refuses an address of the host the proxy runs on
 	// (Config.HostAddrs) that no allow IP or CIDR entry names.
 	RuleHostAddress = "address of this host"
+	// RuleAsked is the rule of a target allowed by the person asked
+	// (Config.Ask).
+	RuleAsked = "allowed when asked"
 )
 
 const (
@@ -179,6 +188,11 @@ const (
 	// let 400 connections from inside hold 700 MB of it.
 	maxHeaderBytes = 64 << 10
 )
+
+// hostsPath is the host's hosts file. A test build may name another with
+// -ldflags "-X github.com/cordon-sandbox/cordon/internal/net/netproxy.hostsPath=FILE",
+// to reach its own server on 127.0.0.1 under a name without DNS.
+var hostsPath = "/etc/hosts"
 
 // Server is one run's proxy. It is safe for concurrent use.
 type Server struct {
@@ -226,7 +240,7 @@ func New(cfg Config) *Server {
 	}
 	if s.resolver == nil {
 		s.resolver = net.DefaultResolver
-		s.hosts = &hostsFile{path: "/etc/hosts"}
+		s.hosts = &hostsFile{path: hostsPath}
 	}
 	if s.cfg.DialTimeout <= 0 {
 		s.cfg.DialTimeout = defaultDialTimeout

@@ -65,6 +65,11 @@ func (s *Server) socksConnect(ctx context.Context, w io.Writer, req *socks5.Requ
 	if host == "" && dst.IP != nil {
 		host = dst.IP.String() // an empty domain stays empty: refused as malformed
 	}
+	if s.cfg.Ask != nil {
+		// The request is read; a question may hold it past the
+		// handshake's deadline.
+		_ = conn.SetDeadline(time.Time{})
+	}
 	up, d, err := s.open(ctx, SOCKS5, host, dst.Port)
 	switch {
 	case d != nil:
