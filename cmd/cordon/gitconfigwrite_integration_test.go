@@ -187,3 +187,28 @@ func gitConfigProject(t *testing.T, e *sandboxEnv) (src, marker string) {
 	e.mustGit(e.ws, "config", "--remove-section", "submodule.lib")
 	return src, filepath.Join(e.root, "PLANTED-RAN")
 }
+
+// TestGitConfigWatched: under the violation monitor (cordon test, which
+// watches every file call), git's write of its config into the private
+// copy is no denial: cordon test says nothing was denied, and the key
+// reaches the host, on both backends.
+func TestGitConfigWatched(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			gitConfigProject(t, e)
+			r := e.run("test", "--backend", backend, "--", "git", "config", "user.email", "watched@example.com")
+			if r.code != 0 || !strings.Contains(r.stderr, "nothing was denied") {
+				t.Errorf("git config under cordon test: %s", r)
+			}
+			if got := e.mustGit(e.ws, "config", "user.email"); got != "watched@example.com\n" {
+				t.Errorf("the key did not reach the host's config: %q", got)
+			}
+		})
+	}
+}

@@ -195,6 +195,12 @@ func (m *Monitor) serve() {
 			// performs it (Options.Redirects).
 			if r, mine := m.renameInto(&n, c); mine {
 				answer(m.fd, n.ID, r)
+				if r.kind == replyVal && r.errno == 0 {
+					// Written into the copy, as the run may: no
+					// denial to report (the after-run merge decides
+					// what reaches the host).
+					evs = evs[:0]
+				}
 			} else {
 				_ = proceed(m.fd, n.ID)
 			}
@@ -241,7 +247,12 @@ func (m *Monitor) supervise(n *notif, evs *[]Event) {
 		alive = idValid(m.fd, n.ID)
 		return alive
 	}
+	m.sup.committed = false
 	answer(m.fd, n.ID, m.sup.handle(n, c, valid))
+	if m.sup.committed {
+		// Written into a redirect's copy, as the run may.
+		*evs = (*evs)[:0]
+	}
 	if !alive {
 		m.stats.unresolved.Add(1)
 		return

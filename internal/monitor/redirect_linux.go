@@ -42,8 +42,12 @@ func (s *supervisor) redirectAt(pfd int, name string) *Redirect {
 }
 
 // commit is commitInto where the policy lets the caller remove the lock.
+// A rename it wrote into the copy is remembered (s.committed) so that the
+// call's events, a write of the redirected file, are not reported.
 func (s *supervisor) commit(r *Redirect, odir int, oname string, pfd int, name string, flags uint, valid func() bool) reply {
-	return commitInto(r, odir, oname, pfd, name, flags, func() bool { return valid() && s.allowName(odir, oname, AccessRemove) })
+	rep := commitInto(r, odir, oname, pfd, name, flags, func() bool { return valid() && s.allowName(odir, oname, AccessRemove) })
+	s.committed = rep.kind == replyVal && rep.errno == 0
+	return rep
 }
 
 // renameInto performs, for the violation monitor under bubblewrap, a

@@ -53,6 +53,9 @@ type supervisor struct {
 	self int
 	// redirects are Options.Redirects.
 	redirects []Redirect
+	// committed says that the call just handled was a rename written
+	// into a redirect's copy (commit): no denial to report.
+	committed bool
 	// sharedUmask is the process's umask when the serving thread could
 	// not get a file-system context of its own (prepareThread): the
 	// kernel then applies it to what the supervisor creates, on top of
