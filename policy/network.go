@@ -60,8 +60,10 @@ type netState struct {
 	// userAllow are the allow entries of non-profile layers (strict mode
 	// keeps only these).
 	userAllow []string
-	// modeBy says which setting chose the current mode, for messages.
-	modeBy string
+	// modeBy says which setting chose the current mode, for messages,
+	// and modeLayer is its layer (zero for strict mode's own choice).
+	modeBy    string
+	modeLayer layer
 }
 
 func (n *netState) init() {
@@ -189,7 +191,7 @@ func (b *builder) applyNetwork(l layer) error {
 	}
 	if set {
 		b.p.Network.Mode = m
-		b.net.modeBy = modeSetting(l, modeKey, m)
+		b.net.modeBy, b.net.modeLayer = modeSetting(l, modeKey, m), l
 		if modeKey == config.KeyNetworkAllow {
 			b.net.modeBy = netOrigin{l, modeKey}.describe()
 		}
@@ -236,7 +238,7 @@ func (b *builder) finishNetwork() error {
 		case net.Mode == NetLoopback:
 		default:
 			if net.Mode != NetDeny {
-				n.modeBy = "strict mode, which turns the network off unless --allow-net or network.allow names hosts"
+				n.modeBy, n.modeLayer = "strict mode, which turns the network off unless --allow-net or network.allow names hosts", layer{}
 			}
 			net.Mode = NetDeny
 		}
@@ -272,6 +274,13 @@ func (b *builder) finishNetwork() error {
 			return err
 		}
 	}
+	net.Denied = nil
+	if net.Mode == NetDeny {
+		net.Denied = &NetDenied{By: n.modeBy, Locked: n.modeLayer.tighten}
+		if l := n.modeLayer; l.Layer != nil && l.IsFlags() && !l.profile {
+			net.Denied.Flag = n.modeBy
+		}
+	}
 	net.Sources = nil
 	for _, e := range net.Allow {
 		src := toolSource[e]
@@ -286,9 +295,9 @@ func (b *builder) finishNetwork() error {
 	return nil
 }
 
-// checkForwardPorts refuses forward ports with a denied network (they
-// need a network namespace with loopback: --net loopback or an allow
-// list) and ports below MinForwardPort in loopback and filtered modes.
+// checkForwardPorts refuses ports below MinForwardPort where the sandbox
+// has a network of its own. With the network denied, forwarded ports are
+// all it reaches ("nothing but these").
 func (b *builder) checkForwardPorts() error {
 	net := &b.p.Network
 	if b.p.Mode == ModeOff {
@@ -301,9 +310,7 @@ func (b *builder) checkForwardPorts() error {
 			what = fmt.Sprintf("%s entry %d", config.BaseKey(o.key), port)
 		}
 		switch {
-		case net.Mode == NetDeny:
-			return o.l.Errorf(o.key, "%s contradicts the denied network (%s): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net", what, b.net.modeBy)
-		case (net.Mode == NetLoopback || net.Mode == NetFiltered) && port < MinForwardPort:
+		case net.Mode != NetOpen && port < MinForwardPort:
 			return o.l.Errorf(o.key, "%s: a port below %d cannot be forwarded, because nothing inside the sandbox may listen on it (no CAP_NET_BIND_SERVICE); forward a port from %d up", what, MinForwardPort, MinForwardPort)
 		}
 	}

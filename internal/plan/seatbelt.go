@@ -361,6 +361,7 @@ func (s *seatbelt) network(prof *sbpl.Profile) {
 		s.forwarded(prof)
 	default:
 		prof.Comment("network: denied (no rule allows it)")
+		s.forwarded(prof)
 	}
 	if len(s.p.UnixSockets) > 0 {
 		prof.Comment("unix sockets the policy allows, by exact path")
