@@ -94,3 +94,22 @@ func TestNetDeniedAdvice(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowForwards: the allow entries you wrote naming one port (from
+// 1024) of a loopback address or localhost are forwarded; a range, a
+// port below 1024, every port, another host and an entry also forwarded
+// already are not.
+func TestAllowForwards(t *testing.T) {
+	f := newFixture(t)
+	f.userConfig("sandbox:\n  network:\n    allow: [\"localhost:3000\"]\n")
+	p, err := f.load(Options{Flags: flags(func(l *config.Layer) {
+		l.Network.Allow = []string{"127.0.0.1:5432", "[::1]:8080", "127.0.0.0/8:9000", "127.0.0.1:80", "127.0.0.1", "example.com:4000", "127.0.0.1:5000"}
+		l.Network.ForwardPorts = []int{5000}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Network.AllowForwards, []int{3000, 5432, 8080}; !reflect.DeepEqual(got, want) {
+		t.Errorf("AllowForwards %v, want %v", got, want)
+	}
+}

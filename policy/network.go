@@ -274,6 +274,15 @@ func (b *builder) finishNetwork() error {
 			return err
 		}
 	}
+	net.AllowForwards = nil
+	if net.Mode == NetFiltered {
+		for _, e := range n.userAllow {
+			if port := loopbackPort(e); port >= MinForwardPort && slices.Contains(net.Allow, e) &&
+				!slices.Contains(net.ForwardPorts, port) && !slices.Contains(net.AllowForwards, port) {
+				net.AllowForwards = append(net.AllowForwards, port)
+			}
+		}
+	}
 	net.Denied = nil
 	if net.Mode == NetDeny {
 		net.Denied = &NetDenied{By: n.modeBy, Locked: n.modeLayer.tighten}
@@ -293,6 +302,19 @@ func (b *builder) finishNetwork() error {
 		net.Sources = append(net.Sources, NetSource{Entry: e, Source: n.denyFrom[e].describe()})
 	}
 	return nil
+}
+
+// loopbackPort is the port of an allow entry naming one port of a
+// loopback address or localhost, or 0.
+func loopbackPort(entry string) int {
+	r, err := netrule.Parse(entry)
+	if err != nil || r.Port == 0 {
+		return 0
+	}
+	if r.Host == "localhost" || r.IsAddr() && r.Prefix.IsSingleIP() && r.Prefix.Addr().Unmap().IsLoopback() {
+		return r.Port
+	}
+	return 0
 }
 
 // checkForwardPorts refuses ports below MinForwardPort where the sandbox

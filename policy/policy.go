@@ -178,6 +178,14 @@ type Network struct {
 	// and how a host could be allowed, for the line cordon prints after
 	// a run about each name the command looked up; nil otherwise.
 	Denied *NetDenied `yaml:"-" json:"-"`
+	// AllowForwards are the ports of the allow entries you wrote yourself
+	// (not a profile's, not the ci profile's tool registries) that name
+	// one port, from MinForwardPort, of a loopback address or localhost
+	// (127.0.0.1:5432, [::1]:8080, localhost:3000): filtered mode forwards
+	// them as --forward-port does, so that every client reaches them,
+	// whatever NO_PROXY says. Not in ForwardPorts: a run does not refuse
+	// one nothing listens on yet.
+	AllowForwards []int `yaml:"-" json:"-"`
 }
 
 // NetDenied is what denied a network, for the advice cordon gives about

@@ -97,8 +97,11 @@ s=$(ms); npm view left-pad version --registry http://npm.example/ >/dev/null 2>&
 			for _, line := range strings.Split(r.stdout, "\n") {
 				var name string
 				var ms int
-				if _, err := fmt.Sscanf(line, "@@ms:%s %d", &name, &ms); err == nil && ms >= 1000 {
-					t.Errorf("%s took %d ms to fail (want under a second)", name, ms)
+				// npm's own start costs most of a second on a busy
+				// machine; what matters is that it does not retry
+				// for 70 s.
+				if _, err := fmt.Sscanf(line, "@@ms:%s %d", &name, &ms); err == nil && (ms >= 1000 && name != "npm" || ms >= 10000) {
+					t.Errorf("%s took %d ms to fail (want under a second; npm under 10)", name, ms)
 				}
 				if _, err := fmt.Sscanf(line, "@@go:lookup %s %dms", &name, &ms); err == nil && ms >= 1000 {
 					t.Errorf("Go's lookup took %d ms to fail", ms)

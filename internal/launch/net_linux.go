@@ -22,7 +22,7 @@ func (r *sandboxRun) startNet() error {
 	if n == nil {
 		return nil
 	}
-	if err := checkForwarded(n.ForwardPorts); err != nil {
+	if err := checkForwarded(n.MustListen()); err != nil {
 		return err
 	}
 	pl := *r.pl

@@ -32,8 +32,11 @@ type Net struct {
 	Deny  []string `json:"deny,omitempty"`
 	// ForwardPorts are host loopback TCP ports reachable from the command
 	// at the same number; the launcher checks, before the run, that
-	// something listens on each.
+	// something listens on each but those of AllowForwards.
 	ForwardPorts []int `json:"forward_ports,omitempty"`
+	// AllowForwards are the ports of ForwardPorts that an allow entry
+	// naming a loopback address forwards (policy.Network.AllowForwards).
+	AllowForwards []int `json:"allow_forwards,omitempty"`
 	// HTTPPort and SOCKSPort are the ports on the command's 127.0.0.1 where
 	// it reaches the HTTP and SOCKS5 proxies (filtered mode): fixed inside
 	// a network namespace, chosen by the launcher with HostListen.
@@ -58,6 +61,12 @@ type Net struct {
 	// Keep are the variables of Env that the policy sets or passes itself
 	// (--env): the user's value wins.
 	Keep []string `json:"keep,omitempty"`
+}
+
+// MustListen are the forwarded ports the launcher checks something
+// listens on before the run: all but AllowForwards.
+func (n *Net) MustListen() []int {
+	return slices.DeleteFunc(slices.Clone(n.ForwardPorts), func(p int) bool { return slices.Contains(n.AllowForwards, p) })
 }
 
 // Filtered reports whether the run is served the proxies.
@@ -181,6 +190,9 @@ func (n *Net) Describe() []string {
 		out = append(out, "proxy rules: "+rules+" (deny wins; loopback, private, link-local and metadata addresses only by an IP or CIDR allow entry); every decision is an audit record")
 	}
 	for _, p := range n.ForwardPorts {
+		if slices.Contains(n.AllowForwards, p) {
+			out = append(out, fmt.Sprintf("forwarded port %d, for the allow entry naming a loopback address at that port: every client reaches it directly (NO_PROXY, and Go, never send a loopback address to the proxy)", p))
+		}
 		if n.Seatbelt {
 			out = append(out, fmt.Sprintf("forwarded port %d: the host's 127.0.0.1:%d, reached directly (the profile allows connecting to that port of the loopback)", p, p))
 		} else if n.HostListen {
@@ -234,6 +246,8 @@ func planNet(p *policy.Policy, inside bool, helper string) (*Net, error) {
 	}
 	n := &Net{Mode: mode, ForwardPorts: slices.Clone(p.Network.ForwardPorts), HostListen: !inside}
 	if mode == policy.NetFiltered {
+		n.AllowForwards = slices.Clone(p.Network.AllowForwards)
+		n.ForwardPorts = append(n.ForwardPorts, n.AllowForwards...)
 		n.Allow, n.Deny = slices.Clone(allow), slices.Clone(p.Network.Deny)
 		n.Helper = helper
 		if inside {

@@ -379,7 +379,7 @@ func (s *seatbelt) network(prof *sbpl.Profile) {
 // loopback, where the service the user forwarded listens: the command
 // reaches it directly, without the proxy.
 func (s *seatbelt) forwarded(prof *sbpl.Profile) {
-	for _, port := range s.p.Network.ForwardPorts {
+	for _, port := range slices.Concat(s.p.Network.ForwardPorts, s.p.Network.AllowForwards) {
 		prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, sbpl.RemoteIP(fmt.Sprintf("localhost:%d", port)))
 	}
 }
