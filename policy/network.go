@@ -29,6 +29,8 @@ type NetSource struct {
 	// Why is set for an entry that is not allowed: why, and how to
 	// allow it.
 	Why string `yaml:"why,omitempty" json:"why,omitempty"`
+	// remote marks a git remote among the ci profile's tool registries.
+	remote bool
 }
 
 // netOrigin is where an entry was written: its layer and key.
@@ -231,6 +233,7 @@ func (b *builder) finishNetwork() error {
 	n.init()
 	net := &p.Network
 	toolSource := map[string]string{}
+	var private []string // the tool registries' names (PrivateNames)
 	if p.Mode == ModeStrict {
 		switch {
 		case net.Mode == NetFiltered && len(n.userAllow) > 0:
@@ -255,6 +258,9 @@ func (b *builder) finishNetwork() error {
 			}
 			add = append(add, r.Entry)
 			toolSource[r.Entry] = r.Source
+			if name := registryName(r); name != "" {
+				private = append(private, name)
+			}
 		}
 		net.Allow = append(add, net.Allow...)
 	}
@@ -272,6 +278,12 @@ func (b *builder) finishNetwork() error {
 	if net.Mode == NetFiltered {
 		if err := b.checkAllowCanMatch(toolSource); err != nil {
 			return err
+		}
+	}
+	net.PrivateNames = nil
+	for _, name := range private {
+		if slices.ContainsFunc(net.Allow, func(e string) bool { r, err := netrule.Parse(e); return err == nil && r.Host == name }) && !slices.Contains(net.PrivateNames, name) {
+			net.PrivateNames = append(net.PrivateNames, name)
 		}
 	}
 	net.AllowForwards = nil
@@ -302,6 +314,19 @@ func (b *builder) finishNetwork() error {
 		net.Sources = append(net.Sources, NetSource{Entry: e, Source: n.denyFrom[e].describe()})
 	}
 	return nil
+}
+
+// registryName is the host name of a registry a tool's own configuration
+// names (not a git remote, not an IP or a pattern), or "".
+func registryName(r NetSource) string {
+	if r.remote {
+		return ""
+	}
+	e, err := netrule.Parse(r.Entry)
+	if err != nil || e.IsAddr() || strings.Contains(e.Host, "*") {
+		return ""
+	}
+	return e.Host
 }
 
 // loopbackPort is the port of an allow entry naming one port of a
@@ -399,7 +424,7 @@ func toolRegistries(h Host, ws string, set map[string]string) []NetSource {
 	regs := toolenv.FindRegistries(toolenv.Host{Home: h.Home, Workspace: ws, Getenv: getenv, Environ: environ, StateDir: h.StateDir(), GitCommonDir: common, Set: set})
 	var out []NetSource
 	for _, r := range regs.Allow {
-		out = append(out, NetSource{Entry: r.Entry, Source: r.Source})
+		out = append(out, NetSource{Entry: r.Entry, Source: r.Source, remote: r.Remote})
 	}
 	for _, u := range regs.Unlisted {
 		out = append(out, NetSource{Entry: u.Entry, Source: u.Source, Why: u.Why})

@@ -186,6 +186,12 @@ type Network struct {
 	// whatever NO_PROXY says. Not in ForwardPorts: a run does not refuse
 	// one nothing listens on yet.
 	AllowForwards []int `yaml:"-" json:"-"`
+	// PrivateNames are the host names of the ci profile's allow entries
+	// that your own tool configuration names as a registry (not git
+	// remotes): the proxy lets each of them, and only them, resolve to a
+	// private address (RFC 1918, fc00::/7), a company mirror on 10.x.
+	// Loopback, link-local and metadata addresses stay refused.
+	PrivateNames []string `yaml:"-" json:"-"`
 }
 
 // NetDenied is what denied a network, for the advice cordon gives about

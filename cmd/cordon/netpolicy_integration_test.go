@@ -188,6 +188,14 @@ func TestNetPolicyPrint(t *testing.T) {
 				t.Errorf("cordon policy --profile ci shows %q:\n%s", never, got)
 			}
 		}
+		// The registries your own tool configuration names, and only
+		// those (not a git remote, not a name you added), may resolve
+		// to a private address: --explain says so.
+		x := e.run("policy", "--profile", "ci", "--allow-net", "extra.example:443", "--explain")
+		const note = "registries your own tool configuration names may resolve to a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), for these names only: goproxy.corp.example, sumdb.corp.example, npm.corp.example, pypi.corp.example, crates.corp.example; loopback, link-local and metadata addresses stay refused"
+		if x.code != 0 || !strings.Contains(x.stdout, note) {
+			t.Errorf("cordon policy --profile ci --explain lacks %q:\n%s", note, x)
+		}
 		// Denying the network replaces the list.
 		if r := e.run("policy", "--profile", "ci", "--net", "deny"); r.code != 0 || networkSection(r.stdout) != "  mode: deny\n  allow: []\n  deny: []\n  forward_ports: []\n" {
 			t.Errorf("ci --net deny:\n%s", r)

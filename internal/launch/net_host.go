@@ -59,6 +59,7 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io
 		if rules, err = netrule.Compile(n.Allow, n.Deny); err != nil {
 			return nil, fmt.Errorf("network rules: %w", err)
 		}
+		rules.PrivateNames = n.PrivateNames
 	}
 	nr := &netRun{n: n, warn: func(s string) {
 		if stderr != nil {

@@ -30,6 +30,9 @@ type Net struct {
 	// Allow and Deny are the rules of the filtering proxy (netrule.Compile).
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// PrivateNames may resolve to a private address
+	// (policy.Network.PrivateNames, netrule.Set.PrivateNames).
+	PrivateNames []string `json:"private_names,omitempty"`
 	// ForwardPorts are host loopback TCP ports reachable from the command
 	// at the same number; the launcher checks, before the run, that
 	// something listens on each but those of AllowForwards.
@@ -188,6 +191,9 @@ func (n *Net) Describe() []string {
 			out = append(out, fmt.Sprintf("HTTP proxy at 127.0.0.1:%d and SOCKS5 proxy at 127.0.0.1:%d inside: the helper listens there and hands the sockets to cordon, which serves them on the host", n.HTTPPort, n.SOCKSPort))
 		}
 		out = append(out, "proxy rules: "+rules+" (deny wins; loopback, private, link-local and metadata addresses only by an IP or CIDR allow entry); every decision is an audit record")
+		if len(n.PrivateNames) > 0 {
+			out = append(out, "registries your own tool configuration names may resolve to a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), for these names only: "+strings.Join(n.PrivateNames, ", ")+"; loopback, link-local and metadata addresses stay refused")
+		}
 	}
 	for _, p := range n.ForwardPorts {
 		if slices.Contains(n.AllowForwards, p) {
@@ -247,6 +253,7 @@ func planNet(p *policy.Policy, inside bool, helper string) (*Net, error) {
 	n := &Net{Mode: mode, ForwardPorts: slices.Clone(p.Network.ForwardPorts), HostListen: !inside}
 	if mode == policy.NetFiltered {
 		n.AllowForwards = slices.Clone(p.Network.AllowForwards)
+		n.PrivateNames = slices.Clone(p.Network.PrivateNames)
 		n.ForwardPorts = append(n.ForwardPorts, n.AllowForwards...)
 		n.Allow, n.Deny = slices.Clone(allow), slices.Clone(p.Network.Deny)
 		n.Helper = helper
