@@ -93,7 +93,18 @@ s=$(ms); npm view left-pad version --registry http://npm.example/ >/dev/null 2>&
 		{"the minimal profile", []string{"--profile", "minimal"}, "(network deny, set by the minimal profile's network: deny); allow it with --allow-net %s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.sh(script, tc.flags...)
+			log := filepath.Join(e.root, "audit-"+strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
+			r := e.sh(script, append([]string{"--audit-log", log}, tc.flags...)...)
+			// Each host is one network-lookup record, denied.
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatalf("the audit log: %v", err)
+			}
+			for _, host := range []string{"curl.example", "go.example", "node-resolve.example"} {
+				if !strings.Contains(string(b), `"operation":"network-lookup","host":"`+host+`","action":"denied"`) {
+					t.Errorf("no denied network-lookup record of %s in the audit log:\n%s", host, b)
+				}
+			}
 			for _, line := range strings.Split(r.stdout, "\n") {
 				var name string
 				var ms int

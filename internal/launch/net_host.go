@@ -70,6 +70,13 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io
 	if n.DNS {
 		// The sandbox's own host name is no host the command wanted.
 		nr.dns = &dnsstub.Server{Skip: func(name string) bool { return name == plan.SandboxHostname }}
+		if record != nil {
+			rule := nr.denyRule()
+			nr.dns.OnName = func(name string) {
+				record(netproxy.Event{Time: time.Now(), Protocol: netproxy.DNSLookup, Host: name, Rule: rule,
+					Reason: "the network is denied: the lookup of " + name + " was answered \"not found\""})
+			}
+		}
 	}
 	return nr, nil
 }
@@ -246,10 +253,7 @@ func (nr *netRun) refusedMore() int {
 // the name server has stopped, each with the advice that would allow it.
 func (nr *netRun) lookups() []result.NetRefusal {
 	names, _ := nr.dns.Names()
-	rule := "network deny"
-	if d := nr.n.Denied; d != nil && d.By != "" {
-		rule = "network deny, set by " + d.By
-	}
+	rule := nr.denyRule()
 	var out []result.NetRefusal
 	for _, name := range names {
 		allow, hint := nr.n.Denied.Advice(name)
@@ -259,4 +263,12 @@ func (nr *netRun) lookups() []result.NetRefusal {
 		out = append(out, result.NetRefusal{Host: name, Rule: rule, Allow: allow, Hint: hint})
 	}
 	return out
+}
+
+// denyRule is the rule that refused a denied network's lookups.
+func (nr *netRun) denyRule() string {
+	if d := nr.n.Denied; d != nil && d.By != "" {
+		return "network deny, set by " + d.By
+	}
+	return "network deny"
 }

@@ -25,6 +25,8 @@ const MaxNames = 50
 type Server struct {
 	// Skip reports names not to record (the sandbox's own host name).
 	Skip func(name string) bool
+	// OnName, when not nil, is called with each name recorded, once.
+	OnName func(name string)
 
 	mu    sync.Mutex
 	names []string
@@ -98,12 +100,13 @@ func (s *Server) record(q dnsmessage.Question) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.seen[name] {
+		s.mu.Unlock()
 		return
 	}
 	if len(s.names) >= MaxNames {
 		s.more++
+		s.mu.Unlock()
 		return
 	}
 	if s.seen == nil {
@@ -111,6 +114,10 @@ func (s *Server) record(q dnsmessage.Question) {
 	}
 	s.seen[name] = true
 	s.names = append(s.names, name)
+	s.mu.Unlock()
+	if s.OnName != nil {
+		s.OnName(name)
+	}
 }
 
 // Names are the distinct names asked, in the order first asked, and how

@@ -33,7 +33,8 @@ func query(t *testing.T, id uint16, name string, typ dnsmessage.Type) []byte {
 // names and what is no query are not recorded; past MaxNames names are
 // counted.
 func TestAnswer(t *testing.T) {
-	s := &Server{Skip: func(n string) bool { return n == "cordon" }}
+	var told []string
+	s := &Server{Skip: func(n string) bool { return n == "cordon" }, OnName: func(n string) { told = append(told, n) }}
 	for i, q := range []struct {
 		name string
 		typ  dnsmessage.Type
@@ -52,8 +53,8 @@ func TestAnswer(t *testing.T) {
 			t.Errorf("%s: answer %+v %+v (%v)", q.name, h, qs, err)
 		}
 	}
-	if names, more := s.Names(); !slices.Equal(names, []string{"registry.example.com", "b.example"}) || more != 0 {
-		t.Errorf("names %q, %d more", names, more)
+	if names, more := s.Names(); !slices.Equal(names, []string{"registry.example.com", "b.example"}) || more != 0 || !slices.Equal(told, names) {
+		t.Errorf("names %q, %d more, told %q", names, more, told)
 	}
 	for _, junk := range [][]byte{nil, {1, 2, 3}, make([]byte, 12)} {
 		if out, ok := s.Answer(junk); ok && len(junk) < 12 {
