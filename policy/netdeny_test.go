@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,5 +112,21 @@ func TestAllowForwards(t *testing.T) {
 	}
 	if got, want := p.Network.AllowForwards, []int{3000, 5432, 8080}; !reflect.DeepEqual(got, want) {
 		t.Errorf("AllowForwards %v, want %v", got, want)
+	}
+}
+
+// TestDecideConnectDenied: with the network denied, the violation monitor
+// reports no connect to what the sandbox does reach, its name server
+// (loopback port 53) and the forwarded ports; any other loopback port and
+// every other address stay denied.
+func TestDecideConnectDenied(t *testing.T) {
+	p := &Policy{Mode: ModeStandard, Network: Network{Mode: NetDeny, ForwardPorts: []int{5432}}}
+	for addr, denied := range map[string]bool{
+		"127.0.0.1:53": false, "[::1]:53": false, "127.0.0.1:5432": false,
+		"127.0.0.1:80": true, "10.0.0.1:53": true, "1.2.3.4:5432": true,
+	} {
+		if d := p.DecideConnect(netip.MustParseAddrPort(addr)); d.Denied != denied {
+			t.Errorf("%s: %+v, want denied %v", addr, d, denied)
+		}
 	}
 }
