@@ -89,7 +89,7 @@ func checkEnum(l layer, key, val string, allowed []string) error {
 func (b *builder) apply(l layer) error {
 	for _, step := range []func(layer) error{
 		b.applyMode, b.applyFilesystem, b.applyNetwork, b.applyResources,
-		b.applyMisc, b.applyAudit, b.applyEnv,
+		b.applyMisc, b.applyAudit, b.applyEnv, b.applyCredentials,
 	} {
 		if err := step(l); err != nil {
 			return err
@@ -396,6 +396,10 @@ func (b *builder) finish() (*Policy, error) {
 	p.DenyWrite = dedup(p.DenyWrite)
 	p.UnixSockets = dedup(p.UnixSockets)
 	p.Env.Pass = dedup(p.Env.Pass)
+	if err := b.finishCredentials(); err != nil {
+		return nil, err
+	}
+	p.Deny = dedup(p.Deny)
 	if err := b.finishNetwork(); err != nil {
 		return nil, err
 	}

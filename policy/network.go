@@ -267,6 +267,23 @@ func (b *builder) finishNetwork() error {
 	if net.Mode != NetFiltered {
 		net.Allow = nil
 	}
+	if len(p.Credentials) > 0 && p.Mode != ModeOff {
+		// The proxy puts the secrets into requests: the network goes
+		// through it, and each credential's hosts are allowed.
+		if net.Mode == NetOpen {
+			net.Allow = []string{"*"}
+			toolSource["*"] = "an open network with credentials: every host, through the proxy that uses them"
+		}
+		net.Mode = NetFiltered
+		for _, c := range p.Credentials {
+			for _, h := range c.Hosts {
+				net.Allow = append(net.Allow, h)
+				if toolSource[h] == "" && n.allowFrom[h].l.Layer == nil {
+					toolSource[h] = "credential " + c.Name + " (" + c.Source + ")"
+				}
+			}
+		}
+	}
 	if net.Mode == NetOpen && len(net.Deny) > 0 {
 		net.Mode, net.Allow = NetFiltered, []string{"*"}
 		toolSource["*"] = "an open network with deny entries: every host but the denied ones"

@@ -146,6 +146,10 @@ type Policy struct {
 	OnViolation string `yaml:"on_violation" json:"on_violation"`
 	// Audit configures the audit log.
 	Audit Audit `yaml:"audit" json:"audit"`
+	// Credentials are the secrets the command can use through the
+	// host-side proxy without seeing them (see Credential); their hosts
+	// are allowed and the network is filtered.
+	Credentials []Credential `yaml:"credentials,omitempty" json:"credentials,omitempty"`
 	// Warnings explain flags that do not do what they seem to (a relative
 	// or missing --allow-write, an --allow-read of a denied path), one
 	// line each; the CLI prints them as "cordon: warning: ...".

@@ -178,6 +178,21 @@ var HomeProtected = []string{
 	"${HOME}/.ipython",
 }
 
+// AskFirst are the protected names whose tool asks the user before it
+// trusts a new one, each with the tool and how it asks: missing, they get
+// no placeholder (an empty directory in the agent's listing, where a file
+// belongs, hides nothing and only confuses), and one the run creates is
+// renamed aside after it (package planted). The other protected names
+// missing at the top of a writable root keep their placeholder where a
+// tool on the host reads them without asking: the editors' and agents'
+// directories, and the shell start-up files in the home directory (at the
+// top of any other root no shell reads them: they get none either, and
+// one the run creates is reported). docs/configuration.md lists each name.
+var AskFirst = map[string]string{
+	".envrc":    "direnv loads a new or changed .envrc only after `direnv allow`",
+	".mcp.json": "Claude Code asks before it starts a server that a project's .mcp.json names (unless your settings approve them all: enableAllProjectMcpServers)",
+}
+
 // ShellStartup reports whether name is a shell start-up file, which every
 // shell reads (so its placeholder in the home directory is an empty file).
 func ShellStartup(name string) bool {

@@ -23,6 +23,11 @@ import (
 const (
 	// ExitTimeout is the status when --timeout fired.
 	ExitTimeout = 124
+	// ExitGitConfigRefused is the status when the command exited 0 but
+	// a git command in it could not write a git directory's config,
+	// which the sandbox keeps read-only (Result.GitConfigRefused): git
+	// branch -u and git submodule add say they succeeded all the same.
+	ExitGitConfigRefused = 1
 	// ExitSetup is the status when cordon failed before running the command.
 	ExitSetup = 125
 	// ExitCannotExec is the status when the command exists but cannot run.
@@ -70,6 +75,12 @@ type Result struct {
 	// NetRefusedMore counts the refused requests NetRefused does not list
 	// (it keeps the first 50 distinct hosts and ports).
 	NetRefusedMore int `json:"network_refused_more,omitempty"`
+	// GitConfigRefused lists the git config files (a git directory's
+	// config or config.worktree) that a git command in the run could not
+	// write, as the sandbox keeps them read-only; cordon run says so in
+	// one line, and exits with ExitGitConfigRefused where the command
+	// exited 0.
+	GitConfigRefused []string `json:"git_config_refused,omitempty"`
 }
 
 // NetRefusal is one host and port the network proxy refused during a run.

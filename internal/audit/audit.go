@@ -40,6 +40,11 @@ const (
 	ActionWarned = "warned"
 )
 
+// OpCredentialUse is the operation of a request that carried a
+// credential's placeholder to its host: the proxy put the secret in
+// (allowed) or refused the request by the credential's rules (denied).
+const OpCredentialUse = "credential-use"
+
 // Record is one audit log entry. Path is set for file operations, Host and
 // Port for network operations.
 type Record struct {
@@ -58,6 +63,10 @@ type Record struct {
 	Host string `json:"host,omitempty"`
 	// Port is the network port concerned.
 	Port int `json:"port,omitempty"`
+	// Credential is the credential a credential-use record is about.
+	Credential string `json:"credential,omitempty"`
+	// Method is the HTTP method of a credential-use record's request.
+	Method string `json:"method,omitempty"`
 	// Address is the address a network host resolved to that the
 	// decision was about (the one connected to, or refused), when there
 	// is one.

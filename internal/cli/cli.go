@@ -267,6 +267,9 @@ func explainLines(p *policy.Policy, h policy.Host, args []string) ([]string, err
 	}
 	var b strings.Builder
 	writeExplain(&b, pl)
+	for _, c := range p.Credentials {
+		fmt.Fprintf(&b, "credential: %s\n", c.Describe())
+	}
 	if p.Repo != nil && p.Repo.Refused != "" {
 		fmt.Fprintf(&b, "warning: %s\n", p.Repo.Refused)
 	}

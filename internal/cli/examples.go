@@ -15,6 +15,7 @@ var commandExamples = map[string]string{
   cordon status                      # what this machine can enforce`,
 	"run": `  cordon run -- go test ./...
   cordon run --allow-net proxy.golang.org -- go mod download
+  cordon run --credential github -- gh pr create --fill   # gh holds a placeholder; the proxy adds the token
   cordon run --allow-write ~/.cache/mytool --timeout 10m -- make
   cordon run --profile untrusted --mode strict -- ./script-from-the-web.sh`,
 	"test": `  cordon test -- npm install

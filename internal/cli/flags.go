@@ -31,6 +31,7 @@ type policyFlags struct {
 	maxCPU, maxFileSize     string
 	timeout                 string
 	env                     []string
+	credentials             []string
 	backend                 string
 	auditLog                string
 	// auditLogUsed is set by commands that write the audit log.
@@ -65,6 +66,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxFileSize, "max-file-size", "", "largest file the command may write, in MB")
 	fs.StringVar(&f.timeout, "timeout", "", "kill the whole command tree after DURATION (e.g. 30s, 5m; a bare number is seconds)")
 	fs.StringArrayVar(&f.env, "env", nil, "pass NAME from the environment, or set NAME=VALUE (repeatable)")
+	fs.StringArrayVar(&f.credentials, "credential", nil, "let the command use the credential NAME without seeing it: a preset (github, npm, pypi) or one of sandbox.credentials in your config (repeatable; the network then goes through cordon's proxy)")
 	fs.StringVar(&f.backend, "backend", "", "backend: auto, bwrap, landlock (Linux), seatbelt (macOS), job (Windows: limits only) or none")
 	fs.StringVar(&f.auditLog, "audit-log", "", "audit log FILE (JSON lines)")
 }
@@ -165,6 +167,9 @@ func (f *policyFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 		l.Timeout = &d
 	}
 	l.Env = f.env
+	for _, c := range f.credentials {
+		l.Credentials = append(l.Credentials, config.Credential{Name: config.Ptr(c)})
+	}
 	if ch("backend") {
 		if l.Backend, err = enum("--backend", f.backend, config.Backends); err != nil {
 			return nil, err

@@ -140,7 +140,7 @@ func TestJSONSchemas(t *testing.T) {
 		t.Errorf("policy --json's policy: %v %v", err, pol.Policy)
 	}
 	// An audit record, every field set, as violations --json prints it.
-	rec, err := json.Marshal(audit.Record{Timestamp: time.Now(), SessionID: "s", Command: "c", Operation: "network-connect", Path: "/p", Host: "h", Port: 1, Address: "a", Action: "denied", Rule: "r", Mode: "standard"})
+	rec, err := json.Marshal(audit.Record{Timestamp: time.Now(), SessionID: "s", Command: "c", Operation: "network-connect", Path: "/p", Host: "h", Port: 1, Credential: "c", Method: "GET", Address: "a", Action: "denied", Rule: "r", Mode: "standard"})
 	if err != nil {
 		t.Fatal(err)
 	}

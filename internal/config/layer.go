@@ -21,6 +21,7 @@
 //	  bwrap_path: /usr/bin/bwrap
 //	  unix_sockets: [/run/user/1000/docker.sock]
 //	  env: [GOFLAGS, "CI=1"]
+//	  credentials: [{name: github}, {name: api, hosts: [api.example.com], env: API_TOKEN}]
 //
 // Parsing checks syntax, types and enumerated values only; paths are
 // expanded and ranges checked by package policy, which reports problems
@@ -73,6 +74,7 @@ const (
 	KeyBwrapPath           = "sandbox.bwrap_path"
 	KeyUnixSockets         = "sandbox.unix_sockets"
 	KeyEnv                 = "sandbox.env"
+	KeyCredentials         = "sandbox.credentials"
 )
 
 // Allowed values of the enumerated keys.
@@ -113,6 +115,7 @@ var flagNames = map[string]string{
 	KeyAuditLogFile:        "--audit-log",
 	KeyUnixSockets:         "--allow-unix-socket",
 	KeyEnv:                 "--env",
+	KeyCredentials:         "--credential",
 }
 
 // FlagFor returns the command-line flag that sets key (e.g. "--max-memory"
@@ -173,6 +176,10 @@ type Layer struct {
 	// Env is sandbox.env: entries "NAME" (pass the host's value) or
 	// "NAME=VALUE" (set it).
 	Env []string
+	// Credentials is sandbox.credentials: secrets the host-side proxy
+	// puts into requests to their hosts (a flags layer's entries carry
+	// only a name, from --credential).
+	Credentials []Credential
 
 	// Lines maps each key set in a file (e.g. KeyFilesystemRead) to the
 	// line of the key, and each list entry (EntryKey(key, i)) to its line.
@@ -209,6 +216,36 @@ type Network struct {
 	Deny []string
 	// ForwardPorts is network.forward_ports: host loopback TCP ports.
 	ForwardPorts []int
+}
+
+// Credential is one entry of sandbox.credentials. Every field but Name is
+// optional here: an entry naming a preset takes the rest from it.
+type Credential struct {
+	// Name names the credential (a preset's name: github, npm, pypi).
+	Name *string
+	// Hosts are the network entries of the hosts it belongs to.
+	Hosts []string
+	// Env names the variables of cordon's own environment that hold the
+	// secret (the first one set wins); inside, they hold the placeholder.
+	Env []string
+	// Command is the argv of a command whose output is the secret.
+	Command []string
+	// File is a file outside the sandbox holding the secret.
+	File *string
+	// Npmrc takes the secret from ~/.npmrc's _authToken for its host.
+	Npmrc *bool
+	// Netrc takes the secret from ~/.netrc's password for its host.
+	Netrc *bool
+	// Headers are the request headers, besides Authorization, the
+	// placeholder is replaced in.
+	Headers []string
+	// Methods and Paths, when set, limit the requests it is used in.
+	Methods []string
+	Paths   []string
+	// GitUsername is the user name git inside sends with the placeholder.
+	GitUsername *string
+	// Line is the line of the entry in its file (0 for a flag).
+	Line int
 }
 
 // Resources is sandbox.resources.

@@ -145,11 +145,12 @@ func describe(n *yaml.Node) string {
 
 var (
 	topKeys     = []string{"sandbox"}
-	sandboxKeys = []string{"enabled", "mode", "profile", "filesystem", "network", "resources", "on_violation", "audit", "timeout", "backend", "bwrap_path", "unix_sockets", "env"}
+	sandboxKeys = []string{"enabled", "mode", "profile", "filesystem", "network", "resources", "on_violation", "audit", "timeout", "backend", "bwrap_path", "unix_sockets", "env", "credentials"}
 	fsKeys      = []string{"read", "write", "deny", "deny_write"}
 	netKeys     = []string{"enabled", "mode", "allow", "deny", "forward_ports"}
 	resKeys     = []string{"max_processes", "max_memory_mb", "max_cpu_seconds", "max_file_size_mb"}
 	auditKeys   = []string{"enabled", "log_file", "log_allowed", "log_denied", "max_size_mb"}
+	credKeys    = []string{"name", "hosts", "env", "command", "file", "npmrc", "netrc", "headers", "methods", "paths", "git_username"}
 )
 
 func (p *parser) document(doc *yaml.Node) {
@@ -323,6 +324,8 @@ func (p *parser) sandbox(n *yaml.Node) {
 			l.UnixSockets = p.strings(full, v)
 		case "env":
 			l.Env = p.strings(full, v)
+		case "credentials":
+			l.Credentials = p.credentials(full, v)
 		}
 	})
 }

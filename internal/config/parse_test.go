@@ -205,12 +205,14 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"sandbox:\n  filesystem:\n    read: []\n    wirte: [/x]\n", 4, "sandbox.filesystem.wirte", `unknown key "sandbox.filesystem.wirte"; did you mean "write"?`},
 		{"sandbox:\n  filesystem:\n    deny-write: [/x]\n", 3, "sandbox.filesystem.deny-write", `unknown key "sandbox.filesystem.deny-write"; did you mean "deny_write"?`},
-		{"sandbox:\n  bogus: 1\n", 2, "sandbox.bogus", `unknown key "sandbox.bogus"; allowed keys under sandbox are: enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env`},
+		{"sandbox:\n  bogus: 1\n", 2, "sandbox.bogus", `unknown key "sandbox.bogus"; allowed keys under sandbox are: enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env, credentials`},
+		{"sandbox:\n  credentials:\n    - {name: x, token: abc123}\n", 3, "sandbox.credentials.token", `unknown key "sandbox.credentials.token"; allowed keys under sandbox.credentials are: name, hosts, env, command, file, npmrc, netrc, headers, methods, paths, git_username`},
+		{"sandbox:\n  credentials: [github]\n", 2, "sandbox.credentials", `entry 1 of sandbox.credentials must be a mapping with keys name, hosts, env, command, file, npmrc, netrc, headers, methods, paths, git_username, not a string`},
 		{"sandbx:\n  mode: strict\n", 1, "sandbx", `unknown top-level key "sandbx"; did you mean "sandbox"?`},
 		{"mode: strict\n", 1, "mode", `unknown top-level key "mode"; cordon settings go under a top-level "sandbox:" key`},
 		{"version: 2\n", 1, "version", `unknown top-level key "version"; the only top-level key is "sandbox"`},
 		{"- a\n- b\n", 1, "", `the file must be a mapping with a top-level "sandbox:" key, not a list`},
-		{"sandbox: [a]\n", 1, "sandbox", `sandbox must be a mapping with keys enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env, not a list`},
+		{"sandbox: [a]\n", 1, "sandbox", `sandbox must be a mapping with keys enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env, credentials, not a list`},
 		{"sandbox:\n  network: true\n", 2, "sandbox.network", `sandbox.network must be a mapping with keys enabled, mode, allow, deny, forward_ports, not a true/false value`},
 		{"sandbox:\n\n\n\n\n\n  resources:\n    max_memory_mb: lots\n", 8, "sandbox.resources.max_memory_mb", `sandbox.resources.max_memory_mb must be a whole number of megabytes, not a string`},
 		{"sandbox:\n  resources: {max_processes: 1.5}\n", 2, "sandbox.resources.max_processes", `sandbox.resources.max_processes must be a whole number of processes, not a fractional number`},
@@ -237,7 +239,7 @@ func TestParseErrors(t *testing.T) {
 		{"sandbox: {}\nsandbox: {}\n", 2, "sandbox", `duplicate key "sandbox" (first set on line 1); remove one of them`},
 		{"sandbox:\n  mode: strict\n   profile: ci\n", 3, "", `invalid YAML: mapping values are not allowed in this context`},
 		{"sandbox:\n  read: [a, b\n", 1, "", `invalid YAML: did not find expected ',' or ']'`},
-		{"sandbox:\n  \"-----BEGIN KEY-----\": 1\n", 2, "sandbox", `an unknown key under sandbox; allowed keys there are: enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env`},
+		{"sandbox:\n  \"-----BEGIN KEY-----\": 1\n", 2, "sandbox", `an unknown key under sandbox; allowed keys there are: enabled, mode, profile, filesystem, network, resources, on_violation, audit, timeout, backend, bwrap_path, unix_sockets, env, credentials`},
 		{"sandbox: {}\n---\nsandbox: {}\n", 2, "", `a second YAML document (after "---") is not allowed; put all settings under one "sandbox:" key`},
 	} {
 		_, err := Parse(testFile, []byte(tc.src))

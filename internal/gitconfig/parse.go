@@ -5,7 +5,10 @@
 // which config files it will read for a repository (core.hooksPath,
 // include.path, includeIf.*.path), from the files alone.
 //
-// It never runs git, never writes, and never follows an include outside
+// Edit is its writer: it deletes the lines of entries and appends new ones
+// (the bytes to write; it writes no file itself).
+//
+// It never runs git, never writes a file, and never follows an include outside
 // the bounds git itself keeps (a depth of 10). What it cannot read counts
 // as absent; callers that protect files therefore protect what they were
 // told and check the rest after a run.

@@ -99,6 +99,11 @@ func Main(args []string) int {
 			return fail(125, "helper: %v", err)
 		}
 	}
+	for _, f := range spec.Files {
+		if err := writeNew(f); err != nil {
+			return fail(125, "helper: %v", err)
+		}
+	}
 	var notes, terminals []string
 	if spec.Landlock != nil {
 		rep, err := landlock.Apply(*spec.Landlock)
@@ -128,6 +133,11 @@ func Main(args []string) int {
 		// the filters before decide every watched call first.
 		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
+		}
+	} else if spec.Renames && status != nil {
+		// Last of all, as the watch filter.
+		if err := handOverWatch(status, seccomp.InstallRenames, nil); err != nil {
+			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; git cannot write a repository's config (its copy)")
 		}
 	}
 	if status == nil {
@@ -371,6 +381,23 @@ func closeStray() error {
 			continue
 		}
 		unix.CloseOnExec(fd)
+	}
+	return nil
+}
+
+// writeNew creates f, read-only, where nothing is yet (no link followed).
+func writeNew(f helperspec.File) error {
+	fd, err := unix.Open(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", f.Path, err)
+	}
+	file := os.NewFile(uintptr(fd), f.Path)
+	_, werr := file.Write(f.Data)
+	if cerr := file.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, werr)
 	}
 	return nil
 }

@@ -41,6 +41,11 @@ const (
 	// FdStderr is the command's real standard error; bwrap's own stderr is
 	// captured by cordon so setup failures become one clear line.
 	FdStderr = 6
+	// FdGitConfigs is the first of the descriptors of the private copies
+	// of the repositories' configs (plan.Plan.GitConfigs) that bwrap binds
+	// over each config (--bind-fd) and then closes: the helper never gets
+	// them.
+	FdGitConfigs = 7
 )
 
 // HelperBinary is the name of cordon's helper program, installed beside
@@ -58,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 1
+const Version = 3
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -115,6 +120,26 @@ type Spec struct {
 	// MsgWatch, followed by the command's own terminals (see
 	// WatchMessage); if it cannot, the command does not run.
 	Supervise bool `json:"supervise,omitempty"`
+	// Renames asks, when neither Watch nor Supervise does, for a filter
+	// that sends only the rename calls to the host (seccomp.InstallRenames),
+	// handed over as Watch's is: the host writes git's rename of
+	// config.lock onto a config bound from a private copy into that copy
+	// (plan.Plan.GitConfigs), and lets every other rename go on. If it
+	// cannot be installed, MsgReady says why as a note starting
+	// WatchUnavailable, and such a rename fails as onto any mount point.
+	Renames bool `json:"renames,omitempty"`
+	// Files are files the helper creates inside before it applies
+	// Landlock (the trust bundle of a run with credentials), each new,
+	// read-only, never through a symbolic link.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file of Spec.Files.
+type File struct {
+	// Path is where it is created (absolute, inside the sandbox).
+	Path string `json:"path"`
+	// Data is its content.
+	Data []byte `json:"data"`
 }
 
 // WatchUnavailable starts the note of a MsgReady whose helper could not

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/backend"
@@ -69,6 +70,10 @@ type Stdio struct {
 	// network proxy as it is made, from the proxy's goroutines
 	// (RunCommand records each in Request.Audit).
 	NetEvents func(netproxy.Event)
+	// CredentialUses, when not nil, receives every request that carried
+	// a credential's placeholder to its host (RunCommand records each in
+	// Request.Audit), from the proxy's goroutines.
+	CredentialUses func(netproxy.CredentialUse)
 	// Watch, when not nil, turns the violation monitor on (bubblewrap and
 	// Landlock-only runs): it receives every watched call of the command's
 	// tree (monitor.Event), from the monitor's goroutine, one at a time,
@@ -80,13 +85,34 @@ type Stdio struct {
 	// WatchOptions tune the monitor (the trees whose symbolic links it
 	// follows).
 	WatchOptions monitor.Options
+
+	// said holds the degraded lines already printed, when a run that fell
+	// back to the Landlock-only backend runs a second time (RunCommand):
+	// the host's facts (no cgroup) are said once.
+	said *[]string
+}
+
+// sayDegraded prints the run-time degradation n on stderr, unless this
+// request already did.
+func (s Stdio) sayDegraded(n string) {
+	if s.Stderr == nil {
+		return
+	}
+	if s.said != nil {
+		if slices.Contains(*s.said, n) {
+			return
+		}
+		*s.said = append(*s.said, n)
+	}
+	fmt.Fprintln(s.Stderr, "cordon: degraded: "+n)
 }
 
 // SetupError is a failure before the command ran (exit status 125).
 type SetupError struct {
 	Err error
-	// UserNS reports that bwrap could not create a user namespace: with
-	// --backend auto the caller may fall back to the Landlock-only backend.
+	// UserNS reports that bwrap could not make its namespaces here (no
+	// user namespace, or no /proc of its own in one): with --backend auto
+	// the caller may fall back to the Landlock-only backend.
 	UserNS bool
 }
 

@@ -49,6 +49,9 @@ type endFacts struct {
 	// oomKills and forkFailures are the cgroup's counters (zero without
 	// one).
 	oomKills, forkFailures int
+	// nprocReached, without a cgroup, says how the tasks counted against
+	// the command's RLIMIT_NPROC were seen at it (nprocWatch), or is "".
+	nprocReached string
 }
 
 // endSignal returns the signal that ended the command and whether that is
@@ -111,9 +114,15 @@ func limitsReached(l runLimits, f endFacts) []result.LimitHit {
 	if l.fileSizeMB > 0 && sig == unix.SIGXFSZ && certain {
 		hits = append(hits, result.LimitHit{Limit: result.LimitFileSize, Value: l.fileSizeMB, Killed: true, Certain: true, Evidence: "SIGXFSZ"})
 	}
-	if l.processes > 0 && f.forkFailures > 0 {
+	switch {
+	case l.processes > 0 && f.forkFailures > 0:
 		hits = append(hits, result.LimitHit{Limit: result.LimitProcesses, Value: l.processes, Certain: true,
 			Evidence: "the kernel refused " + plural(f.forkFailures, "fork") + " (cgroup pids.events max)"})
+	case l.processes > 0 && f.nprocReached != "":
+		// Without a cgroup no counter says a fork was refused: the tasks
+		// were seen at the limit, where the kernel refuses the next one.
+		hits = append(hits, result.LimitHit{Limit: result.LimitProcesses, Value: l.processes, Certain: true,
+			Evidence: f.nprocReached})
 	}
 	return hits
 }

@@ -72,6 +72,13 @@ func startLogWatch(argv []string, p *seatbeltlog.Parser, watch func(monitor.Even
 	case <-w.ready:
 		return w, nil
 	case <-w.outDone:
+		select {
+		case <-w.ready:
+			// It streamed, then ended at once: both were ready when
+			// the select looked, and it chose this one.
+			return w, nil
+		default:
+		}
 		// It ended before saying anything: its stderr says why.
 		<-w.errDone
 		err = errors.New("it ended before it started streaming")

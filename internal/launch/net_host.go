@@ -44,6 +44,9 @@ type netRun struct {
 	closed    bool
 	warn      func(string)
 	once      sync.Once
+	// bundle is the credentials' trust bundle a Seatbelt run writes
+	// itself (see writeBundle); nil otherwise.
+	bundle *helperspec.File
 }
 
 // forwardCheckTimeout bounds the connect that checks a forwarded port.
@@ -52,7 +55,7 @@ const forwardCheckTimeout = 2 * time.Second
 // newNetRun compiles n's rules (in filtered mode) and makes the proxy,
 // which requires token when it is not "" and passes each decision to
 // record; it serves nothing yet. Warnings go to stderr.
-func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io.Writer) (*netRun, error) {
+func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io.Writer, cr *credRun, uses func(netproxy.CredentialUse)) (*netRun, error) {
 	var rules *netrule.Set
 	if n.Filtered() {
 		var err error
@@ -66,7 +69,11 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io
 			fmt.Fprintln(stderr, "cordon: warning: "+s)
 		}
 	}}
-	nr.srv = netproxy.New(netproxy.Config{Rules: rules, Token: token, Record: record})
+	cfg := netproxy.Config{Rules: rules, Token: token, Record: record, RecordUse: uses}
+	if cr != nil {
+		cfg.Credentials, cfg.CA = cr.bindings, cr.ca
+	}
+	nr.srv = netproxy.New(cfg)
 	if n.DNS {
 		// The sandbox's own host name is no host the command wanted.
 		nr.dns = &dnsstub.Server{Skip: func(name string) bool { return name == plan.SandboxHostname }}
@@ -86,7 +93,7 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), stderr io
 // and SOCKS5 proxies on ports the system chooses, serves them, and sets
 // n.Token, n.HTTPPort and n.SOCKSPort. The caller closes the netRun
 // returned after the run; on an error nothing is left listening.
-func listenHost(n *plan.Net, record func(netproxy.Event), stderr io.Writer) (*netRun, error) {
+func listenHost(n *plan.Net, record func(netproxy.Event), stderr io.Writer, cr *credRun, uses func(netproxy.CredentialUse)) (*netRun, error) {
 	if !n.Filtered() || !n.HostListen {
 		return nil, errors.New("launch: the proxies listen on the host only for a filtered network with HostListen")
 	}
@@ -94,7 +101,7 @@ func listenHost(n *plan.Net, record func(netproxy.Event), stderr io.Writer) (*ne
 	if err != nil {
 		return nil, err
 	}
-	nr, err := newNetRun(n, token, record, stderr)
+	nr, err := newNetRun(n, token, record, stderr, cr, uses)
 	if err != nil {
 		return nil, err
 	}

@@ -34,10 +34,20 @@ func (r *sandboxRun) startNet() error {
 	if !n.Filtered() && !n.DNS && (n.HostListen || len(n.ForwardPorts) == 0) {
 		return nil // nothing to serve: the loopback is the sandbox's own
 	}
+	cr, err := newCredRun(n)
+	if err != nil {
+		return err
+	}
+	if cr != nil {
+		// The placeholders and the trust bundle: the secrets stay here.
+		pl.Env = cr.mergeEnv(pl.Env)
+		pl.Spec.Files = append(slices.Clone(pl.Spec.Files), helperspec.File{Path: n.CABundle, Data: cr.bundle})
+	}
+	uses := r.stdio.CredentialUses
 	if !n.HostListen {
 		// The helper creates the listeners inside and hands them over
 		// (handOver).
-		nr, err := newNetRun(n, "", r.stdio.NetEvents, r.stdio.Stderr)
+		nr, err := newNetRun(n, "", r.stdio.NetEvents, r.stdio.Stderr, cr, uses)
 		if err != nil {
 			return err
 		}
@@ -45,7 +55,7 @@ func (r *sandboxRun) startNet() error {
 		r.afterWait(nr.close)
 		return nil
 	}
-	nr, err := listenHost(n, r.stdio.NetEvents, r.stdio.Stderr)
+	nr, err := listenHost(n, r.stdio.NetEvents, r.stdio.Stderr, cr, uses)
 	if err != nil {
 		return err
 	}
@@ -56,7 +66,7 @@ func (r *sandboxRun) startNet() error {
 		rules.ConnectTCP = append(slices.Clone(ll.ConnectTCP), n.HTTPPort, n.SOCKSPort)
 		pl.Spec.Landlock = &rules
 	}
-	pl.Env = n.MergeEnv(pl.Env) // with the ports and the token
+	pl.Env = cr.mergeEnv(n.MergeEnv(pl.Env)) // with the ports and the token
 	return nil
 }
 

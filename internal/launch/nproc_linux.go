@@ -34,18 +34,29 @@ func nprocOnTop(rl []helperspec.Rlimit, uid int) []helperspec.Rlimit {
 }
 
 // userTasks counts the tasks (threads) of the processes whose owner is uid,
-// from /proc; a process that ends while it is read is skipped. Every
-// process is looked at relative to one descriptor of /proc, with no
-// allocation per process; many processes (a desktop session has hundreds)
-// are split between two workers.
+// from /proc; a process that ends while it is read is skipped.
 func userTasks(uid int) int {
 	dfd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
 	}
-	d := os.NewFile(uintptr(dfd), "/proc")
-	defer d.Close()
+	defer unix.Close(dfd)
+	return tasksIn(dfd, uid)
+}
+
+// tasksIn counts the tasks of the processes whose owner is uid in the
+// /proc that dfd is open on (it stays open, and may be listed again).
+// Every process is looked at relative to it, with no allocation per
+// process; many processes (a desktop session has hundreds) are split
+// between two workers.
+func tasksIn(dfd, uid int) int {
+	lfd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	d := os.NewFile(uintptr(lfd), "proc")
 	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return 0
 	}

@@ -150,10 +150,12 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if p.Repo != nil && p.Repo.Refused != "" {
 		tell(Line{Kind: Warning, Text: p.Repo.Refused})
 	}
+	dropLookup(pl, req.Env)
 	said := sayPlan(tell, pl, nil)
 	setEnv(pl, req.Env)
 	if req.Audit != nil {
 		req.Stdio.NetEvents = netAudit(req, tell)
+		req.Stdio.CredentialUses = credentialAudit(req, tell)
 	}
 	var viols *violations
 	if req.Watch || plan.Watched(p) {
@@ -162,6 +164,28 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
 	unkept := snapshotUnkept(pl.Unkept)
+	gw := watchGitWrites(gitConfigDirs(p, pl))
+	defer gw.finish()
+	// git inside writes a private copy of each repository's config:
+	// bubblewrap binds the copies (plan.Plan.GitConfigs), the
+	// Landlock-only backend's supervisor serves them.
+	var gc *gitCopies
+	switch {
+	case len(pl.GitConfigs) > 0:
+		dirs := make([]string, len(pl.GitConfigs))
+		for i, c := range pl.GitConfigs {
+			dirs[i] = filepath.Dir(c)
+		}
+		gc, err = copyGitConfigs(req.Options.StateDir, dirs, true)
+	case pl.Backend == backend.Landlock && pl.Supervise != nil:
+		gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl), false)
+	}
+	if err != nil {
+		return nil, &SetupError{Err: err}
+	}
+	defer gc.close()
+	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
+	req.Stdio.said = new([]string)
 	res, err := run(ctx, pl, req.Stdio, lock)
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
@@ -179,8 +203,15 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 				req.Stdio.WatchOptions.FollowIn = viols.followIn()
 			}
 			unkept = snapshotUnkept(pl.Unkept)
+			// The supervisor reaches the host's files, not the copies.
+			req.Stdio.WatchOptions.Redirects = gc.redirects(false)
 			res, err = Run(ctx, pl, req.Stdio)
 		}
+	}
+	refused := gw.finish()
+	if xe := (*ExecError)(nil); errors.As(err, &xe) && xe.Code == pl.Lookup.Code && pl.Lookup.NotFound != "" {
+		// The helper did not find it inside; the host knows where it is.
+		xe.Msg = pl.Lookup.NotFound
 	}
 	if err != nil {
 		return nil, err
@@ -237,8 +268,30 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	for _, h := range res.LimitsReached {
 		tell(Line{Kind: Limit, Text: h.Line()})
 	}
+	notes, warnings, notWritten := gc.merge(p.Workspace)
+	for _, n := range notes {
+		tell(Line{Kind: Note, Text: n})
+	}
+	for _, w := range warnings {
+		tell(Line{Kind: Warning, Text: w})
+	}
+	refused = slices.DeleteFunc(refused, gc.served)
+	if len(refused) > 0 {
+		res.GitConfigRefused = refused
+		tell(Line{Kind: Warning, Text: gitConfigRefusedLine(refused, p.Workspace, res.ExitCode == 0 && p.Mode != policy.ModePermissive)})
+	}
+	// Mode permissive (and cordon learn) reports, and keeps the
+	// command's status.
+	if (len(refused) > 0 || notWritten > 0) && res.ExitCode == 0 && p.Mode != policy.ModePermissive {
+		res.ExitCode = result.ExitGitConfigRefused
+	}
 	if hint := plan.GitInitHint(pl, req.Command); hint != "" && res.ExitCode != 0 && !res.TimedOut {
 		tell(Line{Kind: Hint, Text: hint})
+	}
+	if pl.Lookup.NotFound != "" && res.ExitCode == pl.Lookup.Code && !res.TimedOut {
+		// A shell's script did not find its program (sh: 1: NAME: not
+		// found), or may not run it.
+		tell(Line{Kind: Hint, Text: pl.Lookup.NotFound})
 	}
 	return res, nil
 }
@@ -362,6 +415,32 @@ func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
 	}
 }
 
+// credentialAudit records each use of a credential in req.Audit: one
+// record of operation credential-use naming the credential, host, port,
+// method and path and the decision, never a value.
+func credentialAudit(req Request, tell func(Line)) func(netproxy.CredentialUse) {
+	var mu sync.Mutex
+	failed := false
+	mode := string(req.Policy.Mode)
+	return func(u netproxy.CredentialUse) {
+		rec := audit.Record{Timestamp: u.Time, SessionID: req.SessionID, Command: req.AuditCommand,
+			Operation: audit.OpCredentialUse, Credential: u.Credential, Host: u.Host, Port: u.Port,
+			Method: u.Method, Path: u.Path, Action: audit.ActionAllowed, Rule: "credential " + u.Credential, Mode: mode}
+		if !u.Allowed {
+			rec.Action, rec.Rule = audit.ActionDenied, u.Rule
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if failed {
+			return
+		}
+		if err := req.Audit.Record(rec); err != nil {
+			failed = true
+			tell(Line{Kind: Warning, Text: fmt.Sprintf("the uses of credentials were not recorded in the audit log: %v", err)})
+		}
+	}
+}
+
 // sayPlan tells pl's run notes not said already and its degraded rules,
 // and returns the notes said so far.
 func sayPlan(tell func(Line), pl *plan.Plan, said []string) []string {
@@ -401,10 +480,32 @@ func DegradedSummary(rules []string) string {
 	return strings.Join(heads, "; ") + " (cordon policy --explain says what each leaves open, cordon status how to enforce it)"
 }
 
+// dropLookup forgets what the plan's lookup of the command's program found
+// (plan.Lookup) when the command runs with env, whose PATH is another.
+func dropLookup(pl *plan.Plan, env []string) {
+	if env == nil {
+		return
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	if path == pl.Lookup.PATH {
+		return
+	}
+	if n := pl.Lookup.Note; n != "" {
+		pl.RunNotes = slices.DeleteFunc(pl.RunNotes, func(s string) bool { return s == n })
+	}
+	pl.Lookup = plan.Lookup{PATH: path}
+}
+
 // setEnv makes env, when not nil, the command's environment in pl. The
 // Landlock-only plan's TMPDIR, its private temporary directory standing in
 // for the host's /tmp, which the command cannot write, stays.
 func setEnv(pl *plan.Plan, env []string) {
+	dropLookup(pl, env)
 	if env == nil {
 		return
 	}

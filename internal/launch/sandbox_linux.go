@@ -86,16 +86,21 @@ func setupFailure(bwrapErr string, waitErr error) error {
 		}
 	}
 	hint := ""
-	if userNSFailure(msg) || strings.Contains(msg, "Operation not permitted") {
+	switch {
+	case strings.Contains(msg, "Can't mount proc"):
+		hint = "; this looks like a container that masks parts of /proc, where bwrap cannot mount its own (docs/containers.md says how to allow it)"
+	case userNSFailure(msg) || strings.Contains(msg, "Operation not permitted"):
 		hint = "; user namespaces look unavailable here: see cordon status"
 	}
 	return fmt.Errorf("sandbox setup failed: %s%s", msg, hint)
 }
 
-// userNSFailure recognises bwrap's messages for a user namespace it could
-// not create (disabled, limited to zero, or forbidden by AppArmor).
+// userNSFailure recognises bwrap's messages for namespaces it could not
+// make here: a user namespace disabled, limited to zero or forbidden by
+// AppArmor, or a /proc it cannot mount in one (a container that masks
+// parts of its own).
 func userNSFailure(bwrapErr string) bool {
-	for _, m := range []string{"No permissions to create new namespace", "Creating new namespace failed", "setting up uid map", "creating new namespace"} {
+	for _, m := range []string{"No permissions to create new namespace", "Creating new namespace failed", "setting up uid map", "creating new namespace", "Can't mount proc"} {
 		if strings.Contains(bwrapErr, m) {
 			return true
 		}

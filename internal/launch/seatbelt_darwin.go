@@ -73,6 +73,9 @@ func runSeatbelt(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Resul
 		}
 		defer os.RemoveAll(pl.PrivateTmp)
 	}
+	if err := nr.writeBundle(); err != nil {
+		return nil, &SetupError{Err: err}
+	}
 	var lw *logWatch
 	if stdio.Watch != nil {
 		if lw, err = startSeatbeltWatch(pl, stdio.Watch); err != nil {

@@ -4,7 +4,9 @@ package launch
 
 import (
 	"fmt"
+	"os"
 
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 )
 
@@ -31,9 +33,18 @@ func startSeatbeltNet(pl *plan.Plan, stdio Stdio) (*plan.Plan, *netRun, error) {
 	if err := checkForwarded(n.MustListen()); err != nil {
 		return nil, nil, err
 	}
-	nr, err := listenHost(&n, stdio.NetEvents, stdio.Stderr)
+	cr, err := newCredRun(&n)
 	if err != nil {
 		return nil, nil, err
+	}
+	nr, err := listenHost(&n, stdio.NetEvents, stdio.Stderr, cr, stdio.CredentialUses)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cr != nil {
+		// Written by runSeatbelt once the private /tmp exists (there is
+		// no helper on macOS).
+		nr.bundle = &helperspec.File{Path: n.CABundle, Data: cr.bundle}
 	}
 	withNet := *pl
 	withNet.Net = &n
@@ -42,6 +53,28 @@ func startSeatbeltNet(pl *plan.Plan, stdio Stdio) (*plan.Plan, *netRun, error) {
 		nr.close()
 		return nil, nil, fmt.Errorf("the network proxy's ports in the Seatbelt profile: %w", err)
 	}
-	run.Env = n.MergeEnv(run.Env)
+	run.Env = cr.mergeEnv(n.MergeEnv(run.Env))
 	return run, nr, nil
+}
+
+// writeBundle writes the trust bundle of a run with credentials where the
+// plan says (Net.CABundle, in the private /tmp runSeatbelt made): new,
+// read-only, through no symbolic link. Without credentials it does
+// nothing.
+func (nr *netRun) writeBundle() error {
+	if nr == nil || nr.bundle == nil {
+		return nil
+	}
+	f, err := os.OpenFile(nr.bundle.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444) // O_EXCL: never through a link
+	if err != nil {
+		return fmt.Errorf("writing the credentials' trust bundle: %w", err)
+	}
+	_, werr := f.Write(nr.bundle.Data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("writing the credentials' trust bundle: %w", werr)
+	}
+	return nil
 }

@@ -73,6 +73,9 @@ type sandboxRun struct {
 	timedOut bool
 	execErr  *ExecError
 	groupErr error
+	// nproc counts the tasks against RLIMIT_NPROC in a run without a
+	// cgroup (see nprocWatch), or is nil.
+	nproc *nprocWatch
 	// pidfd refers to the command in its pid namespace
 	// (plan.Plan.PidNamespace), for its own exit status once the
 	// namespace's init has reaped it; -1 if none.
@@ -275,9 +278,7 @@ func (r *sandboxRun) joinGroup() error {
 	}
 	for _, n := range m.notes {
 		r.res.Degraded = append(r.res.Degraded, n)
-		if r.stdio.Stderr != nil {
-			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+n)
-		}
+		r.stdio.sayDegraded(n)
 	}
 	r.setWaitGo()
 	return nil
@@ -409,6 +410,17 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 	files[helperspec.FdSpec-3] = specR
 	files[helperspec.FdStatus-3] = statusChild
 	files[helperspec.FdStderr-3] = realStderr
+	// The private copies of the repositories' configs, which bwrap binds
+	// (plan.Plan.GitConfigs) and closes.
+	if n := len(pl.GitConfigs); n > 0 {
+		copies := stdio.WatchOptions.Redirects
+		if len(copies) != n {
+			return nil, fmt.Errorf("the plan binds %d private copies of git configs, and %d were made", n, len(copies))
+		}
+		for _, c := range copies {
+			files = append(files, c.Copy)
+		}
+	}
 	return files, nil
 }
 
@@ -423,6 +435,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Version, r.spec.Binary = helperspec.Version, r.pl.Helper
 	r.spec.Watch = r.stdio.Watch != nil
 	r.spec.Supervise = r.pl.Supervise != nil
+	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}
@@ -618,6 +631,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		}
 	}
 	r.stopWatch()
+	nprocReached := r.nproc.end()
 	<-r.bwErrDone
 	<-r.stderrDone
 	r.term.wait()
@@ -672,7 +686,9 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		res.TimedOut = true
 		res.ExitCode = result.ExitTimeout
 	}
-	res.LimitsReached = limitsReached(limitsOf(r.pl), r.endFacts(gu, initUsage))
+	facts := r.endFacts(gu, initUsage)
+	facts.nprocReached = nprocReached
+	res.LimitsReached = limitsReached(limitsOf(r.pl), facts)
 	return res, nil
 }
 

@@ -199,6 +199,11 @@ func (r *sandboxRun) onReady(st status) {
 		r.passDegraded(st.degraded)
 		return
 	}
+	if r.group == nil && limitsOf(r.pl).processes > 0 && os.Getuid() != 0 {
+		// No cgroup counts refused forks: count the tasks against the
+		// command's RLIMIT_NPROC instead (root is exempt from it).
+		r.nproc = startNprocWatch(r.cmdPid, r.pl.PidNamespace)
+	}
 	if r.group != nil {
 		// The helper waits for this before exec.
 		if r.pl.HelperIsChild {
@@ -231,9 +236,7 @@ func (r *sandboxRun) onReady(st status) {
 func (r *sandboxRun) passDegraded(notes []string) {
 	for _, d := range notes {
 		r.res.Degraded = append(r.res.Degraded, d)
-		if r.stdio.Stderr != nil {
-			fmt.Fprintln(r.stdio.Stderr, "cordon: degraded: "+d)
-		}
+		r.stdio.sayDegraded(d)
 	}
 }
 

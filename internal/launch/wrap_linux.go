@@ -35,6 +35,7 @@ func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
 	if pl.Spec.Net != nil || pl.Net.Filtered() || pl.Net != nil && len(pl.Net.ForwardPorts) > 0 {
 		return nil, errors.New("launch: Wrap cannot serve the network proxy or forwarded ports (the caller starts and waits for the command itself): run the command with Run, or use the loopback network without forwarded ports")
 	}
+	pl = pl.WithoutGitCopies()
 	setEnv(pl, cmd.Env)
 	r := &sandboxRun{pl: pl}
 	if err := r.prepareDirs(); err != nil {

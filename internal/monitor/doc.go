@@ -22,6 +22,16 @@
 // links in the process's root (/proc/PID/root) before the call goes on
 // (Event.Resolved). A mkdir of a directory that is there is no event.
 //
+// One exception, Options.Redirects: a file served from a private copy (a
+// repository's config, which bubblewrap binds the copy over). A rename of
+// the lock file beside it onto it (git's config.lock onto config), which
+// would fail onto a mount point, the monitor performs: it walks both names
+// by descriptor from the caller's /proc entries, reads the lock (a regular
+// file with one link in the same directory), writes it into the copy and
+// removes it. Every other rename goes on with CONTINUE. Under bubblewrap
+// with no violation monitor asked for, the helper sends only the rename
+// calls (seccomp.InstallRenames).
+//
 // It must not decide anything: classifying an Event against the policy is
 // the caller's (policy.Decider), and so is what to record.
 //

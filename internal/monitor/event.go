@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"net/netip"
+	"os"
+	"sync/atomic"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -76,6 +78,25 @@ type Options struct {
 	// allows what it reached, and refuses it (EACCES) otherwise; see
 	// package doc.
 	Supervise Policy
+	// Redirects are files the supervisor serves from a private copy (a
+	// repository's config on the Landlock-only backend): an open of one
+	// for reading opens its copy, and a rename onto it of the lock file
+	// beside it (config.lock onto config, as git writes its config) is
+	// written into the copy and the lock removed; the file itself is
+	// never changed. Only with Supervise.
+	Redirects []Redirect
+}
+
+// Redirect is a file the supervisor serves from a private copy
+// (Options.Redirects).
+type Redirect struct {
+	// Dev and Ino identify the file on the host.
+	Dev, Ino uint64
+	// Copy is the copy, open for reading and writing; the caller closes
+	// it after the monitor stopped.
+	Copy *os.File
+	// Committed, when not nil, counts the renames written into Copy.
+	Committed *atomic.Int64
 }
 
 // Stats counts what a Monitor saw.

@@ -51,7 +51,7 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	m := &Monitor{fd: fd, stopR: p[0], stopW: p[1], calls: map[uint32]seccomp.Call{}, emit: emit, opts: opts, comms: map[int]string{}, done: make(chan struct{})}
 	calls := seccomp.Watched()
 	if opts.Supervise != nil {
-		s, err := newSupervisor(opts.Supervise)
+		s, err := newSupervisor(opts.Supervise, opts.Redirects)
 		if err != nil {
 			unix.Close(fd)
 			unix.Close(p[0])
@@ -77,10 +77,17 @@ func Start(fd int, emit func(Event), opts Options) (*Monitor, error) {
 	go func() {
 		// The thread stays locked to this goroutine and ends with it:
 		// what prepareThread changed never serves another.
-		if err := prepareThread(); err != nil {
+		shared, err := prepareThread()
+		if err != nil {
 			ready <- err
 			close(m.done)
 			return
+		}
+		if shared {
+			// This thread's own umask, which the kernel applies to what
+			// it creates (the main thread's may differ: a supervisor
+			// that ran there before kept its own context).
+			m.sup.sharedUmask = uint32(umaskOf(unix.Gettid()))
 		}
 		ready <- nil
 		m.serve()
@@ -146,7 +153,12 @@ func (m *Monitor) serve() {
 			m.supervise(&n, &evs)
 			continue
 		}
-		evs = m.events(&n, evs[:0])
+		evs = evs[:0]
+		if m.emit != nil {
+			// (Without emit, the monitor only performs renames onto a
+			// copy: Options.Redirects.)
+			evs = m.events(&n, evs)
+		}
 		if len(evs) > 0 {
 			comm := m.comm(int(n.Pid))
 			for i := range evs {
@@ -161,7 +173,17 @@ func (m *Monitor) serve() {
 		// The process is still the one that made the call: its memory
 		// and /proc entries were read from it, not from a successor.
 		valid := idValid(m.fd, n.ID)
-		_ = proceed(m.fd, n.ID)
+		if c, ok := m.calls[uint32(n.Data.Nr)]; ok && c.Path2 != seccomp.NoArg && len(m.opts.Redirects) > 0 {
+			// A rename: onto a copy bound in the sandbox, the monitor
+			// performs it (Options.Redirects).
+			if r, mine := m.renameInto(&n, c); mine {
+				answer(m.fd, n.ID, r)
+			} else {
+				_ = proceed(m.fd, n.ID)
+			}
+		} else {
+			_ = proceed(m.fd, n.ID)
+		}
 		m.stats.calls.Add(1)
 		if !valid {
 			m.stats.unresolved.Add(1)

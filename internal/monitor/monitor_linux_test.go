@@ -83,6 +83,9 @@ func child(scenario string) int {
 	case "supervise":
 		superviseChild(dir, say)
 		return 0
+	case "supervise-opens":
+		superviseOpens(dir)
+		return 0
 	case "calls":
 		f, err := os.Open(filepath.Join(dir, "r.txt"))
 		say("read", err)

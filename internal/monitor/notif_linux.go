@@ -3,6 +3,8 @@
 package monitor
 
 import (
+	"fmt"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -95,12 +97,32 @@ type notifAddfd struct {
 // sendFd installs a copy of src in the caller of id, close-on-exec when
 // cloexec, and answers the call with its number, in one step
 // (SECCOMP_ADDFD_FLAG_SEND).
+//
+// The ioctl runs with every signal held off its thread. The kernel marks
+// the call answered as soon as the request is queued, and the caller
+// installs the descriptor when it wakes; a signal that interrupts the
+// ioctl's wait before then withdraws the descriptor but not the answer,
+// and the caller's call returns 0 with no error: an open that yields the
+// standard input. Go's runtime sends its preemption signal (SIGURG) often
+// on a busy machine, where a build now and then read an empty file
+// (TestSuperviseSignalled sends it on purpose). A signal held off is
+// delivered once the ioctl returns, or to another thread.
 func sendFd(fd int, id uint64, src int, cloexec bool) error {
 	a := notifAddfd{ID: id, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(src)}
 	if cloexec {
 		a.NewfdFlags = unix.O_CLOEXEC
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var all, saved unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^all.Val[i]
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &all, &saved); err != nil {
+		return fmt.Errorf("holding signals off: %w", err)
+	}
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_ADDFD), uintptr(unsafe.Pointer(&a)))
+	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &saved, nil) // cannot fail: a valid how and set
 	if e != 0 {
 		return e
 	}

@@ -51,9 +51,16 @@ type supervisor struct {
 	// self is this process's id: its own /proc entries are never the
 	// caller's.
 	self int
+	// redirects are Options.Redirects.
+	redirects []Redirect
+	// sharedUmask is the process's umask when the serving thread could
+	// not get a file-system context of its own (prepareThread): the
+	// kernel then applies it to what the supervisor creates, on top of
+	// the caller's, and fixMode gives back the bits the caller asked for.
+	sharedUmask uint32
 }
 
-func newSupervisor(pol Policy) (*supervisor, error) {
+func newSupervisor(pol Policy, redirects []Redirect) (*supervisor, error) {
 	if err := SuperviseAvailable(); err != nil {
 		return nil, err
 	}
@@ -61,7 +68,7 @@ func newSupervisor(pol Policy) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &supervisor{pol: pol, root: root, self: os.Getpid()}
+	s := &supervisor{pol: pol, root: root, self: os.Getpid(), redirects: redirects}
 	if err := unix.Fstat(root, &s.rootStat); err != nil {
 		unix.Close(root)
 		return nil, err
@@ -97,23 +104,55 @@ func SuperviseAvailable() error {
 // CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_CHOWN would reach files the command,
 // whose capabilities the helper dropped, cannot), and its umask is 0 in a
 // file-system context of its own, the caller's umask being applied by
-// hand.
-func prepareThread() error {
+// hand. Where unshare is refused (the default seccomp profile of Docker
+// and containerd refuses it to a container without CAP_SYS_ADMIN), the
+// umask stays the process's and is reported as shared: s.fixMode then
+// corrects what it took away.
+func prepareThread() (shared bool, err error) {
 	runtime.LockOSThread()
-	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		return err
+	if err := unshareFS(unix.CLONE_FS); err != nil {
+		if !errors.Is(err, unix.EPERM) {
+			return false, err
+		}
+		shared = true
+	} else {
+		unix.Umask(0)
 	}
-	unix.Umask(0)
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return err
+		return shared, err
 	}
 	if data[0].Effective == 0 && data[1].Effective == 0 {
-		return nil
+		return shared, nil
 	}
 	data[0].Effective, data[1].Effective = 0, 0
-	return unix.Capset(&hdr, &data[0])
+	return shared, unix.Capset(&hdr, &data[0])
+}
+
+// unshareFS is unix.Unshare; a test makes it fail as a container's
+// seccomp profile does.
+var unshareFS = unix.Unshare
+
+// fixMode gives a file the supervisor just created (fd, or else the name
+// in the directory pfd) the permission bits want when the process's umask,
+// shared with the serving thread, took some of them away. The file was
+// created with fewer bits than asked, never more.
+func (s *supervisor) fixMode(fd, pfd int, name string, want uint32) {
+	want &= 0o7777
+	if s.sharedUmask&want == 0 {
+		return
+	}
+	if fd >= 0 {
+		_ = unix.Fchmod(fd, want)
+		return
+	}
+	o, e := openat2(pfd, name, unix.O_PATH|unix.O_NOFOLLOW, 0, unix.RESOLVE_BENEATH)
+	if e != 0 {
+		return
+	}
+	defer unix.Close(o)
+	_ = unix.Fchmodat(unix.AT_FDCWD, fdPath(o), want, 0)
 }
 
 // answer sends r for notification id on the listener fd.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -150,6 +152,26 @@ func superviseChild(dir string, say func(string, error)) {
 // refuses, with EACCES.
 func TestSupervise(t *testing.T) {
 	requireWatch(t)
+	superviseScenario(t)
+}
+
+// TestSuperviseSharedUmask: where the serving thread cannot have a
+// file-system context of its own (a container's seccomp profile refuses
+// unshare), the supervisor still serves, and what it creates still gets
+// the modes the caller's umask gives (the scenario's "mode 640" and
+// "dirmode 750" under a process umask of 077 that would take the group's
+// bits away).
+func TestSuperviseSharedUmask(t *testing.T) {
+	requireWatch(t)
+	unshareFS = func(int) error { return unix.EPERM }
+	old := unix.Umask(0o077)
+	t.Cleanup(func() { unshareFS = unix.Unshare; unix.Umask(old) })
+	superviseScenario(t)
+}
+
+// superviseScenario runs superviseChild under a supervisor and checks
+// each step's result.
+func superviseScenario(t *testing.T) {
 	dir, _ := fixture(t)
 	out := dir + "-outside"
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -158,6 +180,9 @@ func TestSupervise(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(out) })
 	for name, text := range map[string]string{filepath.Join(dir, "secret.txt"): "S", filepath.Join(out, "o.txt"): "o"} {
 		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, 0o644); err != nil { // whatever this process's umask
 			t.Fatal(err)
 		}
 	}
@@ -201,5 +226,79 @@ func TestSupervise(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "secret.txt")); err != nil {
 		t.Errorf("secret.txt went: %v", err)
+	}
+}
+
+// superviseOpens opens r.txt in dir superviseOpenCount times (on the
+// child's filtered thread) and prints how many opens came back as a
+// descriptor that is not the file (the standard input's 0, from an answer
+// without its descriptor) and how many failed.
+func superviseOpens(dir string) {
+	wrong, failed := 0, 0
+	b := make([]byte, 8)
+	for range superviseOpenCount {
+		fd, err := unix.Open(filepath.Join(dir, "r.txt"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			failed++
+			continue
+		}
+		if n, _ := unix.Pread(fd, b, 0); fd <= 2 || string(b[:max(n, 0)]) != "r" {
+			wrong++
+		}
+		if fd > 2 {
+			unix.Close(fd)
+		}
+	}
+	fmt.Printf("wrong %d\nfailed %d\n", wrong, failed)
+}
+
+// superviseOpenCount is how many opens superviseOpens makes.
+const superviseOpenCount = 20000
+
+// TestSuperviseSignalled: signals that interrupt the supervisor while it
+// hands a descriptor in (Go's own preemption signals, frequent on a busy
+// machine) never turn an open into a success without its file. The
+// kernel marks the call answered before the caller takes the descriptor
+// (SECCOMP_ADDFD_FLAG_SEND); an interrupted ioctl withdraws the
+// descriptor but not the answer, and the open returned 0, the caller's
+// standard input: a build read an empty file now and then.
+func TestSuperviseSignalled(t *testing.T) {
+	requireWatch(t)
+	dir, _ := fixture(t)
+	cmd, m, _, mine, out := watchedWith(t, "supervise-opens", dir, Options{Supervise: testPolicy{dir}})
+	// Every thread of this process (the supervisor's among them) gets
+	// SIGURG, which the Go runtime takes as a preemption request and
+	// otherwise ignores, as fast as it can be sent, until the child ends.
+	stop := make(chan struct{})
+	var hammer sync.WaitGroup
+	hammer.Go(func() {
+		pid := os.Getpid()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tasks, _ := os.ReadDir("/proc/self/task")
+			for _, task := range tasks {
+				if tid, err := strconv.Atoi(task.Name()); err == nil {
+					_ = unix.Tgkill(pid, tid, unix.SIGURG)
+				}
+			}
+		}
+	})
+	if _, err := mine.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	close(stop)
+	hammer.Wait()
+	m.Stop()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
+	t.Logf("%d calls: %s", m.Stop().Calls, out.String())
+	if got := out.String(); !strings.Contains(got, "wrong 0\n") || !strings.Contains(got, "failed 0\n") {
+		t.Errorf("of %d supervised opens under signals:\n%s", superviseOpenCount, got)
 	}
 }

@@ -123,6 +123,7 @@ func (s *supervisor) open(tid int, n *notif, c seccomp.Call, valid func() bool) 
 		if e != 0 {
 			return fail(e)
 		}
+		s.fixMode(fd, -1, "", uint32(mode))
 		return reply{kind: replyFd, fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
 	case flags&unix.O_CREAT != 0:
 		var e unix.Errno
@@ -145,6 +146,17 @@ func (s *supervisor) open(tid int, n *notif, c seccomp.Call, valid func() bool) 
 	var st unix.Stat_t
 	if err := unix.Fstat(obj, &st); err != nil {
 		return fail(errnoOf(err))
+	}
+	if r := s.redirect(&st); r != nil && flags&unix.O_PATH == 0 && openAccess(flags) == AccessRead {
+		// Its private copy, once the file itself may be read.
+		if !valid() || !s.allow(tid, obj, AccessRead) {
+			return fail(unix.EACCES)
+		}
+		fd, e := openat2(unix.AT_FDCWD, fdPath(int(r.Copy.Fd())), unix.O_RDONLY|flags&unix.O_NONBLOCK, 0, 0)
+		if e != 0 {
+			return fail(e)
+		}
+		return reply{kind: replyFd, fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
 	}
 	if !valid() || !s.allow(tid, obj, openAccess(flags)) {
 		return fail(unix.EACCES)
@@ -233,6 +245,7 @@ func (s *supervisor) create(tid, base int, walk string, flags, mode, resolve uin
 		if e != 0 {
 			return -1, false, e
 		}
+		s.fixMode(fd, -1, "", uint32(mode))
 		return fd, true, 0
 	}
 	return -1, false, unix.EEXIST
@@ -414,14 +427,22 @@ func (s *supervisor) name(tid int, n *notif, c seccomp.Call, valid func() bool) 
 		if !valid() || !s.allowName(pfd, name, AccessCreate) {
 			return fail(unix.EACCES)
 		}
-		return result(unix.Mkdirat(pfd, name, uint32(mode)))
+		if err := unix.Mkdirat(pfd, name, uint32(mode)); err != nil {
+			return result(err)
+		}
+		s.fixMode(-1, pfd, name, uint32(mode))
+		return done(0)
 	case "mknod", "mknodat":
 		mode := args[c.Path+1]
 		mode = mode&unix.S_IFMT | mode&0o7777&^umaskOf(tid)
 		if !valid() || !s.allowName(pfd, name, AccessCreate) {
 			return fail(unix.EACCES)
 		}
-		return result(unix.Mknodat(pfd, name, uint32(mode), int(args[c.Path+2])))
+		if err := unix.Mknodat(pfd, name, uint32(mode), int(args[c.Path+2])); err != nil {
+			return result(err)
+		}
+		s.fixMode(-1, pfd, name, uint32(mode))
+		return done(0)
 	case "symlink", "symlinkat":
 		target, ok := readString(tid, args[0])
 		if !ok {
@@ -440,6 +461,9 @@ func (s *supervisor) name(tid int, n *notif, c seccomp.Call, valid func() bool) 
 		flags := uint(0)
 		if c.Name == "renameat2" {
 			flags = uint(args[4])
+		}
+		if r := s.redirectAt(pfd, name); r != nil {
+			return s.commit(r, odir, oname, pfd, name, flags, valid)
 		}
 		ok := valid() && s.allowName(odir, oname, AccessRemove) && s.allowName(pfd, name, AccessCreate) && s.allowName(pfd, name, AccessRemove)
 		ok = ok && s.allowMove(odir, oname, pfd, name)

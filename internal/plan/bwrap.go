@@ -32,6 +32,9 @@ const (
 	opMaskDir  // a denied directory in the empty home: an unreadable directory made there, no mount
 	opHelper
 	opRemountRO
+	// opGitConfig binds a private copy of a repository's config over it,
+	// writable, from the descriptor src names (Plan.GitConfigs).
+	opGitConfig
 )
 
 // mountOp is one bubblewrap mount argument.
@@ -57,6 +60,8 @@ func (m mountOp) args() []string {
 		return []string{"--ro-bind-fd", fmt.Sprint(helperspec.FdHelperExe), m.dst}
 	case opRemountRO:
 		return []string{"--remount-ro", m.dst}
+	case opGitConfig:
+		return []string{"--bind-fd", m.src, m.dst}
 	}
 	panic(fmt.Sprintf("plan: unknown mount kind %d", m.kind))
 }
@@ -175,6 +180,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 	} else {
 		b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
 		b.keepMountedPlaceholders()
+		b.copyGitConfigs()
 		for _, m := range b.ops {
 			args = append(args, m.args()...)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,12 @@ func testPolicy(t *testing.T) (*policy.Policy, Options) {
 }
 
 // hasSeq reports whether argv contains seq as consecutive elements.
+// gitCopy is the bind of a git directory's config from its private copy
+// (Plan.GitConfigs), as argv says it.
+func gitCopy(pl *Plan, config string) []string {
+	return []string{"--bind-fd", strconv.Itoa(helperspec.FdGitConfigs + slices.Index(pl.GitConfigs, config)), config}
+}
+
 func hasSeq(argv []string, seq ...string) bool {
 	for i := 0; i+len(seq) <= len(argv); i++ {
 		if slices.Equal(argv[i:i+len(seq)], seq) {
@@ -89,9 +96,8 @@ func TestBuildBwrap(t *testing.T) {
 		{"--ro-bind", filepath.Join(st, maskFile), filepath.Join(ws, "sub", "secrets.yaml")},
 		{"--bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git")},
 		{"--ro-bind", filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "hooks")},
-		{"--ro-bind", filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "config")},
+		gitCopy(pl, filepath.Join(ws, ".git", "config")),
 		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".vscode")},
-		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".envrc")}, // a directory: git ignores it
 		{"--ro-bind-fd", "3", helperspec.HelperPath},
 		{"--chdir", ws},
 		{"--", helperspec.HelperPath, helperspec.HelperCommand, "--", "make", "test"},
@@ -101,17 +107,20 @@ func TestBuildBwrap(t *testing.T) {
 			t.Errorf("argv lacks %q:\n%s", w, strings.Join(pl.Argv, " "))
 		}
 	}
-	for _, bad := range [][]string{{"--share-net"}, {"--bind", "/tmp", "/tmp"}, {"--ro-bind", filepath.Join(st, emptyFile), filepath.Join(ws, ".bashrc")}} {
+	for _, bad := range [][]string{{"--share-net"}, {"--bind", "/tmp", "/tmp"}, {"--ro-bind", filepath.Join(st, emptyFile), filepath.Join(ws, ".bashrc")},
+		// direnv asks before it loads a new .envrc, and no shell reads a
+		// project's .bashrc: no placeholder (policy.AskFirst).
+		{"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".envrc")}, {"--ro-bind", filepath.Join(st, emptyDir), filepath.Join(ws, ".bashrc")}} {
 		if hasSeq(pl.Argv, bad...) {
 			t.Errorf("argv must not contain %q", bad)
 		}
 	}
-	if !slices.Equal(pl.PlaceholderPaths(), []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".envrc"), filepath.Join(ws, ".bashrc"), filepath.Join(ws, ".git", "config.worktree"), filepath.Join(ws, ".git", "commondir")}) {
+	if !slices.Equal(pl.PlaceholderPaths(), []string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".git", "config.worktree"), filepath.Join(ws, ".git", "commondir")}) {
 		t.Errorf("placeholders = %q", pl.PlaceholderPaths())
 	}
 	// Each placeholder says what the launcher creates for it: the
 	// launcher no longer reads it back from the bwrap argv.
-	wantKinds := []PlaceholderKind{PlaceholderDir, PlaceholderDir, PlaceholderDir, PlaceholderFile, PlaceholderCommondir}
+	wantKinds := []PlaceholderKind{PlaceholderDir, PlaceholderFile, PlaceholderCommondir}
 	for i, ph := range pl.Placeholders {
 		if i < len(wantKinds) && ph.Kind != wantKinds[i] {
 			t.Errorf("placeholder %s is a %q, want %q", ph.Path, ph.Kind, wantKinds[i])

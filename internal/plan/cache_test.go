@@ -105,7 +105,7 @@ func TestSandboxCacheNotScanned(t *testing.T) {
 			t.Errorf("placeholder %s in the sandbox cache", ph)
 		}
 	}
-	if !slices.Contains(pl.PlaceholderPaths(), filepath.Join(other, ".envrc")) {
+	if !slices.Contains(pl.PlaceholderPaths(), filepath.Join(other, ".vscode")) {
 		t.Errorf("no placeholders in another writable root: %q", pl.PlaceholderPaths())
 	}
 	q := *p

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,9 +48,13 @@ func buildEnv(p *policy.Policy, opts Options) ([]string, []string) {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
+	var credVars []string
+	for _, c := range p.Credentials {
+		credVars = append(credVars, CredentialVars(c)...)
+	}
 	var dropped []string
 	for _, d := range tools.Dropped {
-		if _, set := p.Env.Set[d.Var]; set || (d.Var != "" && passes(p.Env.Pass, d.Var)) {
+		if _, set := p.Env.Set[d.Var]; set || (d.Var != "" && passes(p.Env.Pass, d.Var)) || slices.Contains(credVars, d.Var) {
 			continue
 		}
 		dropped = append(dropped, d.String())

@@ -26,7 +26,9 @@ func GitInitHint(pl *Plan, command []string) string {
 	switch {
 	case slices.Contains(pl.PlaceholderPaths(), gitDir):
 		return "git init: " + gitDir + " cannot be created inside the sandbox: cordon keeps it a read-only placeholder there, so that no command can plant git hooks or config that run later on your host; run git init outside cordon once, then run the command again"
-	case slices.Contains(pl.Guard.GitDirs, gitDir):
+	case slices.Contains(pl.Guard.GitDirs, gitDir) && !slices.Contains(pl.GitConfigs, filepath.Join(gitDir, "config")) && pl.Supervise == nil:
+		// (With a private copy of its config, git init rewrites the
+		// copy, and nothing of it needs writing back.)
 		return "git init: " + dir + " is already a git repository, and git init rewrites its .git/config, which cordon keeps read-only inside the sandbox (so that no command can plant config that runs later on your host); the repository needs no git init"
 	}
 	return ""

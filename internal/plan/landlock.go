@@ -176,6 +176,9 @@ func buildLandlock(p *policy.Policy, command []string, opts Options) (*Plan, err
 		return nil, err
 	}
 	pl.Net = n
+	if n != nil && len(n.Credentials) > 0 {
+		n.CABundle = filepath.Join(tmp, CABundleName)
+	}
 	if n.Filtered() && helper != "" {
 		rules.ReadOnly = append(rules.ReadOnly, helper) // ssh's ProxyCommand
 	}

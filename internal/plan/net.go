@@ -8,6 +8,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/enforce/landlock"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/net/netrule"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -64,6 +65,15 @@ type Net struct {
 	// Keep are the variables of Env that the policy sets or passes itself
 	// (--env): the user's value wins.
 	Keep []string `json:"keep,omitempty"`
+	// Credentials are the policy's credentials (filtered mode): the
+	// launcher resolves their secrets on the host, sets their variables
+	// to per-run placeholders, and the proxy swaps them (see
+	// internal/net/credential).
+	Credentials []policy.Credential `json:"credentials,omitempty"`
+	// CABundle is where, inside, the helper writes the trust bundle of a
+	// run with credentials (the host's roots and the run's CA) that
+	// CAVars name; "" without credentials.
+	CABundle string `json:"ca_bundle,omitempty"`
 }
 
 // MustListen are the forwarded ports the launcher checks something
@@ -71,6 +81,73 @@ type Net struct {
 func (n *Net) MustListen() []int {
 	return slices.DeleteFunc(slices.Clone(n.ForwardPorts), func(p int) bool { return slices.Contains(n.AllowForwards, p) })
 }
+
+// NpmTokenVar is the variable through which npm reads the _authToken of
+// the registry at host:port (port 0 or 443: none written), as a
+// credential's placeholder (Credential.Npmrc).
+func NpmTokenVar(host string, port int) string {
+	if port != 0 && port != 443 {
+		host += ":" + strconv.Itoa(port)
+	}
+	return "npm_config_//" + host + "/:_authToken"
+}
+
+// CredentialVars are the variables the launcher sets to a credential's
+// placeholder: its Env, and with Npmrc npm's token variables.
+func CredentialVars(c policy.Credential) []string {
+	out := slices.Clone(c.Env)
+	if c.Npmrc {
+		for _, h := range c.Hosts {
+			if r, err := netrule.Parse(h); err == nil && !strings.Contains(r.Host, "*") {
+				out = append(out, NpmTokenVar(r.Host, r.Port))
+			}
+		}
+	}
+	return out
+}
+
+// CredentialGitEnv is the git configuration, as GIT_CONFIG_COUNT,
+// GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n variables, that makes git
+// answer HTTPS authentication to each host of a credential with a
+// GitUsername with that name and the placeholder its first variable
+// holds: a credential helper, a shell line of cordon's own (the name and
+// the variable are checked plain words), for each such host.
+func CredentialGitEnv(creds []policy.Credential) []string {
+	var out []string
+	n := 0
+	for _, c := range creds {
+		if c.GitUsername == "" || len(c.Env) == 0 {
+			continue
+		}
+		helper := fmt.Sprintf(`!f() { test "$1" = get || exit 0; echo username=%s; echo "password=$%s"; }; f`, c.GitUsername, c.Env[0])
+		for _, h := range c.Hosts {
+			r, err := netrule.Parse(h)
+			if err != nil || strings.Contains(r.Host, "*") {
+				continue
+			}
+			host := r.Host
+			if r.Port != 0 && r.Port != 443 {
+				host += ":" + strconv.Itoa(r.Port)
+			}
+			out = append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=credential.https://%s.helper", n, host), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, helper))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
+}
+
+// CABundleName is the file name of Net.CABundle in the sandbox's
+// private temporary directory.
+const CABundleName = "cordon-credentials-ca.pem"
+
+// CAVars are the variables that point the command's TLS clients at
+// Net.CABundle: OpenSSL and Go (SSL_CERT_FILE), Node, Python's requests,
+// curl, git, pip, and npm (whose cafile, which Debian's global npmrc
+// sets, replaces Node's roots and NODE_EXTRA_CA_CERTS with it).
+var CAVars = []string{"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT", "npm_config_cafile"}
 
 // Filtered reports whether the run is served the proxies.
 func (n *Net) Filtered() bool { return n != nil && n.Mode == policy.NetFiltered }
@@ -195,6 +272,9 @@ func (n *Net) Describe() []string {
 			out = append(out, "registries your own tool configuration names may resolve to a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), for these names only: "+strings.Join(n.PrivateNames, ", ")+"; loopback, link-local and metadata addresses stay refused")
 		}
 	}
+	for _, c := range n.Credentials {
+		out = append(out, fmt.Sprintf("credential %s: TLS to %s ends at the proxy, whose per-run CA the command trusts through %s (%s); the command holds a placeholder, the proxy puts the secret in; every use is an audit record", c.Name, strings.Join(c.Hosts, ", "), strings.Join(CAVars, ", "), n.CABundle))
+	}
 	for _, p := range n.ForwardPorts {
 		if slices.Contains(n.AllowForwards, p) {
 			out = append(out, fmt.Sprintf("forwarded port %d, for the allow entry naming a loopback address at that port: every client reaches it directly (NO_PROXY, and Go, never send a loopback address to the proxy)", p))
@@ -257,6 +337,12 @@ func planNet(p *policy.Policy, inside bool, helper string) (*Net, error) {
 		n.ForwardPorts = append(n.ForwardPorts, n.AllowForwards...)
 		n.Allow, n.Deny = slices.Clone(allow), slices.Clone(p.Network.Deny)
 		n.Helper = helper
+		if p.Mode != policy.ModeOff && len(p.Credentials) > 0 {
+			n.Credentials = slices.Clone(p.Credentials)
+			if inside {
+				n.CABundle = privateTmp + "/" + CABundleName
+			}
+		}
 		if inside {
 			n.HTTPPort = freePort(insideHTTPPort, n.ForwardPorts)
 			n.SOCKSPort = freePort(insideSOCKSPort, append(slices.Clone(n.ForwardPorts), n.HTTPPort))

@@ -64,6 +64,14 @@ type Plan struct {
 	// supervisor enforces beyond Landlock (see Supervision); the helper
 	// installs its filter (Spec.Supervise).
 	Supervise *Supervision `json:"-"`
+	// GitConfigs are the repositories' configs that bwrap binds from a
+	// private copy, writable, each from descriptor
+	// helperspec.FdGitConfigs+i: the launcher makes the copies, git inside
+	// writes its copy (the rename of config.lock onto it performed by the
+	// host, Spec.Renames), and after the run only safe keys reach the
+	// host's file. The Landlock-only backend's supervisor serves the same
+	// copies (monitor.Options.Redirects) without this list.
+	GitConfigs []string `json:"git_configs,omitempty"`
 	// PrivateTmp is a directory the launcher creates before and removes
 	// after the run, standing in for /tmp (Landlock-only backend).
 	PrivateTmp string `json:"private_tmp,omitempty"`
@@ -105,6 +113,9 @@ type Plan struct {
 	// setting that was not carried into the environment (it holds a
 	// credential, or the network is off) with the flag that passes it.
 	RunNotes []string `json:"run_notes,omitempty"`
+	// Lookup is what the host's PATH says about the command's program
+	// that the sandbox's view of it does not (see lookupNotes).
+	Lookup Lookup `json:"-"`
 	// GuardedMissing lists, in mode permissive, the guarded paths
 	// (policy.Policy.Guarded; on the Landlock-only backend the protected
 	// names at the top of the home too) that did not exist when the plan
@@ -168,6 +179,22 @@ type Plan struct {
 	// Seatbelt is the profile and its parameters on the Seatbelt backend
 	// (macOS), or nil; Argv carries both to sandbox-exec.
 	Seatbelt *SeatbeltPlan `json:"seatbelt,omitempty"`
+}
+
+// Lookup is what looking the command's program up on the host, in the
+// sandbox's PATH, found: a note said before the run (also in RunNotes)
+// when a hidden PATH entry changes which program runs, or the line said
+// when the command ends with Code (127 not found; 126 not executable)
+// because its program is not visible inside.
+type Lookup struct {
+	// PATH is the PATH it looked in (a launcher that runs the command
+	// with another environment drops the rest).
+	PATH string
+	// Note is the run note, or "".
+	Note string
+	// Code and NotFound: the line said on that exit status, or "".
+	Code     int
+	NotFound string
 }
 
 // PlaceholderKind is what the launcher creates on the host for a
@@ -347,6 +374,7 @@ func Build(p *policy.Policy, command []string, opts Options) (*Plan, error) {
 	if pl != nil {
 		pl.LockKey = p.GitCommonDir
 		repoNotes(pl, p)
+		lookupNotes(pl, p, command, opts.Home)
 	}
 	if err == nil {
 		err = refuseDegraded(pl)

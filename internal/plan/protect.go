@@ -237,6 +237,13 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 			// make a concurrent cordon in this workspace fail to read it.
 			continue
 		}
+		if policy.AskFirst[n.rel] != "" || !inHome && policy.ShellStartup(n.rel) {
+			// Its tool asks before trusting a new one, or it is a shell
+			// start-up file outside the home, which no shell reads: no
+			// placeholder (an empty directory where a file belongs), and
+			// the check after the run finds a new one (policy.AskFirst).
+			continue
+		}
 		if !inHome && strings.Contains(n.rel, "/") {
 			if _, err := os.Lstat(filepath.Dir(full)); err != nil {
 				// .config/fish where there is no .config: nothing reads

@@ -75,16 +75,16 @@ func TestProtectAnyDepth(t *testing.T) {
 	ph := func(src, path string) []string { return []string{"--ro-bind", filepath.Join(st, src), path} }
 	want := [][]string{
 		pin(filepath.Join(ws, "sub", ".git")),
-		ro(filepath.Join(ws, "sub", ".git", "config")),
+		gitCopy(pl, filepath.Join(ws, "sub", ".git", "config")),
 		ro(filepath.Join(ws, "sub", ".git", "hooks")),
 		ph(commondirFile, filepath.Join(ws, "sub", ".git", "commondir")),
 		ph(emptyFile, filepath.Join(ws, "sub", ".git", "config.worktree")),
 		pin(filepath.Join(ws, ".git", "modules")),
 		pin(filepath.Join(ws, ".git", "modules", "lib")),
-		ro(filepath.Join(ws, ".git", "modules", "lib", "config")),
+		gitCopy(pl, filepath.Join(ws, ".git", "modules", "lib", "config")),
 		ph(emptyDir, filepath.Join(ws, ".git", "modules", "lib", "hooks")),
 		pin(filepath.Join(ws, "bare.git")),
-		ro(filepath.Join(ws, "bare.git", "config")),
+		gitCopy(pl, filepath.Join(ws, "bare.git", "config")),
 		ph(emptyDir, filepath.Join(ws, "bare.git", "hooks")),
 		pin(filepath.Join(ws, ".git", "worktrees")),
 		pin(wt),
@@ -94,8 +94,6 @@ func TestProtectAnyDepth(t *testing.T) {
 		ro(filepath.Join(ws, "deep", "er", ".envrc")),
 		ro(filepath.Join(ws, "deep", ".vscode")),
 		ro(filepath.Join(ws, "dots", ".bashrc")),
-		ph(emptyDir, filepath.Join(ws, ".profile")),
-		ph(emptyDir, filepath.Join(ws, ".zshenv")),
 	}
 	for _, w := range want {
 		if !hasSeq(pl.Argv, w...) {
@@ -105,6 +103,8 @@ func TestProtectAnyDepth(t *testing.T) {
 	for _, bad := range [][]string{
 		ph(emptyDir, filepath.Join(wt, "hooks")), // a worktree takes hooks from its common dir
 		ph(commondirFile, filepath.Join(wt, "commondir")),
+		ph(emptyDir, filepath.Join(ws, ".profile")), // no shell reads a project's
+		ph(emptyDir, filepath.Join(ws, ".zshenv")),
 	} {
 		if hasSeq(pl.Argv, bad...) {
 			t.Errorf("argv must not contain %q", bad)

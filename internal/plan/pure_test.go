@@ -50,7 +50,6 @@ func TestBwrapArgvExact(t *testing.T) {
 			"--bind", ws, ws,
 			"--ro-bind", filepath.Join(state, emptyDir), filepath.Join(ws, ".git"),
 			"--ro-bind", filepath.Join(state, emptyDir), filepath.Join(ws, ".vscode"),
-			"--ro-bind", filepath.Join(state, emptyDir), filepath.Join(ws, ".envrc"),
 			"--bind", cache, cache, // made by the launcher (Plan.Prepare)
 			"--remount-ro", "/tmp",
 			"--remount-ro", home,

@@ -80,7 +80,7 @@ func checkBwrapRepo(t *testing.T, pl *Plan, opts Options, top, c, g string, work
 	ro := func(path string) []string { return []string{"--ro-bind", path, path} }
 	want := [][]string{
 		{"--bind", c, c},
-		ro(filepath.Join(c, "config")),
+		gitCopy(pl, filepath.Join(c, "config")),
 		ro(filepath.Join(c, "hooks")),
 	}
 	if worktree {

@@ -98,6 +98,9 @@ func buildSeatbelt(p *policy.Policy, command []string, opts Options) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
+	if n != nil && len(n.Credentials) > 0 {
+		n.CABundle = filepath.Join(tmp, CABundleName)
+	}
 	runID := opts.RunID
 	if runID == "" {
 		var b [8]byte

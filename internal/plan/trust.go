@@ -73,7 +73,9 @@ func newMountTable(ops []mountOp) mountTable {
 	t := mountTable{ro: make(map[string]bool, len(ops))}
 	for _, o := range ops {
 		switch o.kind {
-		case opRead, opReadOnly, opMask, opMaskDir, opHelper, opRemountRO:
+		case opRead, opReadOnly, opMask, opMaskDir, opHelper, opRemountRO, opGitConfig:
+			// (A config bound from its copy: the host's file is out of
+			// the command's reach.)
 			t.ro[o.dst] = true
 		case opTmpfs, opWrite, opPin:
 			t.ro[o.dst] = false

@@ -17,8 +17,10 @@
 // name is renamed aside. What the user had before the run is never
 // touched.
 //
-// The package owns the comparison and the disarming, and a small tolerant
-// parser of git's configuration format. It must not decide policy (what
+// The package owns the comparison and the disarming, the table of git
+// config keys that run programs and the list of safe ones, and
+// MergeConfig, which takes into a host's config only the safe keys a run
+// changed in its private copy (git's format is package gitconfig's). It must not decide policy (what
 // is writable, which paths are protected: that is package policy and
 // package plan), print anything, or write the audit log: it returns a
 // Report and the caller tells the user. It never follows a symbolic link

@@ -127,6 +127,35 @@ func SuperviseFilter() ([]unix.SockFilter, error) {
 	return notifyFilter(Supervised())
 }
 
+// Renamed returns the rename calls of Watched (rename, renameat,
+// renameat2): those RenameFilter sends.
+func Renamed() []Call {
+	var out []Call
+	for _, c := range Watched() {
+		switch c.Name {
+		case "rename", "renameat", "renameat2":
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// RenameFilter returns WatchFilter's program over the rename calls only
+// (Renamed): a host that serves a file from a private copy performs a
+// rename onto it itself, and lets every other go on.
+func RenameFilter() ([]unix.SockFilter, error) {
+	return notifyFilter(Renamed())
+}
+
+// InstallRenames is InstallWatch with RenameFilter.
+func InstallRenames() (int, error) {
+	prog, err := RenameFilter()
+	if err != nil {
+		return -1, err
+	}
+	return installNotify(prog)
+}
+
 // notifyFilter is the program that sends calls (sendto only with an
 // address) to the listener.
 func notifyFilter(calls []Call) ([]unix.SockFilter, error) {

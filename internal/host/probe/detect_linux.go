@@ -312,7 +312,10 @@ func runBwrap(p string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p, "--unshare-user", "--ro-bind", "/", "/", "--", tp)
+	// A pid namespace and its own /proc, as every run has: a container
+	// that masks parts of its /proc (Docker's and Kubernetes' default)
+	// lets the namespaces be made but not that /proc be mounted.
+	cmd := exec.CommandContext(ctx, p, "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "--", tp)
 	cmd.Env = []string{}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -320,6 +323,9 @@ func runBwrap(p string) error {
 		msg := firstLine(stderr.String())
 		if msg == "" {
 			return fmt.Errorf("%s --unshare-user: %w", p, err)
+		}
+		if strings.Contains(msg, "Can't mount proc") {
+			msg += " (a container that masks parts of /proc: Docker's and Kubernetes' default; see docs/containers.md)"
 		}
 		return fmt.Errorf("%s --unshare-user: %w: %s", p, err, msg)
 	}
@@ -522,5 +528,29 @@ func userNSLikely() bool {
 	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:\t2") {
 		return false
 	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil && ProcMasked(b) {
+		return false
+	}
 	return true
+}
+
+// ProcMasked reports whether the mount table mountinfo (the text of
+// /proc/self/mountinfo) has a mount over a part of /proc, as a container
+// runtime makes to mask /proc/kcore, /proc/keys, /proc/sys and the like
+// (Docker's default, Kubernetes' procMount Default). The kernel then
+// refuses a new /proc in a user namespace ("too revealing"), which every
+// bubblewrap run mounts. binfmt_misc, mounted on an empty directory of
+// /proc/sys on most hosts, masks nothing.
+func ProcMasked(mountinfo []byte) bool {
+	for line := range strings.SplitSeq(string(mountinfo), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if strings.HasPrefix(mp, "/proc/") && mp != "/proc/sys/fs/binfmt_misc" {
+			return true
+		}
+	}
+	return false
 }

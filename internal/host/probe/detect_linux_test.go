@@ -567,3 +567,30 @@ func TestCgroupFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestProcMasked: a mount over part of /proc (as container runtimes mask
+// /proc/kcore, /proc/keys or /proc/sys) is seen; the host's own /proc, its
+// sub-mounts elsewhere and binfmt_misc are not.
+func TestProcMasked(t *testing.T) {
+	const host = `22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
+23 22 0:22 / /proc/sys/fs/binfmt_misc rw,relatime shared:13 - autofs systemd-1 rw
+24 1 0:5 / /dev rw,nosuid shared:2 - devtmpfs udev rw
+25 1 8:1 / /processes rw - ext4 /dev/sda1 rw
+`
+	for _, tc := range []struct {
+		name string
+		mi   string
+		want bool
+	}{
+		{"host", host, false},
+		{"empty", "", false},
+		{"docker kcore", host + "400 22 0:5 /null /proc/kcore rw,nosuid - devtmpfs udev rw\n", true},
+		{"docker acpi tmpfs", host + "401 22 0:60 / /proc/acpi ro,relatime - tmpfs tmpfs ro\n", true},
+		{"read-only sys", host + "402 22 0:21 /sys /proc/sys ro,nosuid - proc proc rw\n", true},
+		{"short line", "1 2 3\n", false},
+	} {
+		if got := ProcMasked([]byte(tc.mi)); got != tc.want {
+			t.Errorf("%s: ProcMasked = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

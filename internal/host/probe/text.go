@@ -254,7 +254,7 @@ func backendDetail(b backend.Name) string {
 	case backend.Bwrap:
 		return "namespaces (bubblewrap): user, mount, pid, ipc, uts, cgroup, net"
 	case backend.Landlock:
-		return "Landlock + seccomp only (no user namespaces): some rules are degraded, see below"
+		return "Landlock + seccomp only (bubblewrap cannot build its namespaces here): some rules are degraded, see below"
 	case backend.Seatbelt:
 		return "macOS sandbox-exec"
 	case backend.Job:

@@ -10,9 +10,11 @@
 // and tools behind a company proxy would fail.
 //
 // The package owns one decision: what of a tool's settings is a secret.
-// It never returns a credential. A setting that holds one (a token, a
-// password, a URL with a user name or password in it) is dropped and
-// reported as a Dropped with the flag that passes it. It reads the host's
+// It never returns a credential into a sandbox: a setting that holds one
+// (a token, a password, a URL with a user name or password in it) is
+// dropped and reported as a Dropped with the flag that passes it. Only
+// NpmToken and NetrcPassword return one, to the launcher, for the
+// host-side proxy to put into requests to its host. It reads the host's
 // files with config.ReadFile and decides nothing else about the policy.
 //
 // The parsers are written by hand: npmrc, pip.conf and the go env file
@@ -383,7 +385,11 @@ func (c *collector) npm() {
 			continue
 		}
 		if secretName(key) || strings.HasPrefix(key, "//") {
-			c.drop(setting, "npm_config_"+key, "a credential or a registry's own setting", "to use it inside, pass its value with --env NAME and write "+key+"=${NAME} in the project's .npmrc")
+			pass := "to use it inside, pass its value with --env NAME and write " + key + "=${NAME} in the project's .npmrc"
+			if host, ok := npmTokenHost(key); ok {
+				pass = npmCredentialHint(host)
+			}
+			c.drop(setting, "npm_config_"+key, "a credential or a registry's own setting", pass)
 			continue
 		}
 		if secret := secretReference(val); secret != "" {
@@ -585,4 +591,26 @@ func parsePipConf(data []byte) [][2]string {
 		out = append(out, [2]string{k, vals[k]})
 	}
 	return out
+}
+
+// npmTokenHost returns the host of an npmrc key "//HOST[:PORT]/...:_authToken".
+func npmTokenHost(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "//")
+	if !ok || !strings.HasSuffix(key, ":_authToken") {
+		return "", false
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	if u, err := url.Parse("https://" + host); err == nil && u.Hostname() != "" {
+		return u.Hostname(), true
+	}
+	return "", false
+}
+
+// npmCredentialHint says how npm inside can use the token of host
+// without the token entering the sandbox: a credential.
+func npmCredentialHint(host string) string {
+	if host == "registry.npmjs.org" {
+		return "to let npm use it without seeing it, pass --credential npm"
+	}
+	return "to let npm use it without seeing it, add {name: NAME, hosts: [" + host + "], npmrc: true} to sandbox.credentials in your config"
 }

@@ -158,7 +158,7 @@ func TestCollect(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"~/.npmrc: //r.example/:_authToken not passed (a credential or a registry's own setting)",
+		"~/.npmrc: //r.example/:_authToken not passed (a credential or a registry's own setting); to let npm use it without seeing it, add {name: NAME, hosts: [r.example], npmrc: true} to sandbox.credentials",
 		"~/.npmrc: @x:registry not passed (it names ${UNSET_VAR}, which is not set)",
 		"~/.npmrc: @fury:registry not passed (it names ${FURY_TOKEN}, a secret)",
 		"~/.npmrc: init-author-name not passed (it names ${NPM_TOKEN}, a secret)",

@@ -75,6 +75,10 @@ func (s *Server) forwardConn(c net.Conn, port int) {
 // between the unwrapped connections (splice between *net.TCPConn), each
 // half-closed when its source ends.
 func (s *Server) tunnel(proto Protocol, client net.Conn, pre []byte, up *upstream) {
+	if bs := s.bound(up.target, up.port); len(bs) > 0 {
+		s.intercept(proto, client, pre, up, bs)
+		return
+	}
 	defer client.Close()
 	defer up.conn.Close()
 	if !s.track(client, up.conn) {

@@ -14,6 +14,11 @@
 // itself (sni.go). A client that offers Encrypted Client Hello is judged
 // on its outer (public) server name.
 //
+// A tunnel to a host a credential belongs to (Config.Credentials) is the
+// one exception to end-to-end tunnels: its TLS ends at the proxy, which
+// puts the secret in place of the placeholder in its requests' allowed
+// headers (intercept.go; package credential decides each request).
+//
 // The SOCKS5 side uses github.com/things-go/go-socks5 for the method
 // negotiation, the RFC 1929 username/password exchange and the request
 // parsing, with its hooks set so that the library never resolves nor
@@ -30,6 +35,7 @@ package netproxy
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -43,6 +49,7 @@ import (
 
 	socks5 "github.com/things-go/go-socks5"
 
+	"github.com/cordon-sandbox/cordon/internal/net/credential"
 	"github.com/cordon-sandbox/cordon/internal/net/netrule"
 )
 
@@ -83,6 +90,20 @@ type Config struct {
 	// sandbox's limits. One over it is answered 503 (SOCKS5: its
 	// connection closed). 0 is DefaultMaxConns.
 	MaxConns int
+	// Credentials are the run's credentials: a TLS tunnel to a host one
+	// belongs to ends at the proxy, which puts the secret in place of
+	// the placeholder in the allowed headers of its requests (see
+	// intercept.go). Every other tunnel stays end to end.
+	Credentials []*credential.Binding
+	// CA signs the certificates the proxy presents for the credentials'
+	// hosts; without one no tunnel is intercepted.
+	CA *credential.CA
+	// UpstreamRoots verify the credentials' hosts; nil is the host's
+	// trust store (which honours SSL_CERT_FILE and SSL_CERT_DIR).
+	UpstreamRoots *x509.CertPool
+	// RecordUse receives every request that carried a credential's
+	// placeholder (nil: none), one at a time.
+	RecordUse func(CredentialUse)
 }
 
 // DefaultMaxConns is Config.MaxConns when it is 0: well above what a

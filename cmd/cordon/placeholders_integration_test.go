@@ -1,0 +1,72 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPlaceholdersNoClutter: in a fresh repository (git init), the agent's
+// listing of the workspace shows nothing that is not on the host but the
+// empty read-only directories of the editors and agents (which read a new
+// one on the host without asking); no file name is a directory inside
+// (`cat .profile` is "No such file", not "Is a directory"). An .envrc or a
+// .mcp.json the command creates (their tools ask before trusting a new one)
+// is not left armed on the host after the run, and a shell start-up file
+// it creates is named in one warning. Both backends.
+func TestPlaceholdersNoClutter(t *testing.T) {
+	dirsOK := []string{".vscode", ".idea", ".claude", ".cursor", ".codex", ".gemini"}
+	for _, be := range []string{"bwrap", "landlock"} {
+		t.Run(be, func(t *testing.T) {
+			if be == "landlock" {
+				requireLandlock(t)
+			}
+			e := newEnv(t)
+			e.mustGit(e.ws, "init", "-q")
+			r := e.sh(`for n in .* *; do [ -d "$n" ] && echo "d $n" || echo "f $n"; done; cat .profile`, "--backend", be)
+			if !strings.Contains(r.stderr, ".profile: No such file") {
+				t.Errorf("cat .profile inside: want No such file:\n%s", r)
+			}
+			var extra []string
+			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				kind, n, _ := strings.Cut(l, " ")
+				if n == "." || n == ".." || n == "*" || exists(filepath.Join(e.ws, n)) {
+					continue
+				}
+				extra = append(extra, n)
+				if kind != "d" || !slices.Contains(dirsOK, n) {
+					t.Errorf("%s inside is not on the host and is no editor's or agent's directory (%s)", n, kind)
+				}
+			}
+			t.Logf("%d entries inside that are not on the host: %q", len(extra), extra)
+
+			r = e.sh(`echo 'echo ENVRC-RAN' > .envrc; echo '{"mcpServers":{"x":{"command":"sh"}}}' > .mcp.json; echo 'echo EVIL' > .profile; true`, "--backend", be)
+			for _, n := range []string{".envrc", ".mcp.json"} {
+				if exists(filepath.Join(e.ws, n)) {
+					t.Errorf("%s the run created is left armed on the host:\n%s", n, r)
+				}
+			}
+			if exists(filepath.Join(e.ws, ".profile")) && !strings.Contains(r.stderr, "cordon: warning: planted .profile") {
+				t.Errorf(".profile created without a warning:\n%s", r)
+			}
+			for _, n := range []string{".envrc", ".mcp.json"} {
+				if exists(filepath.Join(e.ws, n+".cordon-disarmed")) && !strings.Contains(r.stderr, "cordon: warning: planted "+n) {
+					t.Errorf("%s disarmed without a warning:\n%s", n, r)
+				}
+			}
+			ents, err := os.ReadDir(e.ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range ents {
+				if slices.Contains(dirsOK, d.Name()) {
+					t.Errorf("placeholder %s left on the host", d.Name())
+				}
+			}
+		})
+	}
+}

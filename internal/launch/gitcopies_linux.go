@@ -1,0 +1,280 @@
+package launch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
+	"github.com/cordon-sandbox/cordon/internal/monitor"
+	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/planted"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
+)
+
+// gitCopies are the private copies of the repositories' configs that the
+// Landlock-only backend's supervisor serves a run instead of the host's
+// files (monitor.Options.Redirects): git inside reads and writes its copy,
+// the host's config stays as it is during the run (an editor's git status
+// meanwhile sees no key the run set), and after it merge writes into the
+// host's config only the safe keys the run changed (planted.MergeConfig).
+type gitCopies struct {
+	dir  string // the copies' directory, in the state directory
+	list []*gitCopy
+}
+
+// gitCopy is one config and its copy.
+type gitCopy struct {
+	gitDir   string // the git directory
+	orig     []byte // the host's config when the run started
+	file     *os.File
+	dev, ino uint64 // the host's file
+	// copyDev and copyIno are the copy's: what a rename onto the config
+	// reaches where bubblewrap binds the copy over it.
+	copyDev, copyIno uint64
+	// committed counts the monitor's writes into the copy.
+	committed *atomic.Int64
+}
+
+// copyGitConfigs makes a private copy, in a new directory of stateDir, of
+// the config of each of gitDirs that is a regular file (read through a
+// descriptor of the git directory; a symbolic link is left read-only).
+// With all (bubblewrap binds each of them: plan.Plan.GitConfigs), a
+// config it cannot copy is an error. nil when there is none.
+func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, error) {
+	if len(gitDirs) == 0 {
+		return nil, nil
+	}
+	if stateDir == "" && all {
+		return nil, errors.New("the private copies of the repositories' configs need a state directory")
+	}
+	g := &gitCopies{}
+	for _, d := range gitDirs {
+		if len(g.list) == plan.MaxGitConfigs {
+			break
+		}
+		data, st, err := readConfig(d)
+		if err != nil && all {
+			g.close()
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+		}
+		if err != nil || stateDir == "" {
+			continue
+		}
+		if g.dir == "" {
+			if err = os.MkdirAll(stateDir, 0o700); err == nil {
+				g.dir, err = os.MkdirTemp(stateDir, "gitconfig-")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+			}
+		}
+		f, err := os.CreateTemp(g.dir, "config-")
+		if err == nil {
+			_, err = f.Write(data)
+		}
+		if err != nil {
+			g.close()
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+		}
+		var cst syscall.Stat_t
+		if err == nil {
+			err = syscall.Fstat(int(f.Fd()), &cst)
+		}
+		if err != nil {
+			f.Close()
+			g.close()
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+		}
+		g.list = append(g.list, &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino, copyDev: cst.Dev, copyIno: cst.Ino})
+	}
+	if len(g.list) == 0 {
+		g.close()
+		return nil, nil
+	}
+	return g, nil
+}
+
+// readConfig reads the config of the git directory dir through a
+// descriptor of dir, when it is a regular file of at most
+// gitconfig.MaxFile bytes.
+func readConfig(dir string) ([]byte, *syscall.Stat_t, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	fi, err := r.Lstat("config")
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, errors.New("not a regular file")
+	}
+	f, err := r.OpenFile("config", os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err = f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.Mode().IsRegular() || fi.Size() > gitconfig.MaxFile {
+		return nil, nil, errors.New("not a regular file of at most 1 MiB")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, gitconfig.MaxFile+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, st, nil
+}
+
+// redirects are the copies as the monitor takes them: identified by the
+// host's file (the Landlock-only backend's supervisor reaches it), or with
+// bound by the copy's (bubblewrap binds the copy over it), in order.
+func (g *gitCopies) redirects(bound bool) []monitor.Redirect {
+	if g == nil {
+		return nil
+	}
+	out := make([]monitor.Redirect, len(g.list))
+	for i, c := range g.list {
+		out[i] = monitor.Redirect{Dev: c.dev, Ino: c.ino, Copy: c.file, Committed: new(atomic.Int64)}
+		if bound {
+			out[i].Dev, out[i].Ino = c.copyDev, c.copyIno
+		}
+		c.committed = out[i].Committed
+	}
+	return out
+}
+
+// served reports whether the config file is one with a copy that the
+// monitor wrote a git commit into: the lock it removed is no refused
+// write.
+func (g *gitCopies) served(config string) bool {
+	if g == nil {
+		return false
+	}
+	for _, c := range g.list {
+		if filepath.Join(c.gitDir, "config") == config && c.committed != nil && c.committed.Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// merge writes into each host config what the run changed in its copy and
+// MergeConfig takes, with git's own lock (config.lock created afresh in the
+// git directory, then renamed onto config, all through a descriptor of the
+// git directory), and returns what to say: one note per config whose keys
+// were written, one warning per key refused and per config it could not
+// write; refused counts the changes not written.
+func (g *gitCopies) merge(workspace string) (notes, warnings []string, refused int) {
+	if g == nil {
+		return nil, nil, 0
+	}
+	for _, c := range g.list {
+		name := filepath.Join(c.gitDir, "config")
+		if rel, ok := subpath.Rel(workspace, name); ok {
+			name = rel
+		}
+		data, err := io.ReadAll(io.NewSectionReader(c.file, 0, gitconfig.MaxFile+1))
+		if err != nil || bytes.Equal(data, c.orig) {
+			continue
+		}
+		var applied []string
+		out, changes, err := func() ([]byte, []planted.ConfigChange, error) {
+			host, _, err := readConfig(c.gitDir)
+			if err != nil {
+				return nil, nil, err
+			}
+			out, changes, err := planted.MergeConfig(c.orig, data, host)
+			if err != nil || bytes.Equal(out, host) {
+				return nil, changes, err
+			}
+			return out, changes, nil
+		}()
+		for _, ch := range changes {
+			if ch.Applied {
+				applied = append(applied, ch.Key)
+				continue
+			}
+			refused++
+			what := "set " + ch.Key
+			if len(ch.Values) == 0 {
+				what = "removed " + ch.Key
+			}
+			why := "it is not among the keys cordon writes back (user, remotes, branch tracking, submodules)"
+			if strings.HasPrefix(ch.Rule, "planted:") {
+				why = "a key that runs a program or loads more configuration (" + ch.Rule + ")"
+			}
+			warnings = append(warnings, fmt.Sprintf("git config: the run %s in %s; not written to the host's config: %s; set it outside the sandbox if you mean it", what, name, why))
+		}
+		if err == nil && out != nil {
+			err = writeConfig(c.gitDir, out)
+		}
+		if err != nil {
+			refused += len(applied)
+			warnings = append(warnings, fmt.Sprintf("git config: the run's changes to %s were not written to the host's config: %v; make them outside the sandbox", name, err))
+			continue
+		}
+		if len(applied) > 0 {
+			notes = append(notes, fmt.Sprintf("git config: the run's %s written to %s on the host", strings.Join(applied, ", "), name))
+		}
+	}
+	return notes, warnings, refused
+}
+
+// writeConfig replaces the config of the git directory dir with data as
+// git does: config.lock created exclusively (a git on the host holding it
+// makes this fail), with the config's mode, then renamed onto config.
+func writeConfig(dir string, data []byte) error {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	mode := fs.FileMode(0o644)
+	if fi, err := r.Lstat("config"); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := r.OpenFile("config.lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.Rename("config.lock", "config")
+	}
+	if err != nil {
+		_ = r.Remove("config.lock")
+	}
+	return err
+}
+
+// close closes and removes the copies.
+func (g *gitCopies) close() {
+	if g == nil {
+		return
+	}
+	for _, c := range g.list {
+		c.file.Close()
+	}
+	if g.dir != "" {
+		_ = os.RemoveAll(g.dir)
+	}
+}

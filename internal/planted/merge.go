@@ -1,0 +1,127 @@
+package planted
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cordon-sandbox/cordon/internal/gitconfig"
+)
+
+// ConfigChange is one key a run changed in its copy of a repository's
+// config, as MergeConfig took it.
+type ConfigChange struct {
+	// Key is the key as git prints it (section[.sub].name).
+	Key string `json:"key"`
+	// Values are the key's values in the run's copy, in order; none when
+	// the run removed the key.
+	Values []string `json:"values,omitempty"`
+	// Applied reports that the host's config now has Values for Key.
+	Applied bool `json:"applied"`
+	// Rule, for a change not applied, is why: the dangerousKeys pattern
+	// that matched ("planted:core.fsmonitor"), or "not merged back" for a
+	// key that is not on the list of safe ones.
+	Rule string `json:"rule,omitempty"`
+}
+
+// keyID is a key without its value: section, subsection and name.
+type keyID struct {
+	section, sub, name string
+	hasSub             bool
+}
+
+func idOf(e gitconfig.Entry) keyID { return keyID{e.Section, e.Sub, e.Name, e.HasSub} }
+
+// MergeConfig takes into host (the host's config as it is now) what a run
+// changed in its private copy of a repository's config: orig is what the
+// copy held when the run started, copy what it holds at the end. A key
+// whose entries changed (added, removed or given other values) is applied
+// only when each of its values in copy is on the list of safe keys
+// (mergedKeys) and none matches dangerousKeys: the host's entries of that
+// key are then replaced by copy's, the rest of host kept byte for byte.
+// Every other changed key is left as the host has it and reported, with
+// its rule. A copy git would refuse applies nothing (err says which line);
+// so does a host file git refuses (it cannot be edited safely).
+func MergeConfig(orig, copy, host []byte) (out []byte, changes []ConfigChange, err error) {
+	ce, err := gitconfig.Parse(copy)
+	if err != nil {
+		return host, nil, fmt.Errorf("the run's config: %w", err)
+	}
+	he, err := gitconfig.Parse(host)
+	if err != nil {
+		return host, nil, fmt.Errorf("the host's config: %w", err)
+	}
+	oe := gitconfig.ParseAll(orig)
+	// What changed, key by key, in the order the copy has them.
+	count := map[string]int{}
+	for _, e := range oe {
+		count[e.Tuple()]++
+	}
+	for _, e := range ce {
+		count[e.Tuple()]--
+	}
+	var keys []keyID
+	touched := map[keyID]bool{}
+	mark := func(e gitconfig.Entry) {
+		if id := idOf(e); count[e.Tuple()] != 0 && !touched[id] {
+			touched[id] = true
+			keys = append(keys, id)
+		}
+	}
+	for _, e := range ce {
+		mark(e)
+	}
+	for _, e := range oe {
+		mark(e)
+	}
+	var remove, add []gitconfig.Entry
+	for _, id := range keys {
+		c := ConfigChange{}
+		var vals []gitconfig.Entry
+		for _, e := range ce {
+			if idOf(e) == id {
+				vals = append(vals, e)
+				c.Values = append(c.Values, e.ValueOrTrue())
+			}
+		}
+		probe := gitconfig.Entry{Section: id.section, Sub: id.sub, HasSub: id.hasSub, Name: id.name}
+		c.Key = probe.Key()
+		if len(vals) == 0 && !mergedName(probe) {
+			c.Rule = "not merged back" // a removal: the key alone decides
+		}
+		for _, e := range vals {
+			if r := dangerous(e); r != "" {
+				c.Rule = "planted:" + r
+				break
+			}
+			if merged(e) == "" {
+				c.Rule = "not merged back"
+			}
+		}
+		if c.Rule == "" {
+			c.Applied = true
+			for _, e := range he {
+				if idOf(e) == id {
+					remove = append(remove, e)
+				}
+			}
+			add = append(add, vals...)
+		}
+		changes = append(changes, c)
+	}
+	// One header per section: the added keys grouped by section, in the
+	// order each section first comes.
+	first := map[keyID]int{}
+	for i, e := range add {
+		s := keyID{section: e.Section, sub: e.Sub, hasSub: e.HasSub}
+		if _, ok := first[s]; !ok {
+			first[s] = i
+		}
+	}
+	slices.SortStableFunc(add, func(a, b gitconfig.Entry) int {
+		return first[keyID{section: a.Section, sub: a.Sub, hasSub: a.HasSub}] - first[keyID{section: b.Section, sub: b.Sub, hasSub: b.HasSub}]
+	})
+	if len(remove) == 0 && len(add) == 0 {
+		return host, changes, nil
+	}
+	return gitconfig.Edit(host, remove, add), changes, nil
+}
