@@ -152,6 +152,10 @@ type Decider struct {
 	// below them is bound, and the empty home.
 	above   map[string]bool
 	sockets map[string]string
+	// deniedLoopback are the ports of the loopback that a denied network
+	// still reaches: its name server (53, which answers "not found") and
+	// the forwarded ports.
+	deniedLoopback []uint16
 	// absDeny are the absolute deny entries (paths and globs); relDeny
 	// the relative globs, matched in globRoots.
 	absDeny   []*DenyRule
@@ -300,7 +304,7 @@ func (p *Policy) Decider(home string) *Decider {
 			d.noWriteFix = append(d.noWriteFix, filepath.Clean(strings.ReplaceAll(c, "${HOME}", h)))
 		}
 	}
-	d.net = p.decideNet()
+	d.net, d.deniedLoopback = p.decideNet(), p.deniedLoopback()
 	return d
 }
 
@@ -330,8 +334,25 @@ func (p *Policy) Decide(op Op, path, home string) Decision {
 // DecideConnect returns the verdict on a connect to addr made directly by
 // the sandboxed process (see Decider.DecideConnect).
 func (p *Policy) DecideConnect(addr netip.AddrPort) Decision {
-	d := Decider{off: p.Mode == ModeOff, net: p.decideNet()}
+	d := Decider{off: p.Mode == ModeOff, net: p.decideNet(), deniedLoopback: p.deniedLoopback()}
 	return d.DecideConnect(addr)
+}
+
+// DNSPort is the port of the name server cordon serves on a denied
+// network's loopback.
+const DNSPort = 53
+
+// deniedLoopback are the loopback ports a denied network reaches (see
+// Decider.deniedLoopback).
+func (p *Policy) deniedLoopback() []uint16 {
+	if mode, _ := p.Network.Effective(); mode != NetDeny {
+		return nil
+	}
+	out := []uint16{DNSPort}
+	for _, port := range p.Network.ForwardPorts {
+		out = append(out, uint16(port))
+	}
+	return out
 }
 
 // decideNet is the verdict on a direct connect to a non-loopback address.
@@ -363,10 +384,11 @@ func (d *Decider) DecideConnect(addr netip.AddrPort) Decision {
 		}
 		return d.net
 	}
-	if a := addr.Addr().Unmap(); (a.IsLoopback() || a.IsUnspecified()) && d.net.Rule != ruleNetDeny {
+	if a := addr.Addr().Unmap(); (a.IsLoopback() || a.IsUnspecified()) && (d.net.Rule != ruleNetDeny || slices.Contains(d.deniedLoopback, addr.Port())) {
 		// The sandbox's own loopback. With the network denied there is
-		// none to speak of: the bwrap backend's Landlock layer refuses
-		// every TCP connect, the Landlock-only one every inet socket.
+		// none to speak of but its name server and the forwarded ports:
+		// the bwrap backend's Landlock layer refuses every other TCP
+		// connect, the Landlock-only one every inet socket.
 		return Decision{Rule: ruleNetLoopback}
 	}
 	return d.net

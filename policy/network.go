@@ -29,6 +29,8 @@ type NetSource struct {
 	// Why is set for an entry that is not allowed: why, and how to
 	// allow it.
 	Why string `yaml:"why,omitempty" json:"why,omitempty"`
+	// remote marks a git remote among the ci profile's tool registries.
+	remote bool
 }
 
 // netOrigin is where an entry was written: its layer and key.
@@ -60,8 +62,10 @@ type netState struct {
 	// userAllow are the allow entries of non-profile layers (strict mode
 	// keeps only these).
 	userAllow []string
-	// modeBy says which setting chose the current mode, for messages.
-	modeBy string
+	// modeBy says which setting chose the current mode, for messages,
+	// and modeLayer is its layer (zero for strict mode's own choice).
+	modeBy    string
+	modeLayer layer
 }
 
 func (n *netState) init() {
@@ -189,7 +193,7 @@ func (b *builder) applyNetwork(l layer) error {
 	}
 	if set {
 		b.p.Network.Mode = m
-		b.net.modeBy = modeSetting(l, modeKey, m)
+		b.net.modeBy, b.net.modeLayer = modeSetting(l, modeKey, m), l
 		if modeKey == config.KeyNetworkAllow {
 			b.net.modeBy = netOrigin{l, modeKey}.describe()
 		}
@@ -229,6 +233,7 @@ func (b *builder) finishNetwork() error {
 	n.init()
 	net := &p.Network
 	toolSource := map[string]string{}
+	var private []string // the tool registries' names (PrivateNames)
 	if p.Mode == ModeStrict {
 		switch {
 		case net.Mode == NetFiltered && len(n.userAllow) > 0:
@@ -236,7 +241,7 @@ func (b *builder) finishNetwork() error {
 		case net.Mode == NetLoopback:
 		default:
 			if net.Mode != NetDeny {
-				n.modeBy = "strict mode, which turns the network off unless --allow-net or network.allow names hosts"
+				n.modeBy, n.modeLayer = "strict mode, which turns the network off unless --allow-net or network.allow names hosts", layer{}
 			}
 			net.Mode = NetDeny
 		}
@@ -253,6 +258,9 @@ func (b *builder) finishNetwork() error {
 			}
 			add = append(add, r.Entry)
 			toolSource[r.Entry] = r.Source
+			if name := registryName(r); name != "" {
+				private = append(private, name)
+			}
 		}
 		net.Allow = append(add, net.Allow...)
 	}
@@ -289,6 +297,28 @@ func (b *builder) finishNetwork() error {
 			return err
 		}
 	}
+	net.PrivateNames = nil
+	for _, name := range private {
+		if slices.ContainsFunc(net.Allow, func(e string) bool { r, err := netrule.Parse(e); return err == nil && r.Host == name }) && !slices.Contains(net.PrivateNames, name) {
+			net.PrivateNames = append(net.PrivateNames, name)
+		}
+	}
+	net.AllowForwards = nil
+	if net.Mode == NetFiltered {
+		for _, e := range n.userAllow {
+			if port := loopbackPort(e); port >= MinForwardPort && slices.Contains(net.Allow, e) &&
+				!slices.Contains(net.ForwardPorts, port) && !slices.Contains(net.AllowForwards, port) {
+				net.AllowForwards = append(net.AllowForwards, port)
+			}
+		}
+	}
+	net.Denied = nil
+	if net.Mode == NetDeny {
+		net.Denied = &NetDenied{By: n.modeBy, Locked: n.modeLayer.tighten}
+		if l := n.modeLayer; l.Layer != nil && l.IsFlags() && !l.profile {
+			net.Denied.Flag = n.modeBy
+		}
+	}
 	net.Sources = nil
 	for _, e := range net.Allow {
 		src := toolSource[e]
@@ -303,9 +333,35 @@ func (b *builder) finishNetwork() error {
 	return nil
 }
 
-// checkForwardPorts refuses forward ports with a denied network (they
-// need a network namespace with loopback: --net loopback or an allow
-// list) and ports below MinForwardPort in loopback and filtered modes.
+// registryName is the host name of a registry a tool's own configuration
+// names (not a git remote, not an IP or a pattern), or "".
+func registryName(r NetSource) string {
+	if r.remote {
+		return ""
+	}
+	e, err := netrule.Parse(r.Entry)
+	if err != nil || e.IsAddr() || strings.Contains(e.Host, "*") {
+		return ""
+	}
+	return e.Host
+}
+
+// loopbackPort is the port of an allow entry naming one port of a
+// loopback address or localhost, or 0.
+func loopbackPort(entry string) int {
+	r, err := netrule.Parse(entry)
+	if err != nil || r.Port == 0 {
+		return 0
+	}
+	if r.Host == "localhost" || r.IsAddr() && r.Prefix.IsSingleIP() && r.Prefix.Addr().Unmap().IsLoopback() {
+		return r.Port
+	}
+	return 0
+}
+
+// checkForwardPorts refuses ports below MinForwardPort where the sandbox
+// has a network of its own. With the network denied, forwarded ports are
+// all it reaches ("nothing but these").
 func (b *builder) checkForwardPorts() error {
 	net := &b.p.Network
 	if b.p.Mode == ModeOff {
@@ -318,9 +374,7 @@ func (b *builder) checkForwardPorts() error {
 			what = fmt.Sprintf("%s entry %d", config.BaseKey(o.key), port)
 		}
 		switch {
-		case net.Mode == NetDeny:
-			return o.l.Errorf(o.key, "%s contradicts the denied network (%s): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net", what, b.net.modeBy)
-		case (net.Mode == NetLoopback || net.Mode == NetFiltered) && port < MinForwardPort:
+		case net.Mode != NetOpen && port < MinForwardPort:
 			return o.l.Errorf(o.key, "%s: a port below %d cannot be forwarded, because nothing inside the sandbox may listen on it (no CAP_NET_BIND_SERVICE); forward a port from %d up", what, MinForwardPort, MinForwardPort)
 		}
 	}
@@ -387,7 +441,7 @@ func toolRegistries(h Host, ws string, set map[string]string) []NetSource {
 	regs := toolenv.FindRegistries(toolenv.Host{Home: h.Home, Workspace: ws, Getenv: getenv, Environ: environ, StateDir: h.StateDir(), GitCommonDir: common, Set: set})
 	var out []NetSource
 	for _, r := range regs.Allow {
-		out = append(out, NetSource{Entry: r.Entry, Source: r.Source})
+		out = append(out, NetSource{Entry: r.Entry, Source: r.Source, remote: r.Remote})
 	}
 	for _, u := range regs.Unlisted {
 		out = append(out, NetSource{Entry: u.Entry, Source: u.Source, Why: u.Why})

@@ -188,18 +188,10 @@ func TestNetworkErrors(t *testing.T) {
 		}, "--allow-net has entries but the same command line sets --net loopback, which reaches no host outside; remove one of them"},
 		{"allow with mode loopback in a file", "sandbox:\n  network:\n    mode: loopback\n    allow: [a.example]\n", nil,
 			"CFG:4: sandbox.network.allow has entries but the same file sets sandbox.network.mode loopback, which reaches no host outside; remove one of them"},
-		{"forward port with --net deny", "", func(l *config.Layer) {
+		{"forward port below 1024 with --net deny", "", func(l *config.Layer) {
 			l.Network.Mode = config.Ptr("deny")
-			l.Network.ForwardPorts = []int{5432}
-		}, "--forward-port 5432 contradicts the denied network (--net deny): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net"},
-		{"forward port in a file with the minimal profile", "sandbox:\n  profile: minimal\n  network:\n    forward_ports: [8080, 5432]\n", nil,
-			"CFG:4: sandbox.network.forward_ports entry 8080 contradicts the denied network (the minimal profile's network: deny): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net"},
-		{"forward port with network.enabled: false", "sandbox:\n  network:\n    enabled: false\n", func(l *config.Layer) { l.Network.ForwardPorts = []int{5432} },
-			"--forward-port 5432 contradicts the denied network (sandbox.network.enabled: false in CFG:3): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net"},
-		{"forward port in strict mode", "", func(l *config.Layer) {
-			l.Mode = config.Ptr("strict")
-			l.Network.ForwardPorts = []int{5432}
-		}, "--forward-port 5432 contradicts the denied network (strict mode, which turns the network off unless --allow-net or network.allow names hosts): a forwarded port needs the sandbox's own loopback; use --net loopback, or allow hosts with --allow-net"},
+			l.Network.ForwardPorts = []int{80}
+		}, "--forward-port 80: a port below 1024 cannot be forwarded, because nothing inside the sandbox may listen on it (no CAP_NET_BIND_SERVICE); forward a port from 1024 up"},
 		{"forward port below 1024 in loopback mode", "", func(l *config.Layer) {
 			l.Network.Mode = config.Ptr("loopback")
 			l.Network.ForwardPorts = []int{80}

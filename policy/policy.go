@@ -184,6 +184,54 @@ type Network struct {
 	// profile leaves out, and why (a repository's own .npmrc, a git
 	// remote no host-side file confirms, an entry a deny entry covers).
 	NotAllowed []NetSource `yaml:"not_allowed,omitempty" json:"not_allowed,omitempty"`
+	// Denied says, when the network is denied, which setting denied it
+	// and how a host could be allowed, for the line cordon prints after
+	// a run about each name the command looked up; nil otherwise.
+	Denied *NetDenied `yaml:"-" json:"-"`
+	// AllowForwards are the ports of the allow entries you wrote yourself
+	// (not a profile's, not the ci profile's tool registries) that name
+	// one port, from MinForwardPort, of a loopback address or localhost
+	// (127.0.0.1:5432, [::1]:8080, localhost:3000): filtered mode forwards
+	// them as --forward-port does, so that every client reaches them,
+	// whatever NO_PROXY says. Not in ForwardPorts: a run does not refuse
+	// one nothing listens on yet.
+	AllowForwards []int `yaml:"-" json:"-"`
+	// PrivateNames are the host names of the ci profile's allow entries
+	// that your own tool configuration names as a registry (not git
+	// remotes): the proxy lets each of them, and only them, resolve to a
+	// private address (RFC 1918, fc00::/7), a company mirror on 10.x.
+	// Loopback, link-local and metadata addresses stay refused.
+	PrivateNames []string `yaml:"-" json:"-"`
+}
+
+// NetDenied is what denied a network, for the advice cordon gives about
+// a host the command wanted.
+type NetDenied struct {
+	// By names the setting, e.g. "--net deny", "the minimal profile's
+	// network: deny" or strict mode.
+	By string
+	// Flag is the setting on the command line that denied it ("--net
+	// deny"), which an --allow-net replaces, or "" when an --allow-net
+	// added to the command line is enough.
+	Flag string
+	// Locked says that a file the sandbox could write denied it (a
+	// workspace's .cordon.yaml), which no flag loosens.
+	Locked bool
+}
+
+// Advice says how to allow host on a network that d denied: the
+// --allow-net entry to add ("" when none would do) and the rest of the
+// advice.
+func (d *NetDenied) Advice(host string) (allow, hint string) {
+	switch {
+	case d == nil:
+		return "", ""
+	case d.Locked:
+		return "", "a file in the workspace denies the network (" + d.By + "), and such a file may only tighten: change it there, outside the sandbox"
+	case d.Flag != "":
+		return host, "in place of " + d.Flag
+	}
+	return host, ""
 }
 
 // Resources are resource limits. Zero means unlimited.

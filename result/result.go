@@ -87,8 +87,9 @@ type Result struct {
 type NetRefusal struct {
 	// Host is the canonical host the command asked for (a name or an IP).
 	Host string `json:"host"`
-	// Port is the port it asked for.
-	Port int `json:"port"`
+	// Port is the port it asked for; 0 for a name the command looked up
+	// on a denied network (it never got as far as a port).
+	Port int `json:"port,omitempty"`
 	// Rule is the entry or built-in reason that refused it.
 	Rule string `json:"rule"`
 	// Allow is the --allow-net entry that would allow it, or "" when
@@ -105,6 +106,21 @@ type NetRefusal struct {
 // e.g. "refused example.org:443 (no allow rule); allow it with
 // --allow-net example.org:443".
 func (f NetRefusal) Line() string {
+	if f.Port == 0 {
+		// A lookup on a denied network: "denied registry.example
+		// (network deny, set by --net deny); allow it with --allow-net
+		// registry.example in place of --net deny".
+		s := fmt.Sprintf("denied %s (%s)", f.Host, f.Rule)
+		switch {
+		case f.Allow != "" && f.Hint != "":
+			return s + "; allow it with --allow-net " + f.Allow + " " + f.Hint
+		case f.Allow != "":
+			return s + "; allow it with --allow-net " + f.Allow
+		case f.Hint != "":
+			return s + "; " + f.Hint
+		}
+		return s
+	}
 	s := fmt.Sprintf("refused %s (%s)", net.JoinHostPort(f.Host, strconv.Itoa(f.Port)), f.Rule)
 	switch {
 	case f.Allow != "":

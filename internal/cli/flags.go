@@ -59,7 +59,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.net, "net", "", "network: deny (none), open (the host's) or loopback (the sandbox's own loopback and --forward-port ports)")
 	fs.StringArrayVar(&f.allowNet, "allow-net", nil, "allow HOST[:PORT], *.DOMAIN, IP or CIDR (repeatable; makes the network filtered: only these, through cordon's proxy)")
 	fs.StringArrayVar(&f.denyNet, "deny-net", nil, "deny HOST[:PORT], *.DOMAIN, IP or CIDR (repeatable; deny beats allow; with an open network: every host but these)")
-	fs.StringArrayVar(&f.forwardPorts, "forward-port", nil, "make the host's loopback TCP PORT (1024-65535) reachable inside at the same number (repeatable; loopback and filtered networks)")
+	fs.StringArrayVar(&f.forwardPorts, "forward-port", nil, "make the host's loopback TCP PORT (1024-65535) reachable inside at the same number (repeatable; loopback and filtered networks; with --net deny, nothing but these)")
 	fs.StringArrayVar(&f.unixSockets, "allow-unix-socket", nil, "allow connecting to the unix socket PATH (repeatable)")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "memory limit in MB")
 	fs.StringVar(&f.maxProcs, "max-procs", "", "process limit")

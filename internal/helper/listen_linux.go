@@ -15,6 +15,12 @@ import (
 // in this namespace can connect to them.
 func sendListeners(n *helperspec.Net) error {
 	for _, l := range n.Listeners {
+		if l.Kind == helperspec.ListenDNS {
+			if err := sendDNS(l); err != nil {
+				return err
+			}
+			continue
+		}
 		fds, families, err := listen(l.Port)
 		if err != nil {
 			return fmt.Errorf("listening on 127.0.0.1:%d inside the sandbox for the %s listener: %w", l.Port, l.Kind, err)
@@ -71,4 +77,35 @@ func listenOn(family int, sa unix.Sockaddr) (int, error) {
 		return -1, fmt.Errorf("listen: %w", err)
 	}
 	return fd, nil
+}
+
+// sendDNS hands the host UDP sockets of this network namespace, unbound
+// (port 53 needs CAP_NET_BIND_SERVICE over the namespace, which the host
+// holds and the sandbox does not), for 127.0.0.1 and, best effort, ::1,
+// and waits until the host has bound them (helperspec.MsgGo), so that the
+// command's first lookup already finds the name server.
+func sendDNS(l helperspec.Listener) error {
+	fd4, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("the name server's socket inside the sandbox: %w", err)
+	}
+	fds, families := []int{fd4}, "4"
+	if fd6, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err == nil {
+		if unix.SetsockoptInt(fd6, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1) == nil {
+			fds, families = append(fds, fd6), "46"
+		} else {
+			_ = unix.Close(fd6)
+		}
+	}
+	err = unix.Sendmsg(helperspec.FdStatus, helperspec.ListenerMessage(l, families), unix.UnixRights(fds...), nil, 0)
+	for _, fd := range fds {
+		_ = unix.Close(fd)
+	}
+	if err != nil {
+		return fmt.Errorf("handing the name server's sockets to the host: %w", err)
+	}
+	if err := waitGo(helperspec.FdStatus); err != nil {
+		return fmt.Errorf("waiting for the host to bind the name server's sockets: %w", err)
+	}
+	return nil
 }

@@ -63,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 2
+const Version = 3
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.

@@ -25,7 +25,16 @@ const (
 	// ListenForward is a forwarded port: each connection is joined to the
 	// host's 127.0.0.1 at the same port.
 	ListenForward ListenerKind = "forward"
+	// ListenDNS is the name server of a denied network (dnsstub): the
+	// helper hands over UDP sockets it does not bind, since port 53 needs
+	// a privilege the sandbox does not hold, and waits for MsgGo; the
+	// host, which holds that privilege over the sandbox's network
+	// namespace, binds them to port 53 and answers there.
+	ListenDNS ListenerKind = "dns"
 )
+
+// DNSPort is the port of ListenDNS: where every resolver looks.
+const DNSPort = 53
 
 // Listener is one TCP port the helper listens on inside the sandbox, on
 // 127.0.0.1 and, best effort, ::1.
@@ -73,7 +82,7 @@ func ParseListener(msg []byte) (Listener, string, error) {
 		return Listener{}, "", fmt.Errorf("listener message with a bad port: %q", msg)
 	}
 	switch ListenerKind(f[0]) {
-	case ListenHTTP, ListenSOCKS5, ListenForward:
+	case ListenHTTP, ListenSOCKS5, ListenForward, ListenDNS:
 	default:
 		return Listener{}, "", fmt.Errorf("listener message of an unknown kind: %q", msg)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/internal/enforce/landlock"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
@@ -46,6 +47,9 @@ func HostFacts(p *policy.Policy, helper Helper) plan.Host {
 	h.LandlockABI, _ = landlock.ABI()
 	h.Helper, h.HelperErr = helperBinary(helper)
 	h.HelperSibling = helper == SiblingHelper
+	if rc, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
+		h.ResolvConf = rc
+	}
 	return h
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/net/dnsstub"
 	"github.com/cordon-sandbox/cordon/internal/net/netproxy"
 	"github.com/cordon-sandbox/cordon/internal/net/netrule"
 	"github.com/cordon-sandbox/cordon/internal/plan"
@@ -35,9 +36,12 @@ import (
 type netRun struct {
 	n   *plan.Net
 	srv *netproxy.Server
+	// dns is the denied network's name server (plan.Net.DNS), or nil.
+	dns *dnsstub.Server
 
 	mu        sync.Mutex
 	listeners []net.Listener
+	packets   []net.PacketConn
 	closed    bool
 	warn      func(string)
 	once      sync.Once
@@ -59,6 +63,7 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), askFn fun
 		if rules, err = netrule.Compile(n.Allow, n.Deny); err != nil {
 			return nil, fmt.Errorf("network rules: %w", err)
 		}
+		rules.PrivateNames = n.PrivateNames
 	}
 	nr := &netRun{n: n, warn: func(s string) {
 		if stderr != nil {
@@ -70,6 +75,17 @@ func newNetRun(n *plan.Net, token string, record func(netproxy.Event), askFn fun
 		cfg.Credentials, cfg.CA = cr.bindings, cr.ca
 	}
 	nr.srv = netproxy.New(cfg)
+	if n.DNS {
+		// The sandbox's own host name is no host the command wanted.
+		nr.dns = &dnsstub.Server{Skip: func(name string) bool { return name == plan.SandboxHostname }}
+		if record != nil {
+			rule := nr.denyRule()
+			nr.dns.OnName = func(name string) {
+				record(netproxy.Event{Time: time.Now(), Protocol: netproxy.DNSLookup, Host: name, Rule: rule,
+					Reason: "the network is denied: the lookup of " + name + " was answered \"not found\""})
+			}
+		}
+	}
 	return nr, nil
 }
 
@@ -171,6 +187,18 @@ func (nr *netRun) serve(kind helperspec.ListenerKind, port int, l net.Listener) 
 	}()
 }
 
+// servePacket answers the denied network's lookups on pc (nr.dns).
+func (nr *netRun) servePacket(pc net.PacketConn) {
+	nr.mu.Lock()
+	defer nr.mu.Unlock()
+	if nr.closed || nr.dns == nil {
+		pc.Close()
+		return
+	}
+	nr.packets = append(nr.packets, pc)
+	go func() { _ = nr.dns.Serve(pc) }()
+}
+
 func (nr *netRun) isClosed() bool {
 	nr.mu.Lock()
 	defer nr.mu.Unlock()
@@ -186,10 +214,13 @@ func (nr *netRun) close() {
 	nr.once.Do(func() {
 		nr.mu.Lock()
 		nr.closed = true
-		ls := nr.listeners
+		ls, ps := nr.listeners, nr.packets
 		nr.mu.Unlock()
 		for _, l := range ls {
 			l.Close()
+		}
+		for _, p := range ps {
+			p.Close()
 		}
 		_ = nr.srv.Close()
 	})
@@ -198,7 +229,13 @@ func (nr *netRun) close() {
 // refusals are the run's distinct refused hosts and ports, once the proxy
 // has stopped.
 func (nr *netRun) refusals() []result.NetRefusal {
-	if nr == nil || !nr.n.Filtered() {
+	if nr == nil {
+		return nil
+	}
+	if nr.dns != nil {
+		return nr.lookups()
+	}
+	if !nr.n.Filtered() {
 		return nil
 	}
 	var out []result.NetRefusal
@@ -210,8 +247,36 @@ func (nr *netRun) refusals() []result.NetRefusal {
 
 // refusedMore counts the refused requests refusals does not list.
 func (nr *netRun) refusedMore() int {
+	if nr != nil && nr.dns != nil {
+		_, more := nr.dns.Names()
+		return more
+	}
 	if nr == nil || !nr.n.Filtered() {
 		return 0
 	}
 	return nr.srv.RefusedMore()
+}
+
+// lookups are the names the command looked up on a denied network, once
+// the name server has stopped, each with the advice that would allow it.
+func (nr *netRun) lookups() []result.NetRefusal {
+	names, _ := nr.dns.Names()
+	rule := nr.denyRule()
+	var out []result.NetRefusal
+	for _, name := range names {
+		allow, hint := nr.n.Denied.Advice(name)
+		if nr.n.Denied == nil {
+			allow = name
+		}
+		out = append(out, result.NetRefusal{Host: name, Rule: rule, Allow: allow, Hint: hint})
+	}
+	return out
+}
+
+// denyRule is the rule that refused a denied network's lookups.
+func (nr *netRun) denyRule() string {
+	if d := nr.n.Denied; d != nil && d.By != "" {
+		return "network deny, set by " + d.By
+	}
+	return "network deny"
 }

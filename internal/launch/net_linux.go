@@ -22,7 +22,7 @@ func (r *sandboxRun) startNet() error {
 	if n == nil {
 		return nil
 	}
-	if err := checkForwarded(n.ForwardPorts); err != nil {
+	if err := checkForwarded(n.MustListen()); err != nil {
 		return err
 	}
 	pl := *r.pl
@@ -31,7 +31,7 @@ func (r *sandboxRun) startNet() error {
 	pl.Net = n
 	r.pl = &pl
 	pl.Env = n.MergeEnv(pl.Env)
-	if !n.Filtered() && (n.HostListen || len(n.ForwardPorts) == 0) {
+	if !n.Filtered() && !n.DNS && (n.HostListen || len(n.ForwardPorts) == 0) {
 		return nil // nothing to serve: the loopback is the sandbox's own
 	}
 	cr, err := newCredRun(n)
@@ -77,6 +77,10 @@ func (nr *netRun) handOver(l helperspec.Listener, fds []int) {
 		closeFds(fds)
 		return
 	}
+	if l.Kind == helperspec.ListenDNS {
+		nr.serveDNS(fds)
+		return
+	}
 	for _, fd := range fds {
 		// Only a listening TCP socket is served.
 		if v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || v != 1 {
@@ -106,7 +110,44 @@ func (nr *netRun) expected() []helperspec.Listener {
 			out = append(out, helperspec.Listener{Kind: helperspec.ListenForward, Port: p})
 		}
 	}
+	if nr.n.DNS {
+		out = append(out, helperspec.Listener{Kind: helperspec.ListenDNS, Port: helperspec.DNSPort})
+	}
 	return out
+}
+
+// serveDNS binds the UDP sockets the helper made in the sandbox's network
+// namespace (127.0.0.1 first, then ::1) to port 53 and answers there
+// (dnsstub). cordon may bind port 53 there where the sandbox may not: it
+// owns the user namespace that owns the network namespace (or is root).
+// It takes ownership of fds. A socket it cannot bind is closed with a
+// warning: a lookup there fails at once anyway, only unnamed.
+func (nr *netRun) serveDNS(fds []int) {
+	for i, fd := range fds {
+		var sa unix.Sockaddr = &unix.SockaddrInet4{Port: helperspec.DNSPort, Addr: [4]byte{127, 0, 0, 1}}
+		if i == 1 {
+			sa = &unix.SockaddrInet6{Port: helperspec.DNSPort, Addr: [16]byte{15: 1}}
+		}
+		typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		if err != nil || typ != unix.SOCK_DGRAM {
+			_ = unix.Close(fd)
+			continue
+		}
+		if err := unix.Bind(fd, sa); err != nil {
+			_ = unix.Close(fd)
+			if i == 0 {
+				nr.warn(fmt.Sprintf("network: the denied network's name server could not listen on 127.0.0.1:53 inside (%v): lookups fail at once, but the hosts are not named after the run", err))
+			}
+			continue
+		}
+		f := os.NewFile(uintptr(fd), "dns")
+		pc, err := net.FilePacketConn(f)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		nr.servePacket(pc)
+	}
 }
 
 func closeFds(fds []int) {

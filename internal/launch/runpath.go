@@ -459,6 +459,9 @@ func netAudit(req Request, tell func(Line)) func(netproxy.Event) {
 	return func(ev netproxy.Event) {
 		rec := audit.Record{Timestamp: ev.Time, SessionID: req.SessionID, Command: req.AuditCommand,
 			Operation: "network-connect", Host: ev.Host, Port: ev.Port, Action: audit.ActionDenied, Rule: ev.Rule, Mode: mode}
+		if ev.Protocol == netproxy.DNSLookup {
+			rec.Operation = "network-lookup"
+		}
 		if ev.Allowed {
 			rec.Action = audit.ActionAllowed
 		}

@@ -30,7 +30,7 @@ func startSeatbeltNet(pl *plan.Plan, stdio Stdio) (*plan.Plan, *netRun, error) {
 	if !n.HostListen || !n.Seatbelt {
 		return nil, nil, fmt.Errorf("launch: the Seatbelt plan's filtered network is not served on the host's loopback")
 	}
-	if err := checkForwarded(n.ForwardPorts); err != nil {
+	if err := checkForwarded(n.MustListen()); err != nil {
 		return nil, nil, err
 	}
 	cr, err := newCredRun(&n)

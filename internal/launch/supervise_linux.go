@@ -38,6 +38,10 @@ func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listen
 				continue
 			}
 			listener(l, fds)
+			if l.Kind == helperspec.ListenDNS {
+				// The helper waits until its name server is bound.
+				_, _ = sock.Write([]byte{helperspec.MsgGo})
+			}
 			continue
 		}
 		if buf[0] == helperspec.MsgWatch && !st.ready && len(fds) == 1 {

@@ -24,6 +24,14 @@ func Wrap(pl *plan.Plan, cmd *exec.Cmd) (release func(), err error) {
 	if pl.Backend != backend.Bwrap && pl.Backend != backend.Landlock {
 		return nil, errors.New("launch: Wrap needs a bwrap or Landlock-only plan")
 	}
+	if n := pl.Net; n != nil && n.DNS && len(n.ForwardPorts) == 0 {
+		// Nothing serves the denied network's name server: a lookup
+		// inside fails at once (nothing listens on 127.0.0.1:53), only
+		// the host is not named after the run.
+		c := *pl
+		c.Net, c.Spec.Net = nil, nil
+		pl = &c
+	}
 	if pl.Spec.Net != nil || pl.Net.Filtered() || pl.Net != nil && len(pl.Net.ForwardPorts) > 0 {
 		return nil, errors.New("launch: Wrap cannot serve the network proxy or forwarded ports (the caller starts and waits for the command itself): run the command with Run, or use the loopback network without forwarded ports")
 	}

@@ -78,7 +78,17 @@ const (
 	// which git reads as if there were none, bound over a missing
 	// commondir so that none can be planted.
 	commondirFile = "commondir"
+	// denyResolvConf is the resolv.conf of a denied network, naming the
+	// name server cordon serves inside (bindDenyResolver).
+	denyResolvConf = "resolv.conf"
 )
+
+// denyResolvConfText is denyResolvConf's content.
+const denyResolvConfText = "# cordon: the network is denied; this name server answers every lookup \"not found\" at once, and cordon names each host after the run\nnameserver 127.0.0.1\n"
+
+// SandboxHostname is the sandbox's host name under bubblewrap (its own
+// UTS namespace).
+const SandboxHostname = "cordon"
 
 // privateTmp is always a fresh tmpfs; the host's /tmp is never visible.
 const privateTmp = "/tmp"
@@ -149,7 +159,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 	}
 	args := []string{bw,
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--die-with-parent", "--cap-drop", "ALL", "--hostname", "cordon",
+		"--die-with-parent", "--cap-drop", "ALL", "--hostname", SandboxHostname,
 	}
 	mode, _ := netMode(p)
 	if mode != policy.NetOpen && !permissive {
@@ -281,8 +291,11 @@ func (b *bwrapBuilder) collect() error {
 		b.add(opWrite, s, s)
 	}
 	b.goMod = b.bindGoModCache(optsGetenv(b.opts))
-	if mode, _ := netMode(p); mode == policy.NetOpen {
+	switch mode, _ := netMode(p); {
+	case mode == policy.NetOpen:
 		b.bindResolver()
+	case mode == policy.NetDeny && !b.permissive:
+		b.bindDenyResolver()
 	}
 	writable := b.writableRoots()
 	scan := b.scanRoots()
@@ -381,6 +394,18 @@ func (b *bwrapBuilder) bindResolver() {
 	b.add(opRead, target, target)
 }
 
+// bindDenyResolver gives a sandbox whose network is denied a resolv.conf
+// naming only 127.0.0.1, where cordon's name server answers (Net.DNS):
+// the host's may name a server the empty namespace cannot reach, so a
+// lookup would fail as "temporary", unrecorded, and tools retry. It is
+// bound where the host's /etc/resolv.conf leads (often a link into /run);
+// with none on the host, resolvers ask 127.0.0.1 anyway.
+func (b *bwrapBuilder) bindDenyResolver() {
+	if rc := b.opts.Host.ResolvConf; rc != "" {
+		b.add(opRead, filepath.Join(b.opts.StateDir, denyResolvConf), rc)
+	}
+}
+
 // landlockRules is the second line of defence under bubblewrap: whatever
 // the mounts allow, the command may write only to the policy's write paths,
 // the private /tmp and /dev (ttys, /dev/null, /dev/shm); with the network
@@ -392,6 +417,10 @@ func (b *bwrapBuilder) landlockRules() *landlock.Rules {
 	mode, _ := netMode(b.p)
 	r := &landlock.Rules{ReadOnly: []string{"/"}, ReadWrite: []string{privateTmp, "/dev"},
 		DenyNetwork: mode == policy.NetDeny, ScopeSignals: true, ScopeAbstractUnix: true}
+	if mode == policy.NetDeny {
+		// Nothing but the forwarded ports, on the sandbox's loopback.
+		r.ConnectTCP = slices.Clone(b.p.Network.ForwardPorts)
+	}
 	for _, w := range b.p.Write {
 		if w != privateTmp && b.deniedBy(w) == "" {
 			r.ReadWrite = append(r.ReadWrite, w)

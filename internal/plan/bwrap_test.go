@@ -186,7 +186,7 @@ func TestBuildRefusesUnbuilt(t *testing.T) {
 	}{
 		{"permissive on Seatbelt", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Seatbelt }, "--mode permissive is not built yet for the seatbelt backend: macOS logs only what a profile denies", nil},
 		{"permissive on the Windows Job", func(p *policy.Policy) { p.Mode = policy.ModePermissive; p.Backend = backend.Job }, "--mode permissive is not built yet for the job backend", nil},
-		{"forward port without a network", func(p *policy.Policy) { p.Network.ForwardPorts = []int{8080} }, "--forward-port with --net deny", nil},
+		{"forward port below 1024 without a network", func(p *policy.Policy) { p.Network.ForwardPorts = []int{80} }, "--forward-port 80: forwarded ports must be from 1024", nil},
 		// The violation monitor is built for the Linux backends and
 		// Seatbelt (macOS's log, which holds no allowed access).
 		{"warn on the Windows Job", func(p *policy.Policy) { p.OnViolation = "warn"; p.Backend = backend.Job }, "on_violation warn needs the violation monitor, which is not built yet for the job backend", nil},

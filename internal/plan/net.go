@@ -12,21 +12,35 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// Net is the network part of a plan in the loopback and filtered modes:
-// what the launcher serves on the host for the run. Under bubblewrap the
+// Net is the network part of a plan in the loopback and filtered modes,
+// and in deny mode with a network namespace (its name server) or
+// forwarded ports: what the launcher serves on the host for the run. Under bubblewrap the
 // helper creates the listeners inside the sandbox's network namespace
 // (Spec.Net) and hands them over; on the Landlock-only backend the
 // launcher listens on the host's 127.0.0.1 itself (HostListen).
 type Net struct {
-	// Mode is loopback or filtered.
+	// Mode is loopback, filtered or deny.
 	Mode policy.NetMode `json:"mode"`
+	// DNS says that the network is denied and the sandbox has a network
+	// namespace of its own: its resolv.conf names 127.0.0.1, where cordon
+	// answers every lookup at once with "not found" (dnsstub) and then
+	// names each host looked up, with Denied's advice.
+	DNS bool `json:"dns,omitempty"`
+	// Denied is what denied the network (deny mode).
+	Denied *policy.NetDenied `json:"-"`
 	// Allow and Deny are the rules of the filtering proxy (netrule.Compile).
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// PrivateNames may resolve to a private address
+	// (policy.Network.PrivateNames, netrule.Set.PrivateNames).
+	PrivateNames []string `json:"private_names,omitempty"`
 	// ForwardPorts are host loopback TCP ports reachable from the command
 	// at the same number; the launcher checks, before the run, that
-	// something listens on each.
+	// something listens on each but those of AllowForwards.
 	ForwardPorts []int `json:"forward_ports,omitempty"`
+	// AllowForwards are the ports of ForwardPorts that an allow entry
+	// naming a loopback address forwards (policy.Network.AllowForwards).
+	AllowForwards []int `json:"allow_forwards,omitempty"`
 	// HTTPPort and SOCKSPort are the ports on the command's 127.0.0.1 where
 	// it reaches the HTTP and SOCKS5 proxies (filtered mode): fixed inside
 	// a network namespace, chosen by the launcher with HostListen.
@@ -60,6 +74,12 @@ type Net struct {
 	// run with credentials (the host's roots and the run's CA) that
 	// CAVars name; "" without credentials.
 	CABundle string `json:"ca_bundle,omitempty"`
+}
+
+// MustListen are the forwarded ports the launcher checks something
+// listens on before the run: all but AllowForwards.
+func (n *Net) MustListen() []int {
+	return slices.DeleteFunc(slices.Clone(n.ForwardPorts), func(p int) bool { return slices.Contains(n.AllowForwards, p) })
 }
 
 // NpmTokenVar is the variable through which npm reads the _authToken of
@@ -139,6 +159,9 @@ const (
 	insideSOCKSPort = 1081
 )
 
+// npmRetries is npm's setting of how often it retries a failed request.
+const npmRetries = "npm_config_fetch_retries"
+
 // noProxy is NO_PROXY inside: the sandbox's own loopback is direct.
 const noProxy = "localhost,127.0.0.1,::1"
 
@@ -152,9 +175,15 @@ var proxyVars = []struct{ name, kind string }{
 
 // Env is what the command's environment gets in filtered mode: the proxy
 // variables (with the token as userinfo under HostListen), NO_PROXY and
-// GIT_SSH_COMMAND with cordon's ProxyCommand; but the variables in Keep.
-// It is empty in loopback mode.
+// GIT_SSH_COMMAND with cordon's ProxyCommand; in deny mode, npm told not
+// to retry; but the variables in Keep. It is empty in loopback mode.
 func (n *Net) Env() []string {
+	if n != nil && n.Mode == policy.NetDeny && !slices.Contains(n.Keep, npmRetries) {
+		// npm retries a failed request for 70 s (its fetch-retries
+		// and back-off), lookups failing at once or not: on a denied
+		// network no retry can succeed.
+		return []string{npmRetries + "=0"}
+	}
 	if !n.Filtered() {
 		return nil
 	}
@@ -218,12 +247,19 @@ func (n *Net) Describe() []string {
 	var out []string
 	where := "in the sandbox's own network namespace (only loopback)"
 	switch {
+	case n.Mode == policy.NetDeny && len(n.ForwardPorts) > 0 && !n.HostListen && !n.Seatbelt:
+		where = "in the sandbox's own network namespace (only loopback), nothing reachable but the forwarded ports (Landlock allows no other TCP connect or bind)"
+	case n.Mode == policy.NetDeny && len(n.ForwardPorts) > 0:
+		where = "without a network namespace: nothing reachable but the forwarded ports"
 	case n.Seatbelt:
 		where = "without a network namespace (the Seatbelt profile allows connecting only to the proxy's two ports and the forwarded ports, on the host's loopback)"
 	case n.HostListen:
 		where = "without a network namespace (Landlock confines TCP connect to the proxy's and the forwarded ports)"
 	}
 	out = append(out, fmt.Sprintf("mode %s, %s", n.Mode, where))
+	if n.DNS {
+		out = append(out, "name server at 127.0.0.1:53 inside (the sandbox's /etc/resolv.conf names it), served by cordon on the host: every lookup fails at once (\"not found\"), and after the run cordon names each host looked up and how to allow it")
+	}
 	if n.Filtered() {
 		rules := "allow: " + orNone(n.Allow) + "; deny: " + orNone(n.Deny)
 		if n.HostListen {
@@ -232,11 +268,17 @@ func (n *Net) Describe() []string {
 			out = append(out, fmt.Sprintf("HTTP proxy at 127.0.0.1:%d and SOCKS5 proxy at 127.0.0.1:%d inside: the helper listens there and hands the sockets to cordon, which serves them on the host", n.HTTPPort, n.SOCKSPort))
 		}
 		out = append(out, "proxy rules: "+rules+" (deny wins; loopback, private, link-local and metadata addresses only by an IP or CIDR allow entry); every decision is an audit record")
+		if len(n.PrivateNames) > 0 {
+			out = append(out, "registries your own tool configuration names may resolve to a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), for these names only: "+strings.Join(n.PrivateNames, ", ")+"; loopback, link-local and metadata addresses stay refused")
+		}
 	}
 	for _, c := range n.Credentials {
 		out = append(out, fmt.Sprintf("credential %s: TLS to %s ends at the proxy, whose per-run CA the command trusts through %s (%s); the command holds a placeholder, the proxy puts the secret in; every use is an audit record", c.Name, strings.Join(c.Hosts, ", "), strings.Join(CAVars, ", "), n.CABundle))
 	}
 	for _, p := range n.ForwardPorts {
+		if slices.Contains(n.AllowForwards, p) {
+			out = append(out, fmt.Sprintf("forwarded port %d, for the allow entry naming a loopback address at that port: every client reaches it directly (NO_PROXY, and Go, never send a loopback address to the proxy)", p))
+		}
 		if n.Seatbelt {
 			out = append(out, fmt.Sprintf("forwarded port %d: the host's 127.0.0.1:%d, reached directly (the profile allows connecting to that port of the loopback)", p, p))
 		} else if n.HostListen {
@@ -266,20 +308,33 @@ func netMode(p *policy.Policy) (mode policy.NetMode, allow []string) {
 // binary as the command sees it.
 func planNet(p *policy.Policy, inside bool, helper string) (*Net, error) {
 	mode, allow := netMode(p)
-	if mode == policy.NetDeny && len(p.Network.ForwardPorts) > 0 {
-		return nil, fmt.Errorf("--forward-port with --net deny: the sandbox has no network to forward into; use --net loopback (or --allow-net) with it")
+	if mode == policy.NetDeny {
+		// Nothing but the forwarded ports; with a network namespace,
+		// the name server that names what was looked up.
+		if !inside && len(p.Network.ForwardPorts) == 0 {
+			return nil, nil
+		}
+		if err := checkForwardPorts(p.Network.ForwardPorts); err != nil {
+			return nil, err
+		}
+		n := &Net{Mode: mode, DNS: inside, Denied: p.Network.Denied, ForwardPorts: slices.Clone(p.Network.ForwardPorts), HostListen: !inside}
+		if userSets(p, npmRetries) {
+			n.Keep = []string{npmRetries}
+		}
+		return n, nil
 	}
 	if mode != policy.NetFiltered && mode != policy.NetLoopback {
 		// An open network reaches the host's loopback ports directly.
 		return nil, nil
 	}
-	for _, port := range p.Network.ForwardPorts {
-		if port < 1024 || port > 65535 {
-			return nil, fmt.Errorf("--forward-port %d: forwarded ports must be from 1024 to 65535 (the sandbox cannot listen on a privileged port)", port)
-		}
+	if err := checkForwardPorts(p.Network.ForwardPorts); err != nil {
+		return nil, err
 	}
 	n := &Net{Mode: mode, ForwardPorts: slices.Clone(p.Network.ForwardPorts), HostListen: !inside}
 	if mode == policy.NetFiltered {
+		n.AllowForwards = slices.Clone(p.Network.AllowForwards)
+		n.PrivateNames = slices.Clone(p.Network.PrivateNames)
+		n.ForwardPorts = append(n.ForwardPorts, n.AllowForwards...)
 		n.Allow, n.Deny = slices.Clone(allow), slices.Clone(p.Network.Deny)
 		n.Helper = helper
 		if p.Mode != policy.ModeOff && len(p.Credentials) > 0 {
@@ -302,6 +357,16 @@ func planNet(p *policy.Policy, inside bool, helper string) (*Net, error) {
 		}
 	}
 	return n, nil
+}
+
+// checkForwardPorts refuses a port the helper could not listen on.
+func checkForwardPorts(ports []int) error {
+	for _, port := range ports {
+		if port < 1024 || port > 65535 {
+			return fmt.Errorf("--forward-port %d: forwarded ports must be from 1024 to 65535 (the sandbox cannot listen on a privileged port)", port)
+		}
+	}
+	return nil
 }
 
 // userSets reports whether the policy's environment allowlist sets name
@@ -332,6 +397,9 @@ func (n *Net) spec() *helperspec.Net {
 	for _, p := range n.ForwardPorts {
 		s.Listeners = append(s.Listeners, helperspec.Listener{Kind: helperspec.ListenForward, Port: p})
 	}
+	if n.DNS {
+		s.Listeners = append(s.Listeners, helperspec.Listener{Kind: helperspec.ListenDNS, Port: helperspec.DNSPort})
+	}
 	if len(s.Listeners) == 0 {
 		return nil
 	}
@@ -342,6 +410,10 @@ func (n *Net) spec() *helperspec.Net {
 // filtered mode: what Landlock's port rules cannot tell apart.
 const landlockNetGap = "filtered network without a network namespace: Landlock confines TCP connect by port number only, so the command can connect to ANY address on the proxy's two ports (chosen at run time) and on the forwarded ports, bypassing the proxy there; UDP, raw and other sockets are refused by seccomp, and TCP to every other port by Landlock"
 
+// landlockDenyForwardGap is the degraded line of the Landlock-only
+// backend's denied network with forwarded ports.
+const landlockDenyForwardGap = "denied network with forwarded ports without a network namespace: Landlock confines TCP connect by port number only, so the command can connect to ANY address on the forwarded ports; UDP, raw and other sockets are refused by seccomp, and TCP to every other port by Landlock"
+
 // landlockNet sets up the Landlock-only backend's part of filtered and
 // loopback modes on rules and the seccomp options: TCP connect to the
 // forwarded ports (the launcher adds the proxy's), stream sockets only. It
@@ -349,6 +421,19 @@ const landlockNetGap = "filtered network without a network namespace: Landlock c
 // Landlock cannot confine TCP (ABI < 4).
 func landlockNet(pl *Plan, n *Net, rules *landlock.Rules, abi int) error {
 	if n == nil {
+		return nil
+	}
+	if n.Mode == policy.NetDeny {
+		// Nothing but the forwarded ports, by port number as in
+		// filtered mode.
+		rules.DenyNetwork = true
+		rules.ConnectTCP = slices.Clone(n.ForwardPorts)
+		pl.Spec.Seccomp.DenyNetwork = false
+		pl.Spec.Seccomp.StreamOnly = true
+		pl.Degraded = append(pl.Degraded, landlockDenyForwardGap)
+		if abi < 4 {
+			return fmt.Errorf("--forward-port with the network denied on the Landlock-only backend needs Landlock ABI 4 to confine TCP to the forwarded ports, and this kernel has ABI %d: run where bubblewrap works (see cordon status)", abi)
+		}
 		return nil
 	}
 	if n.Mode == policy.NetLoopback {

@@ -30,7 +30,10 @@ func TestBwrapNet(t *testing.T) {
 		allProxy   string
 		landlockNo bool // Landlock's DenyNetwork
 	}{
-		{name: "deny", net: policy.Network{Mode: policy.NetDeny}, unshare: true, landlockNo: true},
+		{name: "deny", net: policy.Network{Mode: policy.NetDeny}, unshare: true, landlockNo: true, mode: policy.NetDeny,
+			listeners: []helperspec.Listener{{Kind: "dns", Port: 53}}},
+		{name: "deny, forwarded", net: policy.Network{Mode: policy.NetDeny, ForwardPorts: []int{5432}}, unshare: true, landlockNo: true, mode: policy.NetDeny,
+			listeners: []helperspec.Listener{{Kind: "forward", Port: 5432}, {Kind: "dns", Port: 53}}},
 		{name: "open", net: policy.Network{Mode: policy.NetOpen}},
 		{name: "open with a forwarded port", net: policy.Network{Mode: policy.NetOpen, ForwardPorts: []int{5432}}},
 		{name: "loopback", net: policy.Network{Mode: policy.NetLoopback}, unshare: true, mode: policy.NetLoopback},

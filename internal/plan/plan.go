@@ -343,6 +343,10 @@ type Host struct {
 	Helper        string
 	HelperErr     error
 	HelperSibling bool
+	// ResolvConf is where the host's /etc/resolv.conf leads, its links
+	// resolved, or "" when there is none: a denied network's resolv.conf
+	// is bound there (bindDenyResolver).
+	ResolvConf string
 }
 
 // ErrNotBuilt marks a policy feature that no backend implements yet.

@@ -89,7 +89,7 @@ func stateFiles(dir string) []Preparation {
 		dir     bool
 		mode    fs.FileMode
 		content string
-	}{{maskFile, false, 0, ""}, {maskDir, true, 0, ""}, {emptyFile, false, 0o444, ""}, {emptyDir, true, 0o555, ""}, {commondirFile, false, 0o444, ".\n"}} {
+	}{{maskFile, false, 0, ""}, {maskDir, true, 0, ""}, {emptyFile, false, 0o444, ""}, {emptyDir, true, 0o555, ""}, {commondirFile, false, 0o444, ".\n"}, {denyResolvConf, false, 0o444, denyResolvConfText}} {
 		out = append(out, Preparation{Kind: PrepStateFile, Path: filepath.Join(dir, m.name), Dir: m.dir, Mode: m.mode, Content: m.content})
 	}
 	return out

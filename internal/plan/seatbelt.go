@@ -364,6 +364,7 @@ func (s *seatbelt) network(prof *sbpl.Profile) {
 		s.forwarded(prof)
 	default:
 		prof.Comment("network: denied (no rule allows it)")
+		s.forwarded(prof)
 	}
 	if len(s.p.UnixSockets) > 0 {
 		prof.Comment("unix sockets the policy allows, by exact path")
@@ -381,7 +382,7 @@ func (s *seatbelt) network(prof *sbpl.Profile) {
 // loopback, where the service the user forwarded listens: the command
 // reaches it directly, without the proxy.
 func (s *seatbelt) forwarded(prof *sbpl.Profile) {
-	for _, port := range s.p.Network.ForwardPorts {
+	for _, port := range slices.Concat(s.p.Network.ForwardPorts, s.p.Network.AllowForwards) {
 		prof.Allow([]sbpl.Op{sbpl.OpNetworkOutbound}, sbpl.RemoteIP(fmt.Sprintf("localhost:%d", port)))
 	}
 }

@@ -58,7 +58,7 @@ func (c *collector) gitRemotes() {
 		}
 		source := "git: remote " + s.sub + " (" + s.key + ") of the workspace's repository"
 		if why := c.confirmHost(h, port, raw, known); why != "" {
-			c.allow(entry, source+"; "+why)
+			c.allowRemote(entry, source+"; "+why, true)
 			continue
 		}
 		c.unlisted(entry, source, "the remote is written in the repository's .git/config, which may only tighten the policy, and no file outside the workspace names "+h+" (~/.ssh/known_hosts for ssh, a url, credential or http section of your git config); allow it with --allow-net "+entry)

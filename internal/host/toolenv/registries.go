@@ -20,6 +20,9 @@ type Registry struct {
 	// Source says which setting names the host and where it was found,
 	// e.g. "GOPROXY (go's default, from go env)".
 	Source string `json:"source"`
+	// Remote says that the entry is a git remote of the workspace's
+	// repository, not a registry a tool's own configuration names.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // Unlisted is a host a tool may use that FindRegistries does not allow,
@@ -89,6 +92,11 @@ type registries struct {
 // allow adds the entry for a host unless it is there already; while a
 // workspace file is read (trusting), it lists the entry instead.
 func (c *collector) allow(entry, source string) {
+	c.allowRemote(entry, source, false)
+}
+
+// allowRemote is allow, for a git remote when remote is set.
+func (c *collector) allowRemote(entry, source string, remote bool) {
 	if entry == "" || c.regs.seen[entry] {
 		return
 	}
@@ -97,7 +105,7 @@ func (c *collector) allow(entry, source string) {
 		return
 	}
 	c.regs.seen[entry] = true
-	c.regs.out.Allow = append(c.regs.out.Allow, Registry{Entry: entry, Source: source})
+	c.regs.out.Allow = append(c.regs.out.Allow, Registry{Entry: entry, Source: source, Remote: remote})
 }
 
 // allowURL adds the host of a tool's URL; a URL that names no network

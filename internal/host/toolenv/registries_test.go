@@ -321,26 +321,26 @@ func TestFindRegistriesConfigured(t *testing.T) {
 	got := FindRegistries(h)
 
 	want := []Registry{
-		{"goproxy.corp.example:443", "GOPROXY: GOPROXY in the environment"},
-		{"athens.corp.example:3000", "GOPROXY: GOPROXY in the environment"},
-		{"sumdb.corp.example:8443", "GOSUMDB: GOSUMDB in the environment"},
-		{"git.corp.example:443", "GONOPROXY: go env -w GOPRIVATE (so GONOPROXY), in ~/.config/go/env (fetched directly from the code host)"},
-		{"*.internal.example:443", "GONOPROXY: go env -w GOPRIVATE (so GONOPROXY), in ~/.config/go/env (fetched directly from the code host)"},
-		{"npm.corp.example:443", "npm: ~/.npmrc: registry"},
-		{"npm.acme.example:4873", "npm: ~/.npmrc: @acme:registry"},
-		{"pypi.corp.example:443", "pip: ~/.config/pip/pip.conf: index-url"},
-		{"extra1.example:443", "pip: ~/.config/pip/pip.conf: extra-index-url"},
-		{"extra2.example:8080", "pip: ~/.config/pip/pip.conf: extra-index-url"},
-		{"wheels.example:443", "pip: ~/.config/pip/pip.conf: find-links"},
-		{"git.acme.example:443", "cargo: ~/.cargo/config.toml: registries.acme.index"},
-		{"crates.corp.example:443", "cargo: ~/.cargo/config.toml: source.corp.registry"},
-		{"envreg.example:443", "cargo: CARGO_REGISTRIES_ENVREG_INDEX in the environment"},
-		{"index.crates.example:443", "cargo: a registry cargo has used (~/.cargo/registry/index/index.crates.example-0123456789abcdef)"},
-		{"static.crates.example:443", "cargo: a registry cargo has used (~/.cargo/registry/index/index.crates.example-0123456789abcdef): its download host"},
-		{"github.example:22", "git: remote origin (url) of the workspace's repository; github.example is in ~/.ssh/known_hosts"},
-		{"gitlab.corp.example:443", "git: remote upstream (url) of the workspace's repository; your git config names gitlab.corp.example"},
-		{"mirror.corp.example:443", "git: remote old (url) of the workspace's repository; your git config names mirror.corp.example"},
-		{"git.corp.example:22", "git: remote corp (url) of the workspace's repository; git.corp.example is allowed for another tool"},
+		{"goproxy.corp.example:443", "GOPROXY: GOPROXY in the environment", false},
+		{"athens.corp.example:3000", "GOPROXY: GOPROXY in the environment", false},
+		{"sumdb.corp.example:8443", "GOSUMDB: GOSUMDB in the environment", false},
+		{"git.corp.example:443", "GONOPROXY: go env -w GOPRIVATE (so GONOPROXY), in ~/.config/go/env (fetched directly from the code host)", false},
+		{"*.internal.example:443", "GONOPROXY: go env -w GOPRIVATE (so GONOPROXY), in ~/.config/go/env (fetched directly from the code host)", false},
+		{"npm.corp.example:443", "npm: ~/.npmrc: registry", false},
+		{"npm.acme.example:4873", "npm: ~/.npmrc: @acme:registry", false},
+		{"pypi.corp.example:443", "pip: ~/.config/pip/pip.conf: index-url", false},
+		{"extra1.example:443", "pip: ~/.config/pip/pip.conf: extra-index-url", false},
+		{"extra2.example:8080", "pip: ~/.config/pip/pip.conf: extra-index-url", false},
+		{"wheels.example:443", "pip: ~/.config/pip/pip.conf: find-links", false},
+		{"git.acme.example:443", "cargo: ~/.cargo/config.toml: registries.acme.index", false},
+		{"crates.corp.example:443", "cargo: ~/.cargo/config.toml: source.corp.registry", false},
+		{"envreg.example:443", "cargo: CARGO_REGISTRIES_ENVREG_INDEX in the environment", false},
+		{"index.crates.example:443", "cargo: a registry cargo has used (~/.cargo/registry/index/index.crates.example-0123456789abcdef)", false},
+		{"static.crates.example:443", "cargo: a registry cargo has used (~/.cargo/registry/index/index.crates.example-0123456789abcdef): its download host", false},
+		{"github.example:22", "git: remote origin (url) of the workspace's repository; github.example is in ~/.ssh/known_hosts", true},
+		{"gitlab.corp.example:443", "git: remote upstream (url) of the workspace's repository; your git config names gitlab.corp.example", true},
+		{"mirror.corp.example:443", "git: remote old (url) of the workspace's repository; your git config names mirror.corp.example", true},
+		{"git.corp.example:22", "git: remote corp (url) of the workspace's repository; git.corp.example is allowed for another tool", true},
 	}
 	if !reflect.DeepEqual(got.Allow, want) {
 		t.Errorf("Allow:\n%s\nwant\n%s", dump(got.Allow), dump(want))
@@ -559,10 +559,10 @@ func TestFindRegistriesSetForSandbox(t *testing.T) {
 	h.Set = map[string]string{"GOPROXY": "https://set-proxy.example,direct", "PIP_INDEX_URL": "https://set-pypi.example/simple", "CARGO_REGISTRIES_X_INDEX": "sparse+https://set-crates.example/"}
 	got := FindRegistries(h).Allow
 	want := []Registry{
-		{"set-proxy.example:443", "GOPROXY: GOPROXY set for the sandbox (--env or env:)"},
-		{"host-npm.example:443", "npm: npm_config_registry in the environment"},
-		{"set-pypi.example:443", "pip: PIP_INDEX_URL set for the sandbox (--env or env:)"},
-		{"set-crates.example:443", "cargo: CARGO_REGISTRIES_X_INDEX set for the sandbox (--env or env:)"},
+		{"set-proxy.example:443", "GOPROXY: GOPROXY set for the sandbox (--env or env:)", false},
+		{"host-npm.example:443", "npm: npm_config_registry in the environment", false},
+		{"set-pypi.example:443", "pip: PIP_INDEX_URL set for the sandbox (--env or env:)", false},
+		{"set-crates.example:443", "cargo: CARGO_REGISTRIES_X_INDEX set for the sandbox (--env or env:)", false},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Allow:\n%s\nwant\n%s", dump(got), dump(want))

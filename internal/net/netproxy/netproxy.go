@@ -130,6 +130,10 @@ const (
 	SOCKS5 Protocol = "socks5"
 	// PortForward is a connection to a forwarded port (ServeForward).
 	PortForward Protocol = "forward"
+	// DNSLookup is a name the command looked up on a denied network,
+	// answered "not found" by cordon's name server there (package
+	// dnsstub): the audit log's network-lookup records.
+	DNSLookup Protocol = "dns"
 )
 
 // Event is one decision of the proxy.

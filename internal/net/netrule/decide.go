@@ -3,6 +3,7 @@ package netrule
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,9 @@ const (
 	// RulePublic is the Rule of a public address an allowed name resolved
 	// to, when no allow IP/CIDR entry names it.
 	RulePublic = "public address"
+	// RulePrivateName is the Rule of a private address that a name of
+	// Set.PrivateNames resolved to.
+	RulePrivateName = "private address of a registry your tool configuration names"
 )
 
 // DecideName decides a connection to the name t (t.Name != "") on port
@@ -92,6 +96,9 @@ func (s *Set) DecideAddr(addr netip.Addr, port int, name string) Decision {
 		return Decision{Allowed: true, Rule: byAddr.Raw, Reason: fmt.Sprintf("%s is allowed by the entry %q", what, byAddr.Raw)}
 	}
 	if kind, inner, via, ok := classify(addr); ok {
+		if kind == kindPrivate && via == "" && name != "" && slices.Contains(s.PrivateNames, name) {
+			return Decision{Allowed: true, Rule: RulePrivateName, Reason: fmt.Sprintf("%s is a private address, allowed for %s only: your own tool configuration names it as a registry", what, name)}
+		}
 		is := fmt.Sprintf("%s %s", kind.article, kind.kind)
 		if via != "" {
 			is = fmt.Sprintf("a %s address embedding %s, %s", via, inner, is)

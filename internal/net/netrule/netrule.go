@@ -51,6 +51,12 @@ func (r Rule) IsAddr() bool { return r.Prefix.IsValid() }
 type Set struct {
 	// Allow and Deny are the parsed entries, in the order written.
 	Allow, Deny []Rule
+	// PrivateNames are canonical host names (the ci profile's registries
+	// that your own tool configuration names) that may resolve to a
+	// private address (RFC 1918, fc00::/7): a company mirror on 10.x. For
+	// those names only; loopback, link-local, metadata and every other
+	// special address stay refused.
+	PrivateNames []string
 }
 
 // Target is a host a client asked for, canonicalised.
