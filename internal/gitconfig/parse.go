@@ -276,6 +276,7 @@ func parse(data []byte, all bool) ([]Entry, error) {
 		} else {
 			e.Section = s
 		}
+		e = asCString(e)
 		if !badHeader {
 			out = append(out, e)
 		}
@@ -338,6 +339,33 @@ func (p *parser) subsection(name []byte, c byte) ([]byte, bool) {
 		name = append(name, c)
 	}
 	return name, p.next() == ']'
+}
+
+// asCString is e as git's callbacks see it: git builds the key and the
+// value with their NUL bytes and hands them on as C strings, so a NUL in
+// a subsection ends the whole key there (`[remote "x.uploadpack\x00"]
+// url = CMD` is read as remote.x.uploadpack = CMD), and one in a value
+// ends the value. The key is then split again as git splits one: the
+// section up to its first dot, the name after its last.
+func asCString(e Entry) Entry {
+	if i := strings.IndexByte(e.Value, 0); i >= 0 {
+		e.Value = e.Value[:i]
+	}
+	if strings.IndexByte(e.Sub, 0) < 0 {
+		return e
+	}
+	key := e.Section + "." + e.Sub + "." + e.Name
+	key = key[:strings.IndexByte(key, 0)]
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	switch {
+	case first < 0:
+		e.Section, e.Sub, e.HasSub, e.Name = "", "", false, strings.ToLower(key)
+	case first == last:
+		e.Section, e.Sub, e.HasSub, e.Name = key[:first], "", false, strings.ToLower(key[last+1:])
+	default:
+		e.Section, e.Sub, e.HasSub, e.Name = key[:first], key[first+1:last], true, strings.ToLower(key[last+1:])
+	}
+	return e
 }
 
 // value reads a value after its "=" (git's parse_value, 2.39).

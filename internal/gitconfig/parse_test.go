@@ -31,6 +31,11 @@ var parseCases = []struct {
 	bad  int
 }{
 	{"simple", "[core]\n\tbare = false\n", []string{"core.bare=false@1-1"}, 0},
+	// git hands keys and values on as C strings: a NUL ends them.
+	{"NUL ends a subsection's key", "[remote \"x.uploadpack\x00\"]\n\turl = touch m\n", []string{"remote.x.uploadpack=touch m@1-1"}, 0},
+	{"NUL ends a value", "[a]\nb = ok\x00rest\n", []string{"a.b=ok@1-1"}, 0},
+	{"NUL at a subsection's start", "[remote \"\x00x\"]\n\turl = u\n", []string{"remote.=u@1-1"}, 0},
+	{"NUL after dots", "[s \"a.b.c\x00d\"]\n\tk = v\n", []string{"s.a.b.c=v@1-1"}, 0},
 	{"case rules", "[CoRe]\n\tFsMonitor = X\n[Remote \"Origin\"]\n\tURL = u\n", []string{"core.fsmonitor=X@1-1", "remote.Origin.url=u@3-3"}, 0},
 	{"legacy subsection lower-cased", "[Remote.Origin]\nurl = u\n", []string{"remote.origin.url=u@1-1"}, 0},
 	{"section with a dot and a quoted subsection", "[a.B \"C\"]\nk=v\n", []string{"a.b.C.k=v@1-1"}, 0},

@@ -93,7 +93,7 @@ func MergeConfig(orig, copy, host []byte) (out []byte, changes []ConfigChange, e
 				c.Rule = "planted:" + r
 				break
 			}
-			if merged(e) == "" {
+			if merged(e) == "" || !writable(e) {
 				c.Rule = "not merged back"
 			}
 		}
@@ -123,5 +123,32 @@ func MergeConfig(orig, copy, host []byte) (out []byte, changes []ConfigChange, e
 	if len(remove) == 0 && len(add) == 0 {
 		return host, changes, nil
 	}
-	return gitconfig.Edit(host, remove, add), changes, nil
+	out = gitconfig.Edit(host, remove, add)
+	// Read back as git will read it: every key the host's config did not
+	// have must be one merged here, allowed and not planted; else nothing
+	// is written.
+	had := map[string]bool{}
+	for _, e := range gitconfig.ParseAll(host) {
+		had[e.Tuple()] = true
+	}
+	for _, e := range gitconfig.ParseAll(out) {
+		if !had[e.Tuple()] && (dangerous(e) != "" || merged(e) == "") {
+			return host, nil, fmt.Errorf("the merged config would read as %s: nothing written", e.Key())
+		}
+	}
+	return out, changes, nil
+}
+
+// writable reports whether e can be written as git will read it back: no
+// control character in its subsection (git refuses a newline there and
+// ends the key at a NUL) or its value's NUL.
+func writable(e gitconfig.Entry) bool {
+	for _, s := range []string{e.Sub, e.Value} {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; (c < 0x20 || c == 0x7f) && (s == e.Sub || c == 0) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -41,6 +41,12 @@ func TestMergeConfig(t *testing.T) {
 			hasNot: []string{"core.fsmonitor=touch x"}},
 		{name: "transport URLs and unknown keys", add: "[remote \"e\"]\n\turl = ext::sh -c touch% x\n[submodule \"s\"]\n\turl = -oProxyCommand=x\n[core]\n\tworktree = /elsewhere\n[user]\n\tsigningkey = k\n",
 			refused: map[string]string{"remote.e.url": "not merged back", "submodule.s.url": "not merged back", "core.worktree": "not merged back", "user.signingkey": "not merged back"}},
+		// A NUL ends git's key: remote."x.uploadpack\0".url is read by
+		// git as remote.x.uploadpack, and submodule."s.update\0".branch
+		// as submodule.s.update.
+		{name: "a NUL in a subsection", add: "[remote \"x.uploadpack\x00\"]\n\turl = touch m\n[submodule \"s.update\x00\"]\n\tbranch = !sh\n",
+			refused: map[string]string{"remote.x.uploadpack": "planted:remote.*.uploadpack", "submodule.s.update": "planted:submodule.*.update"}, hasNot: []string{"remote.x.uploadpack=touch m"}},
+		{name: "a control character in a subsection", add: "[remote \"x\x01y\"]\n\turl = https://ok\n", refused: map[string]string{"remote.x\x01y.url": "not merged back"}},
 		{name: "a safe key with an unsafe value beside it", add: "[remote \"m\"]\n\turl = https://ok\n\turl = ext::x\n", refused: map[string]string{"remote.m.url": "not merged back"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
