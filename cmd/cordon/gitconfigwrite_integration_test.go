@@ -212,3 +212,33 @@ func TestGitConfigWatched(t *testing.T) {
 		})
 	}
 }
+
+// TestGitConfigMergeStaysHome: a run that sets a key in a nested
+// repository and then puts a link to another repository's git directory
+// where the nested one's was has the merge write nowhere: not into the
+// other repository's config (found by an attack), and says so.
+func TestGitConfigMergeStaysHome(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			gitConfigProject(t, e)
+			other := filepath.Join(e.root, "other")
+			e.mustGit(e.root, "init", "-q", other)
+			before := readFile(t, filepath.Join(other, ".git", "config"))
+			e.mustGit(e.ws, "init", "-q", "n")
+			r := e.run("run", "--backend", backend, "--", "sh", "-c",
+				"git -C n config user.email planted@example.com && mv n n2 && mkdir n && ln -s "+filepath.Join(other, ".git")+" n/.git")
+			if got := readFile(t, filepath.Join(other, ".git", "config")); got != before {
+				t.Errorf("the merge wrote into another repository's config:\n%s\n%s", got, r)
+			}
+			if !strings.Contains(r.stderr, "not the one the run started with") || r.code == 0 {
+				t.Errorf("want a line saying the change was not written, and a failing status: %s", r)
+			}
+		})
+	}
+}

@@ -8,9 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"unicode"
 
 	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 	"github.com/cordon-sandbox/cordon/internal/monitor"
@@ -36,6 +39,11 @@ type gitCopy struct {
 	orig     []byte // the host's config when the run started
 	file     *os.File
 	dev, ino uint64 // the host's file
+	// gdev and gino are the git directory's when the run started: the
+	// merge writes only into that directory (a run that put another
+	// repository's git directory, or a link to one, at the same path
+	// would have the merge write there).
+	gdev, gino uint64
 	// copyDev and copyIno are the copy's: what a rename onto the config
 	// reaches where bubblewrap binds the copy over it.
 	copyDev, copyIno uint64
@@ -93,7 +101,13 @@ func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, er
 			g.close()
 			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
 		}
-		g.list = append(g.list, &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino, copyDev: cst.Dev, copyIno: cst.Ino})
+		var gst syscall.Stat_t
+		if err := syscall.Stat(d, &gst); err != nil {
+			f.Close()
+			g.close()
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+		}
+		g.list = append(g.list, &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino, copyDev: cst.Dev, copyIno: cst.Ino, gdev: gst.Dev, gino: gst.Ino})
 	}
 	if len(g.list) == 0 {
 		g.close()
@@ -177,7 +191,7 @@ func (g *gitCopies) served(config string) bool {
 // git directory), and returns what to say: one note per config whose keys
 // were written, one warning per key refused and per config it could not
 // write; refused counts the changes not written.
-func (g *gitCopies) merge(workspace string) (notes, warnings []string, refused int) {
+func (g *gitCopies) merge(workspace string, writable []string) (notes, warnings []string, refused int) {
 	if g == nil {
 		return nil, nil, 0
 	}
@@ -192,29 +206,46 @@ func (g *gitCopies) merge(workspace string) (notes, warnings []string, refused i
 		}
 		var applied []string
 		out, changes, err := func() ([]byte, []planted.ConfigChange, error) {
+			var gst syscall.Stat_t
+			if err := syscall.Stat(c.gitDir, &gst); err != nil {
+				return nil, nil, err
+			}
+			if gst.Dev != c.gdev || gst.Ino != c.gino {
+				return nil, nil, errors.New("its git directory is not the one the run started with (moved, or replaced by another or a link to one)")
+			}
 			host, _, err := readConfig(c.gitDir)
 			if err != nil {
 				return nil, nil, err
 			}
-			out, changes, err := planted.MergeConfig(c.orig, data, host)
+			base := c.gitDir
+			if filepath.Base(base) == ".git" {
+				base = filepath.Dir(base)
+			}
+			out, changes, err := planted.MergeConfig(c.orig, data, host, base, func(p string) bool {
+				return slices.ContainsFunc(writable, func(root string) bool { return subpath.Within(p, root) })
+			})
 			if err != nil || bytes.Equal(out, host) {
 				return nil, changes, err
 			}
 			return out, changes, nil
 		}()
 		for _, ch := range changes {
+			key := printableKey(ch.Key)
 			if ch.Applied {
-				applied = append(applied, ch.Key)
+				applied = append(applied, key)
 				continue
 			}
 			refused++
-			what := "set " + ch.Key
+			what := "set " + key
 			if len(ch.Values) == 0 {
-				what = "removed " + ch.Key
+				what = "removed " + key
 			}
 			why := "it is not among the keys cordon writes back (user, remotes, branch tracking, submodules)"
 			if strings.HasPrefix(ch.Rule, "planted:") {
 				why = "a key that runs a program or loads more configuration (" + ch.Rule + ")"
+			}
+			if strings.HasPrefix(ch.Rule, "local:") {
+				why = "it names a repository the run could write, whose hooks git runs when it pushes there"
 			}
 			warnings = append(warnings, fmt.Sprintf("git config: the run %s in %s; not written to the host's config: %s; set it outside the sandbox if you mean it", what, name, why))
 		}
@@ -222,7 +253,7 @@ func (g *gitCopies) merge(workspace string) (notes, warnings []string, refused i
 			err = writeConfig(c.gitDir, out)
 		}
 		if err != nil {
-			refused += len(applied)
+			refused += max(len(applied), 1)
 			warnings = append(warnings, fmt.Sprintf("git config: the run's changes to %s were not written to the host's config: %v; make them outside the sandbox", name, err))
 			continue
 		}
@@ -231,6 +262,16 @@ func (g *gitCopies) merge(workspace string) (notes, warnings []string, refused i
 		}
 	}
 	return notes, warnings, refused
+}
+
+// printableKey is a key as a line may show it: quoted when it holds a
+// control character (a subsection the run chose could otherwise move the
+// terminal's cursor and hide the lines before it).
+func printableKey(k string) string {
+	if strings.ContainsFunc(k, unicode.IsControl) {
+		return strconv.Quote(k)
+	}
+	return k
 }
 
 // writeConfig replaces the config of the git directory dir with data as

@@ -298,7 +298,12 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	for _, h := range res.LimitsReached {
 		tell(Line{Kind: Limit, Text: h.Line()})
 	}
-	notes, warnings, notWritten := gc.merge(p.Workspace)
+	// A remote naming a repository the run could write is not merged:
+	// git runs that repository's hooks when it pushes there.
+	// (The policy's /tmp is the sandbox's own, on both backends: the
+	// host's is not written.)
+	writable := slices.DeleteFunc(append(slices.Clone(p.Write), pl.Writable...), func(w string) bool { return w == "/tmp" })
+	notes, warnings, notWritten := gc.merge(p.Workspace, writable)
 	for _, n := range notes {
 		tell(Line{Kind: Note, Text: n})
 	}

@@ -2,7 +2,9 @@ package planted
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 )
@@ -41,7 +43,14 @@ func idOf(e gitconfig.Entry) keyID { return keyID{e.Section, e.Sub, e.Name, e.Ha
 // Every other changed key is left as the host has it and reported, with
 // its rule. A copy git would refuse applies nothing (err says which line);
 // so does a host file git refuses (it cannot be edited safely).
-func MergeConfig(orig, copy, host []byte) (out []byte, changes []ConfigChange, err error) {
+//
+// writable, when not nil, says whether a local path (absolute, clean) is
+// one the run could write: a remote, push remote or submodule URL naming
+// such a repository is refused ("local:..."), as git runs that
+// repository's hooks when it pushes there, and the run could have planted
+// them past the check after it. base is the directory a relative path is
+// taken from (the repository's work tree).
+func MergeConfig(orig, copy, host []byte, base string, writable func(string) bool) (out []byte, changes []ConfigChange, err error) {
 	ce, err := gitconfig.Parse(copy)
 	if err != nil {
 		return host, nil, fmt.Errorf("the run's config: %w", err)
@@ -93,8 +102,12 @@ func MergeConfig(orig, copy, host []byte) (out []byte, changes []ConfigChange, e
 				c.Rule = "planted:" + r
 				break
 			}
-			if merged(e) == "" || !writable(e) {
+			if merged(e) == "" || !writableEntry(e) {
 				c.Rule = "not merged back"
+			}
+			if p, ok := localRepo(e, base); ok && c.Rule == "" && writable != nil && writable(p) {
+				c.Rule = "local:a repository the run could write"
+				break
 			}
 		}
 		if c.Rule == "" {
@@ -139,10 +152,42 @@ func MergeConfig(orig, copy, host []byte) (out []byte, changes []ConfigChange, e
 	return out, changes, nil
 }
 
-// writable reports whether e can be written as git will read it back: no
-// control character in its subsection (git refuses a newline there and
-// ends the key at a NUL) or its value's NUL.
-func writable(e gitconfig.Entry) bool {
+// localRepo is the local repository a URL key names (remote.*.url and
+// pushurl, submodule.*.url, branch.*.remote and pushRemote): a path, or
+// a file:// URL, made absolute from base; false for a network URL, an
+// scp-like host:path and a remote's name.
+func localRepo(e gitconfig.Entry, base string) (string, bool) {
+	switch key := e.Section + "." + e.Name; key {
+	case "remote.url", "remote.pushurl", "submodule.url", "branch.remote", "branch.pushremote":
+	default:
+		return "", false
+	}
+	v := strings.TrimSpace(e.Value)
+	if rest, ok := strings.CutPrefix(v, "file://"); ok {
+		v = rest
+	} else if strings.Contains(v, "://") {
+		return "", false
+	}
+	slash := strings.IndexByte(v, '/')
+	if colon := strings.IndexByte(v, ':'); colon >= 0 && (slash < 0 || colon < slash) {
+		return "", false // host:path, as git reads it
+	}
+	if slash < 0 && e.Section == "branch" {
+		return "", false // a remote's name
+	}
+	if strings.HasPrefix(v, "~") {
+		return "/", true // a home directory: taken as writable, refused
+	}
+	if !filepath.IsAbs(v) {
+		v = filepath.Join(base, v)
+	}
+	return filepath.Clean(v), true
+}
+
+// writableEntry reports whether e can be written as git will read it
+// back: no control character in its subsection (git refuses a newline
+// there and ends the key at a NUL) or its value's NUL.
+func writableEntry(e gitconfig.Entry) bool {
 	for _, s := range []string{e.Sub, e.Value} {
 		for i := 0; i < len(s); i++ {
 			if c := s[i]; (c < 0x20 || c == 0x7f) && (s == e.Sub || c == 0) {

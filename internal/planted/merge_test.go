@@ -13,6 +13,9 @@ import (
 // (the dangerousKeys table, a transport URL, a submodule update command)
 // and every key not on the list stays out and is reported with its rule;
 // the host's own changes during the run and its other content are kept.
+// inWS is the writable roots of TestMergeConfig's runs: /ws.
+func inWS(p string) bool { return p == "/ws" || strings.HasPrefix(p, "/ws/") }
+
 func TestMergeConfig(t *testing.T) {
 	const orig = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = /src\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
 	// The host's user changed a key of their own meanwhile.
@@ -47,6 +50,13 @@ func TestMergeConfig(t *testing.T) {
 		{name: "a NUL in a subsection", add: "[remote \"x.uploadpack\x00\"]\n\turl = touch m\n[submodule \"s.update\x00\"]\n\tbranch = !sh\n",
 			refused: map[string]string{"remote.x.uploadpack": "planted:remote.*.uploadpack", "submodule.s.update": "planted:submodule.*.update"}, hasNot: []string{"remote.x.uploadpack=touch m"}},
 		{name: "a control character in a subsection", add: "[remote \"x\x01y\"]\n\turl = https://ok\n", refused: map[string]string{"remote.x\x01y.url": "not merged back"}},
+		// A repository the run could write, named as a remote: git runs
+		// its hooks on a push there.
+		{name: "a remote in a writable root", add: "[remote \"x\"]\n\turl = /ws/zzz/evil.git\n\tpushurl = file:///ws/e.git\n[branch \"main\"]\n\tpushRemote = ../ws/e.git\n[submodule \"s\"]\n\turl = sub/e.git\n",
+			refused: map[string]string{"remote.x.url": "local:a repository the run could write", "remote.x.pushurl": "local:a repository the run could write",
+				"branch.main.pushremote": "local:a repository the run could write", "submodule.s.url": "local:a repository the run could write"}},
+		{name: "remotes elsewhere", add: "[remote \"y\"]\n\turl = /srv/y.git\n\tpushurl = git@example.com:o/r.git\n[branch \"main\"]\n\tremote = y\n",
+			applied: []string{"remote.y.url", "remote.y.pushurl", "branch.main.remote"}},
 		{name: "a safe key with an unsafe value beside it", add: "[remote \"m\"]\n\turl = https://ok\n\turl = ext::x\n", refused: map[string]string{"remote.m.url": "not merged back"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +64,7 @@ func TestMergeConfig(t *testing.T) {
 			if tc.edit != nil {
 				cp = tc.edit(cp)
 			}
-			out, changes, err := MergeConfig([]byte(orig), []byte(cp), []byte(host))
+			out, changes, err := MergeConfig([]byte(orig), []byte(cp), []byte(host), "/ws", inWS)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +113,7 @@ func TestMergeConfig(t *testing.T) {
 			}
 		})
 	}
-	if out, _, err := MergeConfig([]byte(orig), []byte("[core\n"), []byte(host)); err == nil || string(out) != host {
+	if out, _, err := MergeConfig([]byte(orig), []byte("[core\n"), []byte(host), "/ws", inWS); err == nil || string(out) != host {
 		t.Errorf("a copy git refuses: err %v, out %q", err, out)
 	}
 }
