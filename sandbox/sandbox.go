@@ -339,9 +339,9 @@ func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error
 // Stdout, Stderr, Dir and SysProcAttr are kept. The command's Env (nil: the
 // policy's environment allowlist) moves into the helper's spec, which
 // gives it to the command inside; cmd.Env becomes plan.LauncherEnv, the
-// empty environment of bwrap on the host. A command can be
-// wrapped once: a second Wrap is an error. Wrap does not forward signals
-// or enforce the timeout, and the process and memory limits are the
+// environment of bwrap on the host (only the helper's GOMAXPROCS=1). A
+// command can be wrapped once: a second Wrap is an error. Wrap does not
+// forward signals or enforce the timeout, and the process and memory limits are the
 // helper's rlimits only, never a cgroup (Run does all of that): the caller
 // owns the process. Call Close once wrapped commands have finished.
 func (s *Sandbox) Wrap(cmd *exec.Cmd) error {

@@ -160,14 +160,15 @@ func TestExplainLaunchNeeds(t *testing.T) {
 }
 
 // TestExplainHostEnv: --explain shows the command's environment and says
-// that the process cordon starts on the host gets none of it.
+// that the process cordon starts on the host gets none of it (only the
+// helper's GOMAXPROCS).
 func TestExplainHostEnv(t *testing.T) {
 	for _, tc := range []struct {
 		backend backend.Name
 		want    string // "": no host env line
 	}{
-		{backend.Bwrap, "host env: empty (bwrap runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
-		{backend.Landlock, "host env: empty (the helper runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
+		{backend.Bwrap, "host env: GOMAXPROCS=1 (bwrap runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
+		{backend.Landlock, "host env: GOMAXPROCS=1 (the helper runs on the host with it; the env above reaches the command only through the helper's spec, on fd 4)\n"},
 		{backend.None, ""},
 	} {
 		t.Run(string(tc.backend), func(t *testing.T) {

@@ -33,7 +33,7 @@ func TestDedupEnv(t *testing.T) {
 }
 
 // TestLookPath: the command is looked up in the spec's PATH, not the
-// helper's own (which is empty: plan.LauncherEnv).
+// helper's own (which has no PATH: plan.LauncherEnv).
 func TestLookPath(t *testing.T) {
 	dir := t.TempDir()
 	tool := filepath.Join(dir, "cordon-test-tool")

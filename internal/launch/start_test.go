@@ -18,9 +18,9 @@ import (
 )
 
 // TestLauncherEnv: the process the launcher starts on the host (bwrap, or
-// the helper on the Landlock-only backend) gets plan.LauncherEnv, an empty
-// environment and never cordon's own (a nil Env would be), while the
-// command's environment reaches the helper in its spec.
+// the helper on the Landlock-only backend) gets plan.LauncherEnv, only
+// the helper's GOMAXPROCS=1 and never cordon's own (a nil Env would be),
+// while the command's environment reaches the helper in its spec.
 func TestLauncherEnv(t *testing.T) {
 	commandEnv := []string{"LD_PRELOAD=/ws/evil.so", "LD_LIBRARY_PATH=/ws/lib", "GODEBUG=panicnil=1", "PATH=/usr/bin:/bin", "TOKEN=secret"}
 	for _, tc := range []struct {
@@ -42,8 +42,8 @@ func TestLauncherEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.newCommand(files)
-			if r.cmd.Env == nil || len(r.cmd.Env) != 0 {
-				t.Errorf("the host process's environment is %q (nil: cordon's own), want empty", r.cmd.Env)
+			if want := []string{"GOMAXPROCS=1"}; r.cmd.Env == nil || !slices.Equal(r.cmd.Env, want) {
+				t.Errorf("the host process's environment is %q (nil: cordon's own), want %q", r.cmd.Env, want)
 			}
 			if r.cmd.Path != tc.argv[0] || !slices.Equal(r.cmd.Args, tc.argv) {
 				t.Errorf("command %s %q, want the plan's argv %q", r.cmd.Path, r.cmd.Args, tc.argv)
@@ -63,15 +63,17 @@ func TestLauncherEnv(t *testing.T) {
 	}
 }
 
-// TestLauncherEnvFresh: each call is a new, empty, non-nil slice, so a
-// caller appending to one cannot change another's.
+// TestLauncherEnvFresh: each call is a new slice holding only
+// GOMAXPROCS=1, so a caller changing one cannot change another's.
 func TestLauncherEnvFresh(t *testing.T) {
+	want := []string{"GOMAXPROCS=1"}
 	a, b := plan.LauncherEnv(), plan.LauncherEnv()
-	if a == nil || len(a) != 0 || len(b) != 0 {
-		t.Fatalf("LauncherEnv() = %#v, %#v: want empty and non-nil", a, b)
+	if !slices.Equal(a, want) || !slices.Equal(b, want) {
+		t.Fatalf("LauncherEnv() = %#v, %#v: want %q", a, b, want)
 	}
-	a = append(a, "X=1")
-	if len(plan.LauncherEnv()) != 0 || len(a) != 1 {
+	a[0] = "X=1"
+	a = append(a, "Y=1")
+	if !slices.Equal(plan.LauncherEnv(), want) || len(a) != 2 {
 		t.Errorf("LauncherEnv shares its slice")
 	}
 }

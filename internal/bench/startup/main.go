@@ -14,10 +14,13 @@
 // one: with the walk cache of the runs before (the second and later runs)
 // and without (the first run: its walk cache is removed before each). With
 // -concurrent N it instead times N runs at once of cordon against N of
-// plain bwrap (runConcurrent). Run it with:
+// plain bwrap (runConcurrent); with -cpu, the CPU time of one run, of
+// cordon and everything it starts, against the baseline's and the parts
+// no run can avoid (runCPU). Run it with:
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5]
+//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON]
 //
 // With -repo the empty and the large workspace are git repositories as a
 // project's are (a core.hooksPath in the work tree, an included config
@@ -52,7 +55,16 @@ func main() {
 	perDir := flag.Int("perdir", 10, "files in each directory of the large workspace")
 	baseline := flag.String("baseline", "", "another cordon binary also timed in the empty and the large workspace")
 	repo := flag.Bool("repo", false, "make the workspaces git repositories with a hooksPath, an include and a virtualenv")
+	cpu := flag.Bool("cpu", false, "measure the CPU time of one run (cordon and all it starts) instead, against -baseline")
+	dir := flag.String("dir", "", "with -cpu: where to make the fake home and the workspace (not under /tmp, as a real home is not)")
 	flag.Parse()
+	if *cpu {
+		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *concurrent > 0 {
 		if err := runConcurrent(*concurrent, *rounds, *cordon, *bwrap); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)

@@ -58,6 +58,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/monitor"
 )
@@ -70,8 +71,10 @@ const LogPath = "/usr/bin/log"
 const TagPrefix = "cordon-"
 
 // tagRE is a tag as plan writes it: the prefix and 16 to 64 lower-case hex
-// digits (a run's random id).
-var tagRE = regexp.MustCompile(`^cordon-[0-9a-f]{16,64}$`)
+// digits (a run's random id). This package's expressions are compiled on
+// first use: every cordon process links it, few use it, and compiling them
+// at start cost each about 0.1 ms.
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^cordon-[0-9a-f]{16,64}$`) })
 
 // ErrTag is the refusal of a tag that is not one cordon makes.
 var ErrTag = errors.New("seatbeltlog: the run's tag must be \"cordon-\" and 16 to 64 lower-case hex digits")
@@ -79,7 +82,7 @@ var ErrTag = errors.New("seatbeltlog: the run's tag must be \"cordon-\" and 16 t
 // CheckTag reports whether tag is one cordon makes ("cordon-" and random
 // lower-case hex), the only text that goes into the log predicate.
 func CheckTag(tag string) error {
-	if !tagRE.MatchString(tag) {
+	if !tagRE().MatchString(tag) {
 		return fmt.Errorf("%w, not %q", ErrTag, tag)
 	}
 	return nil
@@ -143,12 +146,14 @@ type record struct {
 
 var (
 	// dupRE is the prefix of a duplicate report.
-	dupRE = regexp.MustCompile(`^([0-9]{1,9}) duplicate reports? for `)
+	dupRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,9}) duplicate reports? for `) })
 	// denyRE is a denial: the program's name (which may hold spaces and
 	// parentheses: the shortest that fits is taken), its pid, the
 	// operation and what follows it, to the end (a path may hold spaces
 	// and newlines).
-	denyRE = regexp.MustCompile(`(?s)^Sandbox: (.*?)\(([0-9]{1,10})\) deny\([0-9]+\) ([a-z][a-z0-9*-]*)(?: (.*))?$`)
+	denyRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)^Sandbox: (.*?)\(([0-9]{1,10})\) deny\([0-9]+\) ([a-z][a-z0-9*-]*)(?: (.*))?$`)
+	})
 )
 
 // Parse reads one line of the stream. ok is false for a line that is not
@@ -170,12 +175,12 @@ func (p *Parser) Parse(line []byte) (d Denial, ok bool) {
 		return Denial{}, false
 	}
 	d.Count = 1
-	if m := dupRE.FindStringSubmatch(msg); m != nil {
+	if m := dupRE().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		d.Count = max(1, min(n, maxCount))
 		msg = msg[len(m[0]):]
 	}
-	m := denyRE.FindStringSubmatch(msg)
+	m := denyRE().FindStringSubmatch(msg)
 	if m == nil {
 		return Denial{}, false
 	}
