@@ -254,6 +254,7 @@ func (s *Server) serveIntercepted(proto Protocol, c *tls.Conn, up *upstream, fir
 				http.Error(w, "cordon: network: refused ("+RuleMisdirected+"): "+why, http.StatusMisdirectedRequest)
 				return
 			}
+			orig := r.Header.Clone()
 			uses := credential.Apply(bs, r.Method, r.URL.Path, r.URL.EscapedPath(), r.Header)
 			for _, u := range uses {
 				s.recordUse(CredentialUse{Credential: u.Credential, Host: host, Port: up.port, Method: r.Method, Path: r.URL.Path, Allowed: u.Allowed, Rule: u.Rule, Reason: u.Reason})
@@ -264,7 +265,9 @@ func (s *Server) serveIntercepted(proto Protocol, c *tls.Conn, up *upstream, fir
 				http.Error(w, fmt.Sprintf("cordon: network: refused %s %s on %s (%s): %s", r.Method, r.URL.Path, host, uses[0].Rule, uses[0].Reason), http.StatusForbidden)
 				return
 			}
-			rp.ServeHTTP(w, r)
+			sw := &scrubWriter{ResponseWriter: w, swaps: strings.NewReplacer(swapsBack(bs, orig, r.Header)...)}
+			rp.ServeHTTP(sw, r)
+			sw.scrub() // the trailers, set once the body was copied
 		}),
 		ReadHeaderTimeout: handshakeTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -275,6 +278,77 @@ func (s *Server) serveIntercepted(proto Protocol, c *tls.Conn, up *upstream, fir
 	_ = h.Serve(l)
 	<-l.closed
 	_ = h.Close()
+}
+
+// swapsBack are the replacements that give back, in what the host
+// answers, what the command sent: each secret by its placeholder, and
+// each header value the swap changed (sent, after) by the command's own
+// (before), with a Basic credential's token alone too, since a host that
+// echoes a header may echo the encoded form the proxy made.
+func swapsBack(bs []*credential.Binding, before, after http.Header) []string {
+	var pairs []string
+	for _, b := range bs {
+		pairs = append(pairs, b.Secret, b.Placeholder)
+	}
+	for k, vs := range after {
+		ovs := before[k]
+		for i, v := range vs {
+			if i >= len(ovs) || ovs[i] == v {
+				continue
+			}
+			pairs = append(pairs, v, ovs[i])
+			if tok, ok := cutScheme(v, "Basic "); ok {
+				if otok, ok := cutScheme(ovs[i], "Basic "); ok {
+					pairs = append(pairs, tok, otok)
+				}
+			}
+		}
+	}
+	return pairs
+}
+
+// cutScheme is v's credential after an authorization scheme (any case).
+func cutScheme(v, scheme string) (string, bool) {
+	if len(v) > len(scheme) && strings.EqualFold(v[:len(scheme)], scheme) {
+		return strings.TrimSpace(v[len(scheme):]), true
+	}
+	return "", false
+}
+
+// scrubWriter replaces, in every header block written to the command (an
+// interim 1xx answer's, the final one's, and the trailers after the
+// body), what the swap put in by what the command sent (swapsBack).
+type scrubWriter struct {
+	http.ResponseWriter
+	swaps *strings.Replacer
+	// final: the final answer's headers are written.
+	final bool
+}
+
+func (w *scrubWriter) WriteHeader(code int) {
+	w.scrub()
+	w.final = w.final || code >= 200
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *scrubWriter) Write(b []byte) (int, error) {
+	if !w.final {
+		w.scrub() // an implicit 200's headers
+		w.final = true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the connection's writer (the
+// reverse proxy flushes through it).
+func (w *scrubWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *scrubWriter) scrub() {
+	for _, vs := range w.ResponseWriter.Header() {
+		for i, v := range vs {
+			vs[i] = w.swaps.Replace(v)
+		}
+	}
 }
 
 // sameTarget says why a request's Host is not the host and port the

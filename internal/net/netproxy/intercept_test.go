@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -11,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +50,14 @@ func newEcho(t *testing.T, ca *credential.CA) *echo {
 		e.mu.Lock()
 		e.got = append(e.got, seen{r.Host, r.Method, r.RequestURI, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), string(b)})
 		e.mu.Unlock()
+		switch r.URL.Path {
+		case "/early": // the header echoed in an interim answer too
+			w.Header().Set("X-Early", r.Header.Get("Authorization"))
+			w.WriteHeader(http.StatusEarlyHints)
+		case "/trailer": // and in a trailer
+			w.Header().Set("Trailer", "X-T-Auth")
+			defer func() { w.Header().Set("X-T-Auth", r.Header.Get("Authorization")) }()
+		}
 		w.Header().Set("X-Echo-Auth", r.Header.Get("Authorization"))
 		fmt.Fprintf(w, "echo %s %s", r.Method, r.URL.Path)
 	}))
@@ -317,4 +328,56 @@ func TestCredentialUpstreamUntrusted(t *testing.T) {
 		t.Errorf("the untrusted host got %d requests", n)
 	}
 	ch.noSecret(t, string(b))
+}
+
+// TestCredentialEchoScrubbed: a bound host that echoes the header the
+// swap made, in its answer's headers, in an interim 1xx answer or in a
+// trailer, gives the command back what it sent: the placeholder, never
+// the secret, also in the Basic form the proxy encoded (found by an
+// attack: base64 of user:secret came back).
+func TestCredentialEchoScrubbed(t *testing.T) {
+	ch := newCredHarness(t, &credential.Binding{Name: "gh", Placeholder: testPlaceholder, Secret: testSecret})
+	pool := x509.NewCertPool()
+	pool.AddCert(ch.runCA.Certificate())
+	c := ch.httpClient(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}})
+	secretForms := []string{testSecret, base64.StdEncoding.EncodeToString([]byte("user:" + testSecret)), base64.StdEncoding.EncodeToString([]byte(testSecret + ":x"))}
+	for _, auth := range []string{
+		"Bearer " + testPlaceholder,
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+testPlaceholder)),
+		"Basic " + base64.StdEncoding.EncodeToString([]byte(testPlaceholder+":x")),
+	} {
+		for _, path := range []string{"/x", "/early", "/trailer"} {
+			var interim []string
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+				interim = append(interim, fmt.Sprint(code, h))
+				return nil
+			}})
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://example.com:%d%s", ch.bound.port(), path), nil)
+			req.Header.Set("Authorization", auth)
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got := fmt.Sprint(resp.Header, resp.Trailer, interim, string(body))
+			for _, f := range secretForms {
+				if strings.Contains(got, f) {
+					t.Errorf("%s with %q: the secret came back (%q): %s", path, auth, f, got)
+				}
+			}
+			if !strings.Contains(fmt.Sprint(resp.Header), auth) {
+				t.Errorf("%s: the echo is not what the command sent (%q): %v", path, auth, resp.Header)
+			}
+			if path == "/trailer" && resp.Trailer.Get("X-T-Auth") != auth {
+				t.Errorf("the trailer is %q, want %q", resp.Trailer.Get("X-T-Auth"), auth)
+			}
+			if path == "/early" && (len(interim) != 1 || !strings.Contains(interim[0], auth)) {
+				t.Errorf("the interim answer: %q, want one with %q", interim, auth)
+			}
+		}
+	}
+	if got := ch.bound.requests(); len(got) == 0 || !strings.Contains(got[0].auth, testSecret) {
+		t.Fatalf("the bound host did not get the secret: %+v", got)
+	}
 }
