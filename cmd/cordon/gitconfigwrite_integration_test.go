@@ -242,3 +242,35 @@ func TestGitConfigMergeStaysHome(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPastPathMax: a directory nested deeper than a path can name
+// (found by an attack: it made the whole workspace "could not be
+// searched", so nothing in it was disarmed and the git config merge went
+// on) is skipped and named; the rest of the workspace is checked (a
+// planted .npmrc is renamed aside) and, the check being incomplete, no git
+// config change reaches the host.
+func TestCheckPastPathMax(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			gitConfigProject(t, e)
+			r := e.run("run", "--backend", backend, "--", "sh", "-c",
+				`N=$(printf %0200d 0); mkdir d0 && cd d0 && i=0; while [ $i -lt 25 ]; do mkdir $N && cd $N || break; i=$((i+1)); done; `+
+					`cd `+e.ws+` && mkdir -p pkg && echo script-shell=/x > pkg/.npmrc && git config user.email deep@example.com`)
+			if exists(filepath.Join(e.ws, "pkg", ".npmrc")) {
+				t.Errorf("a planted .npmrc beside the deep tree was left armed: %s", r)
+			}
+			if !strings.Contains(r.stderr, "nested deeper than a path can name") {
+				t.Errorf("the deep tree was not named: %s", r)
+			}
+			if got, _ := e.git(e.ws, "config", "user.email"); strings.Contains(got, "deep@") {
+				t.Errorf("the run's git config reached the host though its check was incomplete: %s", r)
+			}
+		})
+	}
+}

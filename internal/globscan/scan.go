@@ -398,12 +398,14 @@ func (s *scan) limitError(bound, limit string) error {
 	return e
 }
 
-// skippable reports errors that mean "this directory cannot be listed, and
-// so neither can the sandboxed command": permission denied, gone, or no
-// longer a directory.
+// skippable reports errors that mean "this directory cannot be listed":
+// permission denied, gone, no longer a directory, or a path too long to
+// open (a tree nested past PATH_MAX). The directory is skipped and named
+// in Stats.SkippedPaths, and the rest of the root is still walked: one
+// such directory must not leave the whole root unsearched.
 func skippable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) ||
-		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENAMETOOLONG)
 }
 
 // readDir reads one directory, records its matching entries and collects

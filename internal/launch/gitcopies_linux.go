@@ -191,7 +191,11 @@ func (g *gitCopies) served(config string) bool {
 // git directory), and returns what to say: one note per config whose keys
 // were written, one warning per key refused and per config it could not
 // write; refused counts the changes not written.
-func (g *gitCopies) merge(workspace string, writable []string) (notes, warnings []string, refused int) {
+//
+// unchecked says that the check for planted files did not see everything
+// the run made: a repository a merged key could name may then hold hooks
+// nobody looked at, so nothing is merged.
+func (g *gitCopies) merge(workspace string, writable []string, unchecked bool) (notes, warnings []string, refused int) {
 	if g == nil {
 		return nil, nil, 0
 	}
@@ -206,6 +210,9 @@ func (g *gitCopies) merge(workspace string, writable []string) (notes, warnings 
 		}
 		var applied []string
 		out, changes, err := func() ([]byte, []planted.ConfigChange, error) {
+			if unchecked {
+				return nil, nil, errors.New("the check for planted files did not see everything the run made")
+			}
 			var gst syscall.Stat_t
 			if err := syscall.Stat(c.gitDir, &gst); err != nil {
 				return nil, nil, err

@@ -14,6 +14,8 @@ func (*gitCopies) redirects(bool) []monitor.Redirect { return nil }
 
 func (*gitCopies) served(string) bool { return false }
 
-func (*gitCopies) merge(string) (notes, warnings []string, refused int) { return nil, nil, 0 }
+func (*gitCopies) merge(string, []string, bool) (notes, warnings []string, refused int) {
+	return nil, nil, 0
+}
 
 func (*gitCopies) close() {}

@@ -303,7 +303,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	// (The policy's /tmp is the sandbox's own, on both backends: the
 	// host's is not written.)
 	writable := slices.DeleteFunc(append(slices.Clone(p.Write), pl.Writable...), func(w string) bool { return w == "/tmp" })
-	notes, warnings, notWritten := gc.merge(p.Workspace, writable)
+	notes, warnings, notWritten := gc.merge(p.Workspace, writable, res.PlantedIncomplete != "")
 	for _, n := range notes {
 		tell(Line{Kind: Note, Text: n})
 	}

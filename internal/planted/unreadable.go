@@ -1,9 +1,11 @@
 package planted
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // maxRestorePasses bounds how many levels of directories made unreadable
@@ -20,6 +22,9 @@ const maxRestorePasses = 4
 // notes are those left unreadable. Directories the user had closed
 // before are theirs, and not reported; nothing is renamed, so nothing is
 // reported again by a later run.
+// pathMax is Linux's PATH_MAX: a longer path cannot be opened whole.
+const pathMax = 4096
+
 func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored func(string) bool, keep bool) (notes, restored []string) {
 	for _, p := range skipped {
 		rel, ok := under(root, p)
@@ -27,6 +32,12 @@ func (b *Before) unreadable(r *os.Root, root string, skipped []string, ignored f
 			continue
 		}
 		fi, err := r.Lstat(rel)
+		if errors.Is(err, syscall.ENAMETOOLONG) || err == nil && fi.IsDir() && len(p) >= pathMax {
+			// Nested past the longest path the system opens: the
+			// rest of the root was searched, this tree was not.
+			notes = append(notes, fmt.Sprintf("a directory the run nested deeper than a path can name was not searched (%.80s...): remove it before you run git or other tools there", p))
+			continue
+		}
 		if err != nil || !fi.IsDir() || statOf(fi).ctime.Before(b.at.Add(-ctimeSlack)) {
 			continue
 		}
