@@ -174,25 +174,53 @@ func (d *dirCheck) disarmRename(f *Finding, rel, how string) {
 	}
 	if _, err := renameAside(d.g, rel); err != nil {
 		f.How = "could not disarm: " + err.Error()
+		if errors.Is(err, errRemoved) {
+			f.Disarmed, f.How = true, err.Error()
+		}
 		return
 	}
 	f.Disarmed, f.How = true, how
 }
 
+// errRemoved is wrapped by renameAside's error when it removed the file it
+// could not rename: the file is disarmed all the same.
+var errRemoved = errors.New("removed instead")
+
 // renameAside renames rel to rel+DisarmedSuffix (or, if that exists,
-// rel+DisarmedSuffix+".N") and returns the new name.
+// rel+DisarmedSuffix+".N", then a random name: names a run made in
+// advance cannot block it) and returns the new name. A parent directory
+// the run made unwritable gets its owner's write and search permission
+// back for the rename, then its mode again; a file that still cannot be
+// renamed is removed: a planted file is never left where a tool reads it.
 func renameAside(r *os.Root, rel string) (string, error) {
 	to := rel + DisarmedSuffix
 	for i := 1; ; i++ {
 		if _, err := r.Lstat(to); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		if i > 100 {
-			return "", fmt.Errorf("renaming %s: too many %s files", rel, DisarmedSuffix)
+		if i > 3 {
+			var rnd [6]byte
+			_, _ = rand.Read(rnd[:])
+			to = rel + DisarmedSuffix + "." + hex.EncodeToString(rnd[:])
+			break
 		}
 		to = rel + DisarmedSuffix + "." + strconv.Itoa(i)
 	}
-	if err := r.Rename(rel, to); err != nil {
+	err := r.Rename(rel, to)
+	if errors.Is(err, fs.ErrPermission) {
+		parent := filepath.Dir(rel)
+		if fi, serr := r.Lstat(parent); serr == nil && fi.IsDir() {
+			mode := fi.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSticky)
+			if r.Chmod(parent, mode|0o300) == nil {
+				err = r.Rename(rel, to)
+				_ = r.Chmod(parent, mode)
+			}
+		}
+	}
+	if err != nil {
+		if rerr := r.Remove(rel); rerr == nil {
+			return "", fmt.Errorf("renaming %s: %w: %w", rel, err, errRemoved)
+		}
 		return "", fmt.Errorf("renaming %s: %w", rel, err)
 	}
 	return to, nil
