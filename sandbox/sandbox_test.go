@@ -3,9 +3,11 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"github.com/cordon-sandbox/cordon/internal/plan"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +139,7 @@ func TestNewErrors(t *testing.T) {
 		opts []Option
 		want string
 	}{
-		{"forward port without a network", []Option{WithForwardPorts(5432)}, "contradicts the denied network"},
+		{"forward port below 1024", []Option{WithForwardPorts(80)}, "1024"},
 		{"bad profile", []Option{WithProfile("nope")}, "nope"},
 		{"relative workspace missing", []Option{WithWorkspace(filepath.Join(ws, "missing"))}, "missing"},
 		{"bad network", []Option{WithNetwork(NetworkPolicy(9))}, "unknown network policy"},
@@ -337,8 +339,8 @@ func TestCommandEnv(t *testing.T) {
 				if err := sb.Wrap(cmd); err != nil {
 					t.Fatal(err)
 				}
-				if cmd.Env == nil || len(cmd.Env) != 0 {
-					t.Errorf("bwrap's environment after Wrap is %.200q, want empty", cmd.Env)
+				if !slices.Equal(cmd.Env, plan.LauncherEnv()) {
+					t.Errorf("bwrap's environment after Wrap is %.200q, want %q (the command's is its spec's)", cmd.Env, plan.LauncherEnv())
 				}
 				done := make(chan error, 1)
 				go func() { done <- cmd.Run() }()
