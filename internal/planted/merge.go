@@ -25,6 +25,10 @@ type ConfigChange struct {
 	Rule string `json:"rule,omitempty"`
 }
 
+// maxMergedKeys bounds the keys one run may change in a config: what git
+// commands write is a handful, and the merge's cost grows with each.
+const maxMergedKeys = 1000
+
 // keyID is a key without its value: section, subsection and name.
 type keyID struct {
 	section, sub, name string
@@ -81,6 +85,9 @@ func MergeConfig(orig, copy, host []byte, base string, writable func(string) boo
 	}
 	for _, e := range oe {
 		mark(e)
+	}
+	if len(keys) > maxMergedKeys {
+		return host, nil, fmt.Errorf("the run changed %d keys, more than the %d cordon merges", len(keys), maxMergedKeys)
 	}
 	var remove, add []gitconfig.Entry
 	for _, id := range keys {

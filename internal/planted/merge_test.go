@@ -1,6 +1,7 @@
 package planted
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,6 +58,8 @@ func TestMergeConfig(t *testing.T) {
 				"branch.main.pushremote": "local:a repository the run could write", "submodule.s.url": "local:a repository the run could write"}},
 		{name: "remotes elsewhere", add: "[remote \"y\"]\n\turl = /srv/y.git\n\tpushurl = git@example.com:o/r.git\n[branch \"main\"]\n\tremote = y\n",
 			applied: []string{"remote.y.url", "remote.y.pushurl", "branch.main.remote"}},
+		{name: "a branch's remote as a transport", add: "[branch \"main\"]\n\tremote = ext::sh -c touch% x\n\tpushRemote = -oProxyCommand=x\n",
+			refused: map[string]string{"branch.main.remote": "not merged back", "branch.main.pushremote": "not merged back"}},
 		{name: "a safe key with an unsafe value beside it", add: "[remote \"m\"]\n\turl = https://ok\n\turl = ext::x\n", refused: map[string]string{"remote.m.url": "not merged back"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,5 +118,21 @@ func TestMergeConfig(t *testing.T) {
 	}
 	if out, _, err := MergeConfig([]byte(orig), []byte("[core\n"), []byte(host), "/ws", inWS); err == nil || string(out) != host {
 		t.Errorf("a copy git refuses: err %v, out %q", err, out)
+	}
+}
+
+// TestMergeConfigBounded: a run that changed more keys than any git
+// command writes has nothing merged (found by an attack: 20,000 keys took
+// seconds, and the merge's cost grows faster than their number).
+func TestMergeConfigBounded(t *testing.T) {
+	const host = "[core]\n\tbare = false\n"
+	var b strings.Builder
+	b.WriteString(host)
+	for i := range maxMergedKeys + 1 {
+		fmt.Fprintf(&b, "[branch \"b%d\"]\n\tremote = origin\n", i)
+	}
+	out, changes, err := MergeConfig([]byte(host), []byte(b.String()), []byte(host), "/ws", inWS)
+	if err == nil || string(out) != host || changes != nil {
+		t.Errorf("MergeConfig of %d changed keys: err %v, %d changes, %d bytes out", maxMergedKeys+1, err, len(changes), len(out))
 	}
 }

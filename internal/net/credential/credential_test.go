@@ -147,6 +147,11 @@ func TestApply(t *testing.T) {
 		{"path refused", limited, "GET", "/repos/other/x", "/repos/other/x", http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: paths /repos/org/"},
 		{"dot segments", limited, "GET", "/repos/org/../other", "/repos/org/../other", http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: paths /repos/org/"},
 		{"escaped slash", limited, "GET", "/repos/org/a/b", "/repos/org/a%2fb", http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: paths /repos/org/"},
+		// Found by an attack: forms some servers read as another path or
+		// method.
+		{"path parameter dot segment", limited, "GET", "/repos/org/..;/other", "/repos/org/..;/other", http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: paths /repos/org/"},
+		{"escaped twice", limited, "GET", "/repos/org/%2e%2e/other", "/repos/org/%252e%252e/other", http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: paths /repos/org/"},
+		{"method override", limited, "GET", "/repos/org/x", "/repos/org/x", http.Header{"Authorization": {"Bearer " + limited.Placeholder}, "X-Http-Method-Override": {"DELETE"}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: methods GET"},
 		{"prefix is not a segment", limited, "GET", "/repos/organisation", "/repos/organisation", http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, http.Header{"Authorization": {"Bearer " + limited.Placeholder}}, "", "credential lim: paths /repos/org/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -85,7 +85,19 @@ func Apply(bindings []*Binding, method, decodedPath, escapedPath string, header 
 		if !found {
 			continue
 		}
-		if u := b.decide(method, decodedPath, escapedPath); !u.Allowed {
+		u := b.decide(method, decodedPath, escapedPath)
+		if u.Allowed && len(b.Methods) > 0 {
+			// A header that asks the server to take the request as
+			// another method would pass the methods rule by its name.
+			for _, h := range []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override"} {
+				if _, ok := header[h]; ok {
+					u.Allowed = false
+					u.Rule = fmt.Sprintf("credential %s: methods %s", b.Name, strings.Join(b.Methods, ", "))
+					u.Reason = fmt.Sprintf("the credential %s is not used in a request with %s (a method override)", b.Name, h)
+				}
+			}
+		}
+		if !u.Allowed {
 			refused = append(refused, u)
 		} else {
 			uses = append(uses, u)
@@ -133,18 +145,19 @@ func (b *Binding) decide(method, decodedPath, escapedPath string) Use {
 }
 
 // canonicalPath says whether a request path means one thing to every
-// server: no dot segment, no empty segment, no backslash, and no escaped
-// '/', '.' or '\' that a server might decode after the check.
+// server: no dot segment, no empty segment, no backslash or ';', and no
+// escaped '/', '.', '\', ';' or '%' that a server might decode after the
+// check.
 func canonicalPath(decoded, escaped string) bool {
-	if decoded == "" || decoded[0] != '/' || strings.ContainsRune(decoded, '\\') {
-		return false
+	if decoded == "" || decoded[0] != '/' || strings.ContainsAny(decoded, "\\;") {
+		return false // a backslash; a ';' (path parameters: "/..;/" is ".." to some servers)
 	}
 	trimmed := strings.TrimSuffix(decoded, "/")
 	if trimmed != "" && path.Clean(trimmed) != trimmed {
 		return false
 	}
 	low := strings.ToLower(escaped)
-	for _, e := range []string{"%2f", "%2e", "%5c"} {
+	for _, e := range []string{"%2f", "%2e", "%5c", "%25", "%3b"} { // %25: escaped twice
 		if strings.Contains(low, e) {
 			return false
 		}
