@@ -318,3 +318,17 @@ func TestAskFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestAskRefusedWhereNotBuilt: cordon shell and cordon mcp do not ask at
+// a terminal; --ask there is refused with one line, never taken and
+// ignored.
+func TestAskRefusedWhereNotBuilt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, sub := range []string{"shell", "mcp"} {
+		r := e.run(sub, "--ask")
+		if r.code != 125 || !strings.Contains(r.stderr, "drop --ask") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("cordon %s --ask: %s", sub, r)
+		}
+	}
+}

@@ -57,6 +57,9 @@ cordon-mcp beside cordon: an MCP client may start either "cordon mcp" or
 "cordon-mcp".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("ask") {
+				return errors.New("cordon mcp asks through the MCP client, not a terminal: drop --ask (read_file asks the client when it supports elicitation; run_command refuses as on_violation: block does)")
+			}
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {
 				return err

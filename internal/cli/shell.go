@@ -38,6 +38,9 @@ with /sandbox are cordon's own commands (/sandbox help lists them).
 It needs a terminal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("ask") {
+				return errors.New("cordon shell does not ask yet: drop --ask (its lines refuse as on_violation: block does); cordon run --ask -- CMD asks")
+			}
 			if !launch.IsTerminal(os.Stdin) || !launch.IsTerminal(os.Stdout) {
 				return errors.New("cordon shell needs a terminal on stdin and stdout; run one command with cordon run -- CMD")
 			}
