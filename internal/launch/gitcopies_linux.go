@@ -78,7 +78,8 @@ func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, er
 		}
 		if g.dir == "" {
 			if err = os.MkdirAll(stateDir, 0o700); err == nil {
-				g.dir, err = os.MkdirTemp(stateDir, "gitconfig-")
+				sweepGitCopies(stateDir)
+				g.dir, err = os.MkdirTemp(stateDir, fmt.Sprintf("%s%d-", gitCopiesPrefix, os.Getpid()))
 			}
 			if err != nil {
 				return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
@@ -114,6 +115,35 @@ func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, er
 		return nil, nil
 	}
 	return g, nil
+}
+
+// gitCopiesPrefix starts the name of a run's directory of copies in the
+// state directory, followed by the pid of the cordon that made it.
+const gitCopiesPrefix = "gitconfig-"
+
+// sweepGitCopies removes the directories of copies that runs killed with
+// SIGKILL left in stateDir (a killed cordon cannot remove its own): those
+// whose cordon is gone. A pid taken again by another process keeps its
+// directory until that one ends too.
+func sweepGitCopies(stateDir string) {
+	ents, err := os.ReadDir(stateDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), gitCopiesPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.RemoveAll(filepath.Join(stateDir, e.Name()))
+		}
+	}
 }
 
 // readConfig reads the config of the git directory dir through a
