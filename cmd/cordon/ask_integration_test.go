@@ -36,15 +36,7 @@ func newAskEnv(t *testing.T) *askEnv {
 	e := newEnv(t)
 	tmux := testenv.Tool(t, "tmux", "apt-get install -y tmux")
 	testenv.Tool(t, "curl", "apt-get install -y curl")
-	hosts := filepath.Join(e.root, "hosts")
-	writeFile(t, hosts, "127.0.0.1 name.test\n10.1.2.3 private.test\n")
-	cordon := installBins(e, "bin", helperName)
-	build := exec.Command("go", "build", "-ldflags", "-X github.com/cordon-sandbox/cordon/internal/net/netproxy.hostsPath="+hosts,
-		"-o", cordon, "github.com/cordon-sandbox/cordon/cmd/cordon")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building cordon with a test hosts file: %v\n%s", err, out)
-	}
+	cordon := cordonWithHosts(e, "127.0.0.1 name.test\n10.1.2.3 private.test\n")
 	ln := testenv.Listen(t)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, askBody)

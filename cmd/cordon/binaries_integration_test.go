@@ -48,6 +48,26 @@ func installBins(e *sandboxEnv, dir string, siblings ...string) string {
 	return filepath.Join(bin, "cordon")
 }
 
+// cordonWithHosts builds a cordon whose proxy reads hosts (a hosts
+// file's text, such as "127.0.0.1 name.test") instead of /etc/hosts, with
+// cordon-helper beside it, and returns its path: a name the test maps to
+// its server on 127.0.0.1 is neither "localhost" nor an address, which
+// clients send straight to the loopback past the proxy (Go's and gh's
+// proxy rules).
+func cordonWithHosts(e *sandboxEnv, hosts string) string {
+	e.t.Helper()
+	file := filepath.Join(e.root, "hosts")
+	writeFile(e.t, file, hosts)
+	cordon := installBins(e, "bin", helperName)
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/cordon-sandbox/cordon/internal/net/netproxy.hostsPath="+file,
+		"-o", cordon, "github.com/cordon-sandbox/cordon/cmd/cordon")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		e.t.Fatalf("building cordon with a test hosts file: %v\n%s", err, out)
+	}
+	return cordon
+}
+
 // runBin runs the program bin (a cordon of installBins, or a sibling)
 // with args in e's workspace and environment, feeding it stdin.
 func (e *sandboxEnv) runBin(bin string, stdin []byte, args ...string) runResult {

@@ -3,7 +3,9 @@
 package main
 
 // Credentials the command uses but never sees: a server the test starts
-// on 127.0.0.1 as "localhost" (the name /etc/hosts maps there), with a
+// on 127.0.0.1 as "localhost" (the name /etc/hosts maps there) and as
+// credName (for gh, which sends a request for localhost past the proxy;
+// a cordon of cordonWithHosts maps it there), with a
 // certificate of a CA the test makes and gives cordon's own process
 // through SSL_CERT_FILE, needs the secret; the command holds a
 // placeholder. No test sends a packet anywhere but 127.0.0.1.
@@ -30,13 +32,26 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/net/credential"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 const credSecret = "ghp_REALsecretREALsecretREALsecret012345"
 
-// credServers are the test's HTTPS servers: bound, "localhost", which
-// checks the secret (/api/, git http-backend at /git/, an npm registry's
-// publish at /cordon-cred-pkg), and other, 127.0.0.1, which echoes the
+// credName is the bound server's name for clients that reach localhost
+// past the proxy; cordonWithHosts(e, credHosts) maps it to 127.0.0.1.
+const (
+	credName  = "name.test"
+	credHosts = "127.0.0.1 " + credName + "\n"
+)
+
+// credGhUser is what the bound server's GitHub API answers to gh api /user
+// with the secret.
+const credGhUser = `{"login":"cordon-gh-8c2","id":4242}`
+
+// credServers are the test's HTTPS servers: bound, "localhost" and
+// credName, which checks the secret (/api/, GitHub Enterprise's
+// /api/v3/user, git http-backend at /git/, an npm registry's publish at
+// /cordon-cred-pkg), and other, 127.0.0.1, which echoes the
 // Authorization it got.
 type credServers struct {
 	boundPort, otherPort int
@@ -45,12 +60,13 @@ type credServers struct {
 	mu                   sync.Mutex
 	otherAuth            []string
 	npmAuth              []string
+	ghAuth               []string // the scheme of each /api/v3/user request's Authorization, and whether it held the secret
 }
 
 func startCredServers(t *testing.T, e *sandboxEnv) *credServers {
 	t.Helper()
 	cs := &credServers{}
-	ca, err := credential.NewCA([]string{"localhost"})
+	ca, err := credential.NewCA([]string{"localhost", credName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +92,19 @@ func startCredServers(t *testing.T, e *sandboxEnv) *credServers {
 		}
 		http.Error(w, "AUTH-BAD", http.StatusUnauthorized)
 	})
+	mux.HandleFunc("/api/v3/user", func(w http.ResponseWriter, r *http.Request) {
+		scheme, value, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		cs.mu.Lock()
+		cs.ghAuth = append(cs.ghAuth, fmt.Sprintf("%s %s %v", r.Method, scheme, value == credSecret))
+		cs.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if (scheme != "token" && scheme != "Bearer") || value != credSecret {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"message":"Bad credentials"}`)
+			return
+		}
+		io.WriteString(w, credGhUser)
+	})
 	mux.HandleFunc("/git/", func(w http.ResponseWriter, r *http.Request) {
 		if _, pass, ok := r.BasicAuth(); !ok || pass != credSecret {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
@@ -97,7 +126,12 @@ func startCredServers(t *testing.T, e *sandboxEnv) *credServers {
 		io.WriteString(w, `{"ok":true}`)
 	})
 	bound := httptest.NewUnstartedServer(mux)
-	bound.TLS = &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ca.Leaf("localhost") }}
+	bound.TLS = &tls.Config{GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if hello.ServerName == credName {
+			return ca.Leaf(credName)
+		}
+		return ca.Leaf("localhost")
+	}}
 	bound.StartTLS()
 	t.Cleanup(bound.Close)
 	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -122,6 +156,12 @@ func (cs *credServers) credFlags() []string {
 		"--env", "NO_PROXY=", "--env", "no_proxy=", "--credential", "api",
 	}
 }
+
+// credDump is a script line that writes what the sandbox holds into the
+// workspace, for the test to search for the secret: its environment
+// (dump-env.txt) and every process's environment and command line
+// (dump-proc.txt).
+const credDump = `env > dump-env.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\0' '\n' < $f; done > dump-proc.txt 2>/dev/null`
 
 // TestCredentialUse: curl, git and npm inside use the credential through
 // the proxy: the bound host gets the secret, another allowed host the
@@ -161,7 +201,7 @@ func TestCredentialUse(t *testing.T) {
 				// git with no password of its own: the credential's helper.
 				`git clone -q https://localhost:` + fmt.Sprint(cs.boundPort) + `/git/repo.git cl2 </dev/null 2>&1 && echo "@@githelper:$(cat cl2/README)"`,
 				// What the sandbox holds, for the test to search.
-				`env > dump-env.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\0' '\n' < $f; done > dump-proc.txt 2>/dev/null`,
+				credDump,
 				`cat "$SSL_CERT_FILE" > dump-bundle.txt; ls -la "$TMPDIR" > dump-tmp.txt; cat "$TMPDIR"/* >> dump-tmp.txt 2>/dev/null; true`,
 			}, "\n")
 			audit := filepath.Join(e.root, "audit.jsonl")
@@ -251,6 +291,56 @@ func TestCredentialNpmPublish(t *testing.T) {
 			}
 			if strings.Contains(r.stdout+r.stderr, credSecret) {
 				t.Errorf("the secret shows in cordon's output")
+			}
+		})
+	}
+}
+
+// TestCredentialGh: gh api inside, given the placeholder as the token of a
+// GitHub Enterprise host (GH_HOST=credName:PORT, so gh asks
+// https://credName:PORT/api/v3/user, through the proxy), reaches the bound
+// host with the secret and prints its answer; the secret is nowhere in the
+// run's output nor in the sandbox's environment or /proc.
+func TestCredentialGh(t *testing.T) {
+	for _, be := range []string{"bwrap", "landlock"} {
+		t.Run(be, func(t *testing.T) {
+			e := newEnv(t)
+			if be == "landlock" {
+				requireLandlock(t)
+			}
+			testenv.Tool(t, "gh", "apt-get install -y gh")
+			cs := startCredServers(t, e)
+			cordon := cordonWithHosts(e, credHosts)
+			host := fmt.Sprintf("%s:%d", credName, cs.boundPort)
+			e.extra = append(e.extra, "SSL_CERT_FILE="+cs.roots, "GH_ENTERPRISE_TOKEN="+credSecret)
+			writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [%q], env: GH_ENTERPRISE_TOKEN, methods: [GET], paths: [/api/v3/]}\n", host))
+			// gh 2.23 sends GH_ENTERPRISE_TOKEN to a host not github.com
+			// (never GH_TOKEN), as "Authorization: token VALUE".
+			script := `echo "@@ph:$GH_ENTERPRISE_TOKEN"; out=$(gh api /user 2>&1); echo "@@ghexit:$?"; echo "@@gh:$out"; ` + credDump
+			args := append([]string{"run", "--backend", be, "--env", "GH_HOST=" + host, "--env", "GH_NO_UPDATE_NOTIFIER=1"}, cs.credFlags()...)
+			r := e.runBin(cordon, nil, append(args, "--", "sh", "-c", script)...)
+			t.Logf("%s", r)
+			cs.mu.Lock()
+			ghAuth := strings.Join(cs.ghAuth, "; ")
+			cs.mu.Unlock()
+			ph := marked(r.stdout, "ph")
+			if !regexp.MustCompile(`^ghp_[A-Za-z0-9]{36}$`).MatchString(ph) || ph == credSecret {
+				t.Errorf("the placeholder inside is %q, want one of the secret's shape", ph)
+			}
+			if got := marked(r.stdout, "gh"); got != credGhUser || marked(r.stdout, "ghexit") != "0" || ghAuth != "GET token true" {
+				t.Errorf("gh api /user printed %q (exit %s), want the server's %s; the server got %q, want one GET with token and the secret", got, marked(r.stdout, "ghexit"), credGhUser, ghAuth)
+			}
+			seen := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
+			for _, f := range []string{"dump-env.txt", "dump-proc.txt"} {
+				seen[f] = readFile(t, filepath.Join(e.ws, f))
+			}
+			if !strings.Contains(seen["dump-env.txt"], "GH_ENTERPRISE_TOKEN="+ph) || !strings.Contains(seen["dump-proc.txt"], "GH_HOST="+host) {
+				t.Errorf("the dumps are not what the sandbox holds: env %q", seen["dump-env.txt"])
+			}
+			for where, s := range seen {
+				if strings.Contains(s, credSecret) {
+					t.Errorf("the secret shows in %s", where)
+				}
 			}
 		})
 	}
