@@ -324,3 +324,16 @@ func TestAskRefusedWhereNotBuilt(t *testing.T) {
 		}
 	}
 }
+
+// TestAskFromConfigWithoutTerminal: on_violation: ask from the user's
+// config, in a run with no terminal to ask on, refuses as block and says
+// so in one note, rather than dropping the setting in silence.
+func TestAskFromConfigWithoutTerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), "sandbox:\n  on_violation: ask\n")
+	r := e.run("run", "--", "true")
+	if r.code != 0 || strings.Count(r.stderr, "on_violation: ask refuses as block here") != 1 {
+		t.Errorf("on_violation: ask without a terminal: %s", r)
+	}
+}

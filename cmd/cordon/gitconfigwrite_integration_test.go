@@ -194,23 +194,16 @@ func gitConfigProject(t *testing.T, e *sandboxEnv) (src, marker string) {
 // reaches the host, on both backends.
 func TestGitConfigWatched(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if backend == "landlock" {
-				requireLandlock(t)
-			}
-			gitConfigProject(t, e)
-			r := e.run("test", "--backend", backend, "--", "git", "config", "user.email", "watched@example.com")
-			if r.code != 0 || !strings.Contains(r.stderr, "nothing was denied") {
-				t.Errorf("git config under cordon test: %s", r)
-			}
-			if got := e.mustGit(e.ws, "config", "user.email"); got != "watched@example.com\n" {
-				t.Errorf("the key did not reach the host's config: %q", got)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		gitConfigProject(t, e)
+		r := e.run("test", "--backend", backend, "--", "git", "config", "user.email", "watched@example.com")
+		if r.code != 0 || !strings.Contains(r.stderr, "nothing was denied") {
+			t.Errorf("git config under cordon test: %s", r)
+		}
+		if got := e.mustGit(e.ws, "config", "user.email"); got != "watched@example.com\n" {
+			t.Errorf("the key did not reach the host's config: %q", got)
+		}
+	})
 }
 
 // TestGitConfigMergeStaysHome: a run that sets a key in a nested
@@ -219,28 +212,21 @@ func TestGitConfigWatched(t *testing.T) {
 // other repository's config (found by an attack), and says so.
 func TestGitConfigMergeStaysHome(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if backend == "landlock" {
-				requireLandlock(t)
-			}
-			gitConfigProject(t, e)
-			other := filepath.Join(e.root, "other")
-			e.mustGit(e.root, "init", "-q", other)
-			before := readFile(t, filepath.Join(other, ".git", "config"))
-			e.mustGit(e.ws, "init", "-q", "n")
-			r := e.run("run", "--backend", backend, "--", "sh", "-c",
-				"git -C n config user.email planted@example.com && mv n n2 && mkdir n && ln -s "+filepath.Join(other, ".git")+" n/.git")
-			if got := readFile(t, filepath.Join(other, ".git", "config")); got != before {
-				t.Errorf("the merge wrote into another repository's config:\n%s\n%s", got, r)
-			}
-			if !strings.Contains(r.stderr, "not the one the run started with") || r.code == 0 {
-				t.Errorf("want a line saying the change was not written, and a failing status: %s", r)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		gitConfigProject(t, e)
+		other := filepath.Join(e.root, "other")
+		e.mustGit(e.root, "init", "-q", other)
+		before := readFile(t, filepath.Join(other, ".git", "config"))
+		e.mustGit(e.ws, "init", "-q", "n")
+		r := e.run("run", "--backend", backend, "--", "sh", "-c",
+			"git -C n config user.email planted@example.com && mv n n2 && mkdir n && ln -s "+filepath.Join(other, ".git")+" n/.git")
+		if got := readFile(t, filepath.Join(other, ".git", "config")); got != before {
+			t.Errorf("the merge wrote into another repository's config:\n%s\n%s", got, r)
+		}
+		if !strings.Contains(r.stderr, "not the one the run started with") || r.code == 0 {
+			t.Errorf("want a line saying the change was not written, and a failing status: %s", r)
+		}
+	})
 }
 
 // TestCheckPastPathMax: a directory nested deeper than a path can name
@@ -251,26 +237,19 @@ func TestGitConfigMergeStaysHome(t *testing.T) {
 // config change reaches the host.
 func TestCheckPastPathMax(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if backend == "landlock" {
-				requireLandlock(t)
-			}
-			gitConfigProject(t, e)
-			r := e.run("run", "--backend", backend, "--", "sh", "-c",
-				`N=$(printf %0200d 0); mkdir d0 && cd d0 && i=0; while [ $i -lt 25 ]; do mkdir $N && cd $N || break; i=$((i+1)); done; `+
-					`cd `+e.ws+` && mkdir -p pkg && echo script-shell=/x > pkg/.npmrc && git config user.email deep@example.com`)
-			if exists(filepath.Join(e.ws, "pkg", ".npmrc")) {
-				t.Errorf("a planted .npmrc beside the deep tree was left armed: %s", r)
-			}
-			if !strings.Contains(r.stderr, "nested deeper than a path can name") {
-				t.Errorf("the deep tree was not named: %s", r)
-			}
-			if got, _ := e.git(e.ws, "config", "user.email"); strings.Contains(got, "deep@") {
-				t.Errorf("the run's git config reached the host though its check was incomplete: %s", r)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		gitConfigProject(t, e)
+		r := e.run("run", "--backend", backend, "--", "sh", "-c",
+			`N=$(printf %0200d 0); mkdir d0 && cd d0 && i=0; while [ $i -lt 25 ]; do mkdir $N && cd $N || break; i=$((i+1)); done; `+
+				`cd `+e.ws+` && mkdir -p pkg && echo script-shell=/x > pkg/.npmrc && git config user.email deep@example.com`)
+		if exists(filepath.Join(e.ws, "pkg", ".npmrc")) {
+			t.Errorf("a planted .npmrc beside the deep tree was left armed: %s", r)
+		}
+		if !strings.Contains(r.stderr, "nested deeper than a path can name") {
+			t.Errorf("the deep tree was not named: %s", r)
+		}
+		if got, _ := e.git(e.ws, "config", "user.email"); strings.Contains(got, "deep@") {
+			t.Errorf("the run's git config reached the host though its check was incomplete: %s", r)
+		}
+	})
 }

@@ -410,3 +410,20 @@ func uniqueSleep(base int) string {
 }
 
 func isRoot() bool { return os.Geteuid() == 0 }
+
+// eachBackend runs f, in parallel, once on bubblewrap and once on the
+// Landlock-only backend, each in a fresh environment (the Landlock one
+// skipped, or failed under CI, where the kernel has no Landlock).
+func eachBackend(t *testing.T, f func(t *testing.T, e *sandboxEnv, backend string)) {
+	t.Helper()
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if backend == "landlock" {
+				requireLandlock(t)
+			}
+			f(t, e, backend)
+		})
+	}
+}

@@ -95,25 +95,18 @@ func hostGit(t *testing.T, e *sandboxEnv, dir string, args ...string) string {
 // directory gets its mode back.
 func TestDisarmNotBlocked(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if backend == "landlock" {
-				requireLandlock(t)
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		r := e.run("run", "--backend", backend, "--", "sh", "-c",
+			`mkdir -p p q && echo script-shell=/x > p/.npmrc && chmod 555 p && `+
+				`echo script-shell=/x > q/.npmrc && for i in "" $(seq 1 100); do echo x > "q/.npmrc.cordon-disarmed${i:+.$i}"; done`)
+		for _, f := range []string{"p/.npmrc", "q/.npmrc"} {
+			if exists(filepath.Join(e.ws, f)) {
+				t.Errorf("%s was left armed: %s", f, r)
 			}
-			r := e.run("run", "--backend", backend, "--", "sh", "-c",
-				`mkdir -p p q && echo script-shell=/x > p/.npmrc && chmod 555 p && `+
-					`echo script-shell=/x > q/.npmrc && for i in "" $(seq 1 100); do echo x > "q/.npmrc.cordon-disarmed${i:+.$i}"; done`)
-			for _, f := range []string{"p/.npmrc", "q/.npmrc"} {
-				if exists(filepath.Join(e.ws, f)) {
-					t.Errorf("%s was left armed: %s", f, r)
-				}
-			}
-			if fi, err := os.Stat(filepath.Join(e.ws, "p")); err != nil || fi.Mode().Perm() != 0o555 {
-				t.Errorf("p's mode was not given back: %v %v", fi.Mode(), err)
-			}
-			_ = os.Chmod(filepath.Join(e.ws, "p"), 0o755) // for the clean-up
-		})
-	}
+		}
+		if fi, err := os.Stat(filepath.Join(e.ws, "p")); err != nil || fi.Mode().Perm() != 0o555 {
+			t.Errorf("p's mode was not given back: %v %v", fi.Mode(), err)
+		}
+		_ = os.Chmod(filepath.Join(e.ws, "p"), 0o755) // for the clean-up
+	})
 }

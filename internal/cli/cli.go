@@ -188,6 +188,11 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		if err != nil {
 			return err
 		}
+		if s == nil {
+			// From a config file, where nobody is at a terminal: said,
+			// not dropped in silence.
+			fmt.Fprintln(os.Stderr, "cordon: note: on_violation: ask refuses as block here: no terminal on stdin and stderr to ask on (or not Linux)")
+		}
 		req.Ask = s
 	}
 	res, err := launch.RunCommand(context.Background(), req)
