@@ -399,3 +399,37 @@ func TestHostChangesDuringRunKept(t *testing.T) {
 		t.Errorf("core.editor = %q", out)
 	}
 }
+
+// TestRebaseLeftStopped: a run that leaves an interactive rebase stopped
+// with exec lines in its to-do list (found by an attack: the host's
+// `git rebase --continue`, the user's natural next step, ran them) has
+// them commented out after the run, on both backends, and says so; the
+// host's continue then finishes the rebase and runs nothing.
+func TestRebaseLeftStopped(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		writeFile(t, filepath.Join(e.home, ".gitconfig"), "[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+		e.mustGit(e.ws, "init", "-q")
+		for _, n := range []string{"a", "b", "c"} {
+			writeFile(t, filepath.Join(e.ws, n), n+"\n")
+			e.mustGit(e.ws, "add", n)
+			e.mustGit(e.ws, "commit", "-qm", n)
+		}
+		marker := filepath.Join(e.root, "REBASE-EXEC-RAN")
+		r := e.run("run", "--backend", backend, "--", "git", "-c", "sequence.editor=sed -i 1ibreak",
+			"rebase", "-q", "-i", "--exec", "touch "+marker, "HEAD~2")
+		if !strings.Contains(r.stderr, "git rebase --continue") || !strings.Contains(r.stderr, "disarmed (commented out)") {
+			t.Errorf("the run did not say it disarmed the exec lines: %s", r)
+		}
+		out, err := e.git(e.ws, "rebase", "--continue")
+		if err != nil {
+			t.Errorf("the host's git rebase --continue failed: %v\n%s", err, out)
+		}
+		if exists(marker) {
+			t.Errorf("the host's git rebase --continue ran the run's exec line:\n%s\n%s", out, r)
+		}
+		if got := e.mustGit(e.ws, "log", "--format=%s"); got != "c\nb\na\n" {
+			t.Errorf("the rebase did not finish as it would have: %q", got)
+		}
+	})
+}

@@ -104,7 +104,7 @@ type Finding struct {
 	Path string `json:"path"`
 	// Rel is Path relative to the checked root it was found under.
 	Rel string `json:"rel"`
-	// Kind is KindHook, KindConfig, KindCommondir, KindName or KindToolFile.
+	// Kind is KindHook, KindConfig, KindCommondir, KindName, KindToolFile or KindTodo.
 	Kind string `json:"kind"`
 	// Key is the config key ("core.fsmonitor"), the hook's name, or
 	// the protected name.
@@ -136,6 +136,11 @@ func (f Finding) Warning() string {
 		what = fmt.Sprintf("planted git commondir %s (-> %s)", safe(f.Rel), strconv.Quote(f.Value))
 	case KindToolFile:
 		return venvWarning(f)
+	case KindTodo:
+		what = "planted git to-do " + safe(f.Rel) + " (`git rebase --continue` would run it)"
+		if f.Value != "" {
+			what += ": " + strconv.Quote(f.Value)
+		}
 	default:
 		what = "planted " + safe(f.Rel) + " (it may run code when a tool opens this directory)"
 		if f.Value != "" {

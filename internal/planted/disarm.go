@@ -20,9 +20,9 @@ import (
 // checkDir compares one git directory with the snapshot and disarms what
 // the run planted in it.
 func (c *checker) checkDir(abs string, ref gitDirRef) {
-	if c.kept[abs] && c.b.known[abs] && !c.replaced(abs, ref) {
-		return // read-only during the run: a change came from the host
-	}
+	// Its config, hooks and commondir were read-only during the run: a
+	// change there came from the host. The rebase's to-do list is not.
+	kept := c.kept[abs] && c.b.known[abs] && !c.replaced(abs, ref)
 	if c.b.known[abs] && c.b.dirs[abs] == nil {
 		c.note(fmt.Sprintf("%s existed before the run but was not recorded (more than %d git directories)", abs, MaxSnapshotDirs))
 		return
@@ -35,6 +35,10 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 	d := &dirCheck{c: c, g: g, root: ref.root, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
 	if d.prev == nil {
 		d.fresh = c.becameGitDir(ref)
+	}
+	d.todos()
+	if kept {
+		return
 	}
 	d.hooks("hooks")
 	for _, name := range configFiles {
@@ -365,7 +369,7 @@ func (d *dirCheck) config(name string) {
 func (d *dirCheck) rewrite(name string, was fs.FileInfo, data []byte) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := "." + name + ".cordon-" + hex.EncodeToString(rnd[:])
+	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".cordon-"+hex.EncodeToString(rnd[:]))
 	w, err := d.g.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("rewriting %s: %w", name, err)

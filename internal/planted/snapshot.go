@@ -57,8 +57,9 @@ type Before struct {
 type dirState struct {
 	configs   map[string]*fileState // "config", "config.worktree"
 	commondir *fileState
-	hooks     map[string]fileState // by name; nil when not recorded
-	hooksLink *fileState           // hooks itself is a symbolic link
+	hooks     map[string]fileState  // by name; nil when not recorded
+	hooksLink *fileState            // hooks itself is a symbolic link
+	todos     map[string]*fileState // the to-do lists (todoFiles) that exist
 }
 
 // fileState identifies a version of a file: its stat fields and, for
@@ -158,6 +159,7 @@ func recordDir(d string) *dirState {
 	}
 	s.commondir = recordFile(filepath.Join(d, "commondir"), maxSmall)
 	s.recordHooks(filepath.Join(d, "hooks"))
+	s.recordTodos(d)
 	return s
 }
 
