@@ -124,6 +124,22 @@ var ToolFiles = []ToolFile{
 	{"**/.pdbrc", "pdb", "its commands (Python statements) run when pdb starts in the directory", AnswerReadOnly, "pdb never writes it"},
 	{"**/.irbrc", "irb", "Ruby code runs when irb starts in the directory", AnswerReadOnly, "irb never writes it"},
 
+	// Other coding agents' project files: the MCP servers, hooks and
+	// commands they name start when the agent or its editor extension
+	// opens the project (Claude Code's, Cursor's, Codex's and Gemini CLI's
+	// are in Protected with placeholders).
+	{"**/.roo/", "Roo Code", "the MCP servers .roo/mcp.json names start when the project opens in the editor", AnswerReadOnly, "a build never writes it"},
+	{"**/.kiro/", "Kiro", "the MCP servers .kiro/settings/mcp.json names start when the project opens; its agent hooks run on file events", AnswerReadOnly, "a build never writes it"},
+	{"**/.amazonq/", "Amazon Q Developer", "the MCP servers .amazonq/mcp.json names start with `q chat` or the editor extension in the project", AnswerReadOnly, "a build never writes it"},
+	{"**/.continue/", "Continue", "the MCP servers of .continue/mcpServers/ start when the project opens in the editor", AnswerReadOnly, "a build never writes it"},
+	{"**/.qwen/", "Qwen Code", "the MCP servers .qwen/settings.json names start with `qwen` in the project", AnswerReadOnly, "a build never writes it"},
+	{"**/opencode.json", "opencode", "its MCP servers, formatters and language servers (each a command) run when `opencode` starts in the project", AnswerReadOnly, "a build never writes it"},
+	{"**/opencode.jsonc", "opencode", "the same as opencode.json", AnswerReadOnly, "a build never writes it"},
+	{"**/.opencode/", "opencode", "its plugins (JavaScript loaded into opencode) and commands", AnswerReadOnly, "a build never writes it"},
+	{"**/crush.json", "Crush", "its MCP servers and language servers (each a command) run when `crush` starts in the project", AnswerReadOnly, "a build never writes it"},
+	{"**/.crush.json", "Crush", "the same as crush.json", AnswerReadOnly, "a build never writes it"},
+	{"**/.aider.conf.yml", "aider", "lint-cmd and test-cmd run after each edit aider makes (auto-lint is on by default)", AnswerReadOnly, "aider never writes it"},
+
 	// Python virtual environments: pip writes these, so they stay
 	// writable and the check after the run looks at them (see package
 	// planted), in every virtual environment (a directory holding

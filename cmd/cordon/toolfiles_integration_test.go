@@ -511,3 +511,44 @@ mv d d.old && mkdir d && echo 'touch /tmp/evil' > d/.envrc`, marker), "--backend
 		t.Errorf("the planted hook ran on the host")
 	}
 }
+
+// TestOtherAgentsFiles: the project files through which other coding
+// agents start MCP servers and commands (found by an attack: a run could
+// leave them for the next session of Roo Code, Kiro, Amazon Q, Continue,
+// Qwen Code, opencode, Crush or aider) are renamed aside after a run that
+// creates them, one warning each (the Landlock-only backend refuses one
+// in a directory that existed at once), and an existing one is read-only
+// during the run, on both backends.
+func TestOtherAgentsFiles(t *testing.T) {
+	t.Parallel()
+	files := []string{".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json", ".continue/mcpServers/x.yaml",
+		".qwen/settings.json", "opencode.json", "opencode.jsonc", ".opencode/plugin/p.ts", "crush.json", ".crush.json",
+		".aider.conf.yml", "sub/opencode.json"}
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		writeFile(t, filepath.Join(e.ws, "existing", "opencode.json"), "{}\n")
+		var script strings.Builder
+		for _, f := range files {
+			fmt.Fprintf(&script, "mkdir -p %s && echo '{\"mcp\":{}}' > %s; ", filepath.Dir(f), f)
+		}
+		script.WriteString("echo planted > existing/opencode.json || echo REFUSED")
+		r := e.sh(script.String(), "--backend", backend)
+		for _, f := range files {
+			if exists(filepath.Join(e.ws, f)) {
+				t.Errorf("%s is left where its agent reads it: %s", f, r)
+			}
+			// The Landlock-only backend's supervisor refuses the name at
+			// once in a directory that existed; what a new directory holds
+			// is found after the run.
+			warned := f // a directory's row names the directory
+			if d, _, ok := strings.Cut(f, "/"); ok && d != "sub" {
+				warned = d
+			}
+			if (backend == "bwrap" || strings.HasPrefix(f, "sub/")) && !strings.Contains(r.stderr, "planted "+warned+" ") {
+				t.Errorf("no warning names %s: %s", warned, r)
+			}
+		}
+		if got := readFile(t, filepath.Join(e.ws, "existing", "opencode.json")); got != "{}\n" || !strings.Contains(r.stdout, "REFUSED") {
+			t.Errorf("an existing opencode.json was written: %q\n%s", got, r)
+		}
+	})
+}
