@@ -187,7 +187,9 @@ var HomeProtected = []string{
 // tool on the host reads them without asking: the editors' and agents'
 // directories, and the shell start-up files in the home directory (at the
 // top of any other root no shell reads them: they get none either, and
-// one the run creates is reported). docs/configuration.md lists each name.
+// one the run creates is reported). Where the user's settings make the
+// tool trust a new one without asking (package autotrust), the name keeps
+// a placeholder after all. docs/configuration.md lists each name.
 var AskFirst = map[string]string{
 	".envrc":    "direnv loads a new or changed .envrc only after `direnv allow`",
 	".mcp.json": "Claude Code asks before it starts a server that a project's .mcp.json names (unless your settings approve them all: enableAllProjectMcpServers)",

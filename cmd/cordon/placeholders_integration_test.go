@@ -70,3 +70,33 @@ func TestPlaceholdersNoClutter(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaceholdersWhereToolsTrust: where the user's own settings make a
+// tool trust a new .envrc or .mcp.json without asking (direnv's
+// whitelist, Claude Code's enableAllProjectMcpServers; found by an attack:
+// the host's shell or agent could load one while the run still lasts),
+// the top of the workspace keeps an empty read-only file in its place:
+// the run cannot create it, --explain says why, and nothing is left on
+// the host after the run. Without those settings, no placeholder (see
+// TestPlaceholdersNoClutter).
+func TestPlaceholdersWhereToolsTrust(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".config", "direnv", "direnv.toml"), "[whitelist]\nprefix = [\""+e.home+"\"]\n")
+	writeFile(t, filepath.Join(e.home, ".claude", "settings.json"), `{"enableAllProjectMcpServers": true}`)
+	r := e.sh(`for n in .envrc .mcp.json; do [ -f $n ] && [ ! -s $n ] && echo "empty $n"; echo x > $n || echo "refused $n"; done`, "--backend", "bwrap")
+	for _, n := range []string{".envrc", ".mcp.json"} {
+		if !strings.Contains(r.stdout, "empty "+n) || !strings.Contains(r.stdout, "refused "+n) {
+			t.Errorf("%s inside: want an empty read-only file:\n%s", n, r)
+		}
+		if exists(filepath.Join(e.ws, n)) || exists(filepath.Join(e.ws, n+".cordon-disarmed")) {
+			t.Errorf("%s is left on the host:\n%s", n, r)
+		}
+	}
+	x := e.run("policy", "--explain")
+	for _, want := range []string{"[whitelist] prefix", "enableAllProjectMcpServers"} {
+		if !strings.Contains(x.stdout+x.stderr, want) {
+			t.Errorf("--explain does not say %q:\n%s", want, x)
+		}
+	}
+}

@@ -117,6 +117,8 @@ type bwrapBuilder struct {
 	// gitProtected are the git directories whose entries protect made
 	// read-only (see keptReadOnly).
 	gitProtected map[string]bool
+	// trusted caches autoTrusted, by writable root.
+	trusted map[string]map[string]string
 }
 
 type root struct {

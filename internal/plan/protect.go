@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/globscan"
+	"github.com/cordon-sandbox/cordon/internal/host/autotrust"
 	"github.com/cordon-sandbox/cordon/policy"
 
 	"github.com/cordon-sandbox/cordon/internal/subpath"
@@ -237,7 +239,11 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 			// make a concurrent cordon in this workspace fail to read it.
 			continue
 		}
-		if policy.AskFirst[n.rel] != "" || !inHome && policy.ShellStartup(n.rel) {
+		trusted := ""
+		if policy.AskFirst[n.rel] != "" {
+			trusted = b.autoTrusted(r)[n.rel]
+		}
+		if policy.AskFirst[n.rel] != "" && trusted == "" || !inHome && policy.ShellStartup(n.rel) {
 			// Its tool asks before trusting a new one, or it is a shell
 			// start-up file outside the home, which no shell reads: no
 			// placeholder (an empty directory where a file belongs), and
@@ -254,6 +260,12 @@ func (b *bwrapBuilder) protectTop(r string, pr protRules) error {
 		kind := phDir
 		if inHome && !n.dir && policy.ShellStartup(n.rel) {
 			kind = phFile // every shell inside reads it
+		}
+		if trusted != "" {
+			// The user's settings make its tool trust a new one at once:
+			// an empty read-only file keeps one from being created.
+			kind = phFile
+			b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("%s gets a read-only placeholder (an empty file): %s", filepath.Join(r, n.rel), trusted))
 		}
 		missingAtTop(full, kind)
 	}
@@ -492,4 +504,19 @@ func walkRoots(p *policy.Policy, roots, skipped []string, writable func(string) 
 		}
 	}
 	return out, nil
+}
+
+// autoTrusted returns, for the writable root r, the names of
+// policy.AskFirst whose tool the host's settings make trust a new one
+// without asking (see package autotrust), each with why.
+func (b *bwrapBuilder) autoTrusted(r string) map[string]string {
+	if b.trusted == nil {
+		b.trusted = map[string]map[string]string{}
+	}
+	if t, ok := b.trusted[r]; ok {
+		return t
+	}
+	t := autotrust.Trusts(autotrust.Host{Home: b.opts.Home, Getenv: b.opts.Getenv}, r, slices.Sorted(maps.Keys(policy.AskFirst)))
+	b.trusted[r] = t
+	return t
 }
