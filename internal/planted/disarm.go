@@ -311,14 +311,9 @@ func (d *dirCheck) config(name string) {
 		d.c.note(fmt.Sprintf("%s is larger than %d bytes and was not examined", filepath.Join(d.abs, name), MaxConfigSize))
 		return
 	}
-	h, err := d.g.OpenFile(name, os.O_RDONLY|oNoFollow|oNonblock, 0)
-	if err != nil {
-		return
-	}
-	data, err := io.ReadAll(io.LimitReader(h, MaxConfigSize+1))
-	hi, serr := h.Stat()
-	h.Close()
-	if err != nil || serr != nil || !hi.Mode().IsRegular() {
+	data, hi, ok := d.readRegular(name, MaxConfigSize)
+	if !ok {
+		d.c.note(fmt.Sprintf("%s changed while cordon read it and was not examined", filepath.Join(d.abs, name)))
 		return
 	}
 	var had map[string]bool
@@ -361,6 +356,26 @@ func (d *dirCheck) config(name string) {
 		f.How, f.Disarmed = how, ok
 		d.add(f)
 	}
+}
+
+// readRegular reads name, a regular file of at most max bytes, through a
+// descriptor opened without following a link, and returns its content and
+// the descriptor's stat (ok is false when it is not, or cannot be read).
+func (d *dirCheck) readRegular(name string, max int64) (data []byte, fi fs.FileInfo, ok bool) {
+	h, err := d.g.OpenFile(name, os.O_RDONLY|oNoFollow|oNonblock, 0)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer h.Close()
+	data, err = io.ReadAll(io.LimitReader(h, max+1))
+	if err != nil || int64(len(data)) > max {
+		return nil, nil, false
+	}
+	fi, err = h.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, nil, false
+	}
+	return data, fi, true
 }
 
 // rewrite replaces name with data: a temporary file in the same directory,

@@ -3,9 +3,7 @@ package planted
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -73,14 +71,8 @@ func (d *dirCheck) todo(name string) {
 	if !fi.Mode().IsRegular() {
 		return
 	}
-	h, err := d.g.OpenFile(name, os.O_RDONLY|oNoFollow|oNonblock, 0)
-	if err != nil {
-		return
-	}
-	data, err := io.ReadAll(io.LimitReader(h, maxTodo+1))
-	hi, serr := h.Stat()
-	h.Close()
-	if err != nil || serr != nil || !hi.Mode().IsRegular() || len(data) > maxTodo {
+	data, hi, ok := d.readRegular(name, maxTodo)
+	if !ok {
 		return
 	}
 	had := map[string]int{}
