@@ -120,51 +120,44 @@ git config remote.origin.uploadpack "touch $MARKER"; git config remote.evil.url 
 // works and is kept after the run. Both backends.
 func TestGitConfigHostGitDuring(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if backend == "landlock" {
-				requireLandlock(t)
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		_, marker := gitConfigProject(t, e)
+		ready := filepath.Join(e.ws, "ready")
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		defer cancel()
+		cmd := e.command(ctx, "run", "--backend", backend, "--", "sh", "-c",
+			`git config core.fsmonitor "touch `+marker+`"; echo > ready; while [ -e ready ]; do sleep 0.1; done`)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(cmdTimeout); !exists(ready); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the command did not get ready: %s", stderr.String())
 			}
-			_, marker := gitConfigProject(t, e)
-			ready := filepath.Join(e.ws, "ready")
-			ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-			defer cancel()
-			cmd := e.command(ctx, "run", "--backend", backend, "--", "sh", "-c",
-				`git config core.fsmonitor "touch `+marker+`"; echo > ready; while [ -e ready ]; do sleep 0.1; done`)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			for deadline := time.Now().Add(cmdTimeout); !exists(ready); time.Sleep(50 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the command did not get ready: %s", stderr.String())
-				}
-			}
-			// The run goes on: git on the host, as an editor runs it.
-			out := e.mustGit(e.ws, "status", "--short")
-			e.mustGit(e.ws, "config", "user.name", "Host User")
-			if err := os.Remove(ready); err != nil {
-				t.Fatal(err)
-			}
-			code := waitCode(t, cmd)
-			if exists(marker) {
-				t.Fatalf("host git during the run ran what the command set:\n%s\n%s", out, stderr.String())
-			}
-			line := gitConfigKept + "core.fsmonitor " // it went to the run's copy
-			if n := strings.Count(stderr.String(), line); code != 1 || n != 1 {
-				t.Errorf("exit %d, want 1 with one line %q:\n%s", code, line, stderr.String())
-			}
-			if c := readFile(t, filepath.Join(e.ws, ".git", "config")); strings.Contains(c, "fsmonitor") {
-				t.Errorf("the host's config has the key:\n%s", c)
-			}
-			if got := e.mustGit(e.ws, "config", "user.name"); got != "Host User\n" {
-				t.Errorf("the host's own git config during the run was lost: %q", got)
-			}
-		})
-	}
+		}
+		// The run goes on: git on the host, as an editor runs it.
+		out := e.mustGit(e.ws, "status", "--short")
+		e.mustGit(e.ws, "config", "user.name", "Host User")
+		if err := os.Remove(ready); err != nil {
+			t.Fatal(err)
+		}
+		code := waitCode(t, cmd)
+		if exists(marker) {
+			t.Fatalf("host git during the run ran what the command set:\n%s\n%s", out, stderr.String())
+		}
+		line := gitConfigKept + "core.fsmonitor " // it went to the run's copy
+		if n := strings.Count(stderr.String(), line); code != 1 || n != 1 {
+			t.Errorf("exit %d, want 1 with one line %q:\n%s", code, line, stderr.String())
+		}
+		if c := readFile(t, filepath.Join(e.ws, ".git", "config")); strings.Contains(c, "fsmonitor") {
+			t.Errorf("the host's config has the key:\n%s", c)
+		}
+		if got := e.mustGit(e.ws, "config", "user.name"); got != "Host User\n" {
+			t.Errorf("the host's own git config during the run was lost: %q", got)
+		}
+	})
 }
 
 // gitConfigProject makes the workspace a clone of a repository src (its
