@@ -3,11 +3,14 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPlaceholdersNoClutter: in a fresh repository (git init), the agent's
@@ -92,6 +95,35 @@ func TestPlaceholdersWhereToolsTrust(t *testing.T) {
 		if exists(filepath.Join(e.ws, n)) || exists(filepath.Join(e.ws, n+".cordon-disarmed")) {
 			t.Errorf("%s is left on the host:\n%s", n, r)
 		}
+	}
+	// The host's direnv during the run, as a shell sitting in the
+	// workspace runs it at its next prompt: it would load a new .envrc
+	// at once (the whitelist), so the run must not be able to make one.
+	direnv := hostProgram(t, "direnv")
+	marker, ready := filepath.Join(e.root, "ENVRC-RAN"), filepath.Join(e.ws, "ready")
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := e.command(ctx, "run", "--backend", "bwrap", "--", "sh", "-c",
+		`echo "touch `+marker+`" > .envrc; echo > ready; i=0; while [ -e ready ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(cmdTimeout); !exists(ready); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not get ready: %s", stderr.String())
+		}
+	}
+	dc := exec.Command(direnv, "exec", e.ws, "true")
+	dc.Env = e.environ()
+	out, _ := dc.CombinedOutput()
+	if err := os.Remove(ready); err != nil {
+		t.Fatal(err)
+	}
+	waitCode(t, cmd)
+	if exists(marker) {
+		t.Errorf("the host's direnv loaded an .envrc the run made while it lasted:\n%s\n%s", out, stderr.String())
 	}
 	x := e.run("policy", "--explain")
 	for _, want := range []string{"[whitelist] prefix", "enableAllProjectMcpServers"} {
