@@ -19,7 +19,7 @@
 // no run can avoid (runCPU). Run it with:
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
-//	go run ./internal/bench/startup -concurrent 200 [-rounds 5]
+//	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
 //	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON]
 //
 // With -repo the empty and the large workspace are git repositories as a
@@ -51,6 +51,7 @@ func main() {
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
 	concurrent := flag.Int("concurrent", 0, "time this many runs at once of cordon and of plain bwrap instead (e.g. 200)")
 	rounds := flag.Int("rounds", 5, "rounds of -concurrent, alternating the two")
+	workspaces := flag.Int("workspaces", 1, "with -concurrent: spread the runs over this many workspaces")
 	files := flag.Int("files", 100_000, "files in the large workspace (0: none)")
 	perDir := flag.Int("perdir", 10, "files in each directory of the large workspace")
 	baseline := flag.String("baseline", "", "another cordon binary also timed in the empty and the large workspace")
@@ -66,7 +67,7 @@ func main() {
 		return
 	}
 	if *concurrent > 0 {
-		if err := runConcurrent(*concurrent, *rounds, *cordon, *bwrap); err != nil {
+		if err := runConcurrent(*concurrent, *rounds, *workspaces, *cordon, *bwrap); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
 			os.Exit(1)
 		}
