@@ -82,6 +82,9 @@ type Options struct {
 	Helper launch.Helper
 	// DefaultTimeout replaces the package DefaultTimeout when non-zero.
 	DefaultTimeout time.Duration
+	// UserConfig is the user config file (policy.UserConfigPath): never
+	// asked about. "" is the one of Plan's Home and Getenv.
+	UserConfig string
 }
 
 // Server is a cordon MCP server.
@@ -93,8 +96,8 @@ type Server struct {
 	// decider names the rule of an allowed call (recordAllowed).
 	deciderOnce sync.Once
 	decider     *policy.Decider
-	// askMu guards asked: the elicitations read_file sent, by id, with
-	// the path each asks about (elicit.go).
+	// askMu guards asked: the elicitations the file tools sent, by id,
+	// with the tool and path each asks about (elicit.go).
 	askMu sync.Mutex
 	asked map[string]string
 }
