@@ -58,7 +58,7 @@ cordon-mcp beside cordon: an MCP client may start either "cordon mcp" or
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("ask") {
-				return errors.New("cordon mcp asks through the MCP client, not a terminal: drop --ask (read_file asks the client when it supports elicitation; run_command refuses as on_violation: block does)")
+				return errors.New("cordon mcp asks through the MCP client, not a terminal: drop --ask (the file tools and run_command's network connections ask the client when it supports elicitation)")
 			}
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {

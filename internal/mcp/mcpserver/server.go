@@ -83,7 +83,8 @@ type Options struct {
 	// DefaultTimeout replaces the package DefaultTimeout when non-zero.
 	DefaultTimeout time.Duration
 	// UserConfig is the user config file (policy.UserConfigPath): never
-	// asked about. "" is the one of Plan's Home and Getenv.
+	// asked about, and where run_command saves a network answer "for
+	// this workspace". "" is the one of Plan's Home and Getenv.
 	UserConfig string
 }
 
@@ -97,9 +98,12 @@ type Server struct {
 	deciderOnce sync.Once
 	decider     *policy.Decider
 	// askMu guards asked: the elicitations the file tools sent, by id,
-	// with the tool and path each asks about (elicit.go).
-	askMu sync.Mutex
-	asked map[string]string
+	// with the tool and path each asks about (elicit.go); and netSaved,
+	// the network targets allowed "for this workspace" while the server
+	// runs (netask.go).
+	askMu    sync.Mutex
+	asked    map[string]string
+	netSaved map[string]bool
 }
 
 // New opens the workspace and registers the tools.
@@ -238,12 +242,15 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 // addResult registers a tool whose handler builds its own result.
 func addResult[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (*mcp.CallToolResult, error)) {
 	t.Description += "\n\n" + s.note()
-	mcp.AddTool(s.srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, _ error) {
+	mcp.AddTool(s.srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, _ error) {
 		defer func() {
 			if r := recover(); r != nil {
 				res = errorResult(fmt.Sprintf("cordon: internal error in %s: %v (please report this)\n%s", t.Name, r, debug.Stack()))
 			}
 		}()
+		if req != nil && req.Session != nil {
+			ctx = context.WithValue(ctx, requestKey{}, req)
+		}
 		r, err := h(ctx, in)
 		if err != nil {
 			return s.fail(t.Name, err), nil, nil
