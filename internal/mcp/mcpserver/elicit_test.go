@@ -120,7 +120,7 @@ func TestElicitFiles(t *testing.T) {
 	}
 	// made and dirs exist: a new path directly in the home is never
 	// asked about (no --allow-write would name the home).
-	for _, d := range []string{"repo/.git/objects", "planted", "made", "dirs"} {
+	for _, d := range []string{"repo/.git/objects", "planted", "made", "dirs", "ro"} {
 		if err := os.MkdirAll(at(d), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,11 @@ func TestElicitFiles(t *testing.T) {
 		}
 	}
 	host := policy.Host{Home: home, Cwd: h.Workspace, Getenv: func(string) (string, bool) { return "", false }}
-	p, err := policy.Load(policy.Options{Host: host, Workspace: h.Workspace, Flags: config.NewFlags(), SkipUserConfig: true})
+	// ~/ro is a read-only root (--allow-read): a write there is asked
+	// about too.
+	fl := config.NewFlags()
+	fl.Filesystem.Read = []string{at("ro")}
+	p, err := policy.Load(policy.Options{Host: host, Workspace: h.Workspace, Flags: fl, SkipUserConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +188,9 @@ func TestElicitFiles(t *testing.T) {
 		{ToolWriteFile, at("made/new/w.txt"), func(*testing.T) map[string]any {
 			return map[string]any{"path": at("made/new/w.txt"), "content": "WRITTEN-5c\n"}
 		}, "file-write", func(string) bool { return read("made/new/w.txt") == "WRITTEN-5c\n" }},
+		{ToolWriteFile, at("ro/w.txt"), func(*testing.T) map[string]any {
+			return map[string]any{"path": at("ro/w.txt"), "content": "READ-ONLY-ROOT\n"}
+		}, "file-write", func(string) bool { return read("ro/w.txt") == "READ-ONLY-ROOT\n" }},
 		{ToolEditFile, at("edit.txt"), func(*testing.T) map[string]any {
 			return map[string]any{"path": at("edit.txt"), "old_string": "EDIT-OLD-3a", "new_string": "EDIT-NEW-3a"}
 		}, "file-write", func(string) bool { return read("edit.txt") == "EDIT-NEW-3a\n" }},
@@ -277,6 +284,24 @@ func TestElicitFiles(t *testing.T) {
 		t.Errorf("a refused write changed the host")
 	}
 
+	t.Run("read-only workspace", func(t *testing.T) {
+		// The minimal profile's workspace is read-only: a write there,
+		// accepted, is served with the workspace as its root.
+		fl := config.NewFlags()
+		fl.Profile = config.Ptr("minimal")
+		mp, err := policy.Load(policy.Options{Host: host, Workspace: h.Workspace, Flags: fl, SkipUserConfig: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mo := opts
+		mo.Policy = mp
+		c := newElicitClient(t, mo, true, "")
+		path := filepath.Join(h.Workspace, "new.txt")
+		out, isErr, asked := c.call(t, ToolWriteFile, map[string]any{"path": "new.txt", "content": "MINIMAL\n"}, "accept")
+		if b, _ := os.ReadFile(path); isErr || len(asked) != 1 || !strings.Contains(asked[0], path) || string(b) != "MINIMAL\n" {
+			t.Errorf("write_file new.txt = %q (error %v), asked %q, file %q; want it asked and written", out, isErr, asked, b)
+		}
+	})
 	t.Run("forged answer", func(t *testing.T) {
 		// An answer to no question this server asked is not one, nor one
 		// to a question about another tool or path.
