@@ -22,6 +22,11 @@ import (
 // requestKey keys the tool call's request in a tool handler's context.
 type requestKey struct{}
 
+// answeredKey keys a *bool in a file tool handler's context that askFile
+// sets when the call is served after an answer (whose audit record is
+// the call's: no log_allowed record follows).
+type answeredKey struct{}
+
 // needInput is a tool result that asks the client for input (an
 // elicitation) instead of answering: the call is made again with the
 // answer (MCP's multi round-trip requests, which the Go SDK turns into
@@ -166,6 +171,9 @@ func (s *Server) askFile(ctx context.Context, tool string, err error, do func(fs
 		return err
 	}
 	defer one.Close()
+	if answered, _ := ctx.Value(answeredKey{}).(*bool); answered != nil {
+		*answered = true
+	}
 	return do(one, real)
 }
 

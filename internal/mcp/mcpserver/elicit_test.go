@@ -139,6 +139,9 @@ func TestElicitFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// With audit.log_allowed, a call served after an answer has the
+	// answer's record only.
+	p.Audit.LogAllowed = true
 	auditPath := filepath.Join(state, "audit.jsonl")
 	lg, err := audit.Open(auditPath, 0)
 	if err != nil {
@@ -242,6 +245,12 @@ func TestElicitFiles(t *testing.T) {
 				rule, action := "asked: deny", "denied"
 				if tc.action == "accept" {
 					rule, action = "asked: once", "allowed"
+				}
+				recs, _, _ := audit.Read(auditPath, audit.Filter{})
+				for _, r := range recs {
+					if r.Path == tl.path && r.Action == "allowed" && !strings.HasPrefix(r.Rule, "asked: ") {
+						t.Errorf("an allowed record of an asked path with the rule that refused it: %+v", r)
+					}
 				}
 				if r := lastRecord(tl.path); r == nil || r.Rule != rule || r.Action != action || r.Operation != tl.op || r.Command != "mcp "+tl.name {
 					t.Errorf("last audit record of the answer %+v, want %s %s %s by mcp %s", r, tl.op, action, rule, tl.name)

@@ -226,6 +226,8 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 		if req != nil && req.Session != nil {
 			ctx = context.WithValue(ctx, requestKey{}, req)
 		}
+		var asked bool // served after an answer, itself the audit record
+		ctx = context.WithValue(ctx, answeredKey{}, &asked)
 		out, err := h(ctx, in)
 		var ni *needInput
 		if errors.As(err, &ni) {
@@ -234,7 +236,9 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 		if err != nil {
 			return s.fail(t.Name, err), nil, nil
 		}
-		s.recordAllowed(t.Name, in)
+		if !asked {
+			s.recordAllowed(t.Name, in)
+		}
 		return text(out), nil, nil
 	})
 }
