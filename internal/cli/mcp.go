@@ -52,6 +52,9 @@ write_file, edit_file, replace_lines, list_dir, find_files, grep, file_info,
 create_dir) are confined to the workspace by the policy; run_command runs in
 the OS sandbox with the same policy; sandbox_status reports it. A violation is
 a tool error starting "sandbox violation:" and is written to the audit log.
+A client that supports MCP elicitation is asked first where cordon run --ask
+would ask: a file tool's path outside the policy, run_command's connection
+to a host no rule names.
 --no-sandbox (--mode off) lifts the confinement. The server is the program
 cordon-mcp beside cordon: an MCP client may start either "cordon mcp" or
 "cordon-mcp".`,
