@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +199,25 @@ func TestAskMCPNetwork(t *testing.T) {
 		fresh := startMCPAsker(t, e, bin, false, "", flags...)
 		if out, _ := fresh.run(t, nil, curl...); !strings.Contains(out, askBody) {
 			t.Errorf("a new server, after a workspace answer: %q; want it through", out)
+		}
+	})
+	t.Run("not saved inside a writable root", func(t *testing.T) {
+		// A user config in the workspace (XDG_CONFIG_HOME there) is not
+		// written: the answer holds for this server, and the result says
+		// so in one warning line.
+		extra := e.extra
+		e.extra = append(slices.Clone(extra), "XDG_CONFIG_HOME="+filepath.Join(e.ws, ".cfg"))
+		c := startMCPAsker(t, e, bin, true, "2025-11-25", flags...)
+		e.extra = extra
+		out, asked := c.run(t, choose("accept", "workspace"), curl...)
+		if len(asked) != 1 || !strings.Contains(out, askBody) || strings.Count(out, "warning: the answer for "+target+" was not saved") != 1 {
+			t.Errorf("run_command = %q, asked %q; want it through with one warning line", out, asked)
+		}
+		if _, err := os.Stat(filepath.Join(e.ws, ".cfg", "cordon", "config.yaml")); err == nil {
+			t.Errorf("a user config inside the workspace was written")
+		}
+		if out, asked := c.run(t, choose("accept", "deny"), curl...); len(asked) != 0 || !strings.Contains(out, askBody) {
+			t.Errorf("the same server again: %q, asked %q; want it through unasked", out, asked)
 		}
 	})
 }
