@@ -44,6 +44,9 @@ func serve(p *policy.Policy, h policy.Host) error {
 		Version:   cli.BuildVersion(),
 		Plan:      plan.Options{Home: h.Home, Getenv: h.Getenv, StateDir: h.StateDir()},
 		Helper:    launch.SiblingHelper,
+		// Where run_command saves a network answer "for this
+		// workspace", as cordon run --ask does.
+		UserConfig: policy.UserConfigPath(h),
 	})
 	if err != nil {
 		return err

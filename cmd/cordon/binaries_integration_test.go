@@ -55,17 +55,24 @@ func installBins(e *sandboxEnv, dir string, siblings ...string) string {
 // clients send straight to the loopback past the proxy (Go's and gh's
 // proxy rules).
 func cordonWithHosts(e *sandboxEnv, hosts string) string {
+	return withHosts(e, hosts, "cordon")
+}
+
+// withHosts builds program (cordon, or cordon-mcp, whose proxy serves
+// run_command) as cordonWithHosts does, beside cordon and cordon-helper,
+// and returns its path.
+func withHosts(e *sandboxEnv, hosts, program string) string {
 	e.t.Helper()
 	file := filepath.Join(e.root, "hosts")
 	writeFile(e.t, file, hosts)
-	cordon := installBins(e, "bin", helperName)
+	bin := filepath.Join(filepath.Dir(installBins(e, "bin", helperName)), program)
 	build := exec.Command("go", "build", "-ldflags", "-X github.com/cordon-sandbox/cordon/internal/net/netproxy.hostsPath="+file,
-		"-o", cordon, "github.com/cordon-sandbox/cordon/cmd/cordon")
+		"-o", bin, "github.com/cordon-sandbox/cordon/cmd/"+program)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		e.t.Fatalf("building cordon with a test hosts file: %v\n%s", err, out)
+		e.t.Fatalf("building %s with a test hosts file: %v\n%s", program, err, out)
 	}
-	return cordon
+	return bin
 }
 
 // runBin runs the program bin (a cordon of installBins, or a sibling)

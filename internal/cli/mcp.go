@@ -52,13 +52,16 @@ write_file, edit_file, replace_lines, list_dir, find_files, grep, file_info,
 create_dir) are confined to the workspace by the policy; run_command runs in
 the OS sandbox with the same policy; sandbox_status reports it. A violation is
 a tool error starting "sandbox violation:" and is written to the audit log.
+A client that supports MCP elicitation is asked first where cordon run --ask
+would ask: a file tool's path outside the policy, run_command's connection
+to a host no rule names.
 --no-sandbox (--mode off) lifts the confinement. The server is the program
 cordon-mcp beside cordon: an MCP client may start either "cordon mcp" or
 "cordon-mcp".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("ask") {
-				return errors.New("cordon mcp asks through the MCP client, not a terminal: drop --ask (read_file asks the client when it supports elicitation; run_command refuses as on_violation: block does)")
+				return errors.New("cordon mcp asks through the MCP client, not a terminal: drop --ask (the file tools and run_command's network connections ask the client when it supports elicitation)")
 			}
 			p, h, err := pf.loadPolicy(cmd)
 			if err != nil {

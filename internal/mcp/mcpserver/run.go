@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/launch"
@@ -125,8 +126,18 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 			fmt.Fprintln(w, "cordon: "+l.Text)
 		}
 	}
+	// A connection to a target no rule names asks the person, when the
+	// client can be asked while the command runs (netask.go).
+	var warnMu sync.Mutex
+	var warned []string
+	warn := func(s string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		warned = append(warned, "warning: "+s)
+	}
+	auditCommand := "mcp run_command: " + strings.Join(argv, " ")
 	res, runErr := launch.RunCommand(ctx, launch.Request{Policy: &p, Command: argv, Options: opts, Helper: s.opts.Helper, Tell: tell,
-		Stdio: launch.Stdio{Stdout: w, Stderr: w}, Audit: s.opts.Audit, SessionID: s.opts.SessionID, AuditCommand: "mcp run_command: " + strings.Join(argv, " ")})
+		Stdio: launch.Stdio{Stdout: w, Stderr: w, NetAsk: s.netAsk(ctx, auditCommand, warn)}, Audit: s.opts.Audit, SessionID: s.opts.SessionID, AuditCommand: auditCommand})
 	w.Close()
 	select {
 	case <-copied:
@@ -157,7 +168,9 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	if capped {
 		fmt.Fprintf(&b, "note: timeout_seconds %d is above the limit of %s, which applied\n", in.TimeoutSeconds, p.Timeout)
 	}
-	for _, l := range slices.Concat(degraded, said, notes) {
+	warnMu.Lock()
+	defer warnMu.Unlock()
+	for _, l := range slices.Concat(degraded, warned, said, notes) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(output)

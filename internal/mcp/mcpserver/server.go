@@ -82,6 +82,10 @@ type Options struct {
 	Helper launch.Helper
 	// DefaultTimeout replaces the package DefaultTimeout when non-zero.
 	DefaultTimeout time.Duration
+	// UserConfig is the user config file (policy.UserConfigPath): never
+	// asked about, and where run_command saves a network answer "for
+	// this workspace". "" is the one of Plan's Home and Getenv.
+	UserConfig string
 }
 
 // Server is a cordon MCP server.
@@ -93,10 +97,13 @@ type Server struct {
 	// decider names the rule of an allowed call (recordAllowed).
 	deciderOnce sync.Once
 	decider     *policy.Decider
-	// askMu guards asked: the elicitations read_file sent, by id, with
-	// the path each asks about (elicit.go).
-	askMu sync.Mutex
-	asked map[string]string
+	// askMu guards asked: the elicitations the file tools sent, by id,
+	// with the tool and path each asks about (elicit.go); and netSaved,
+	// the network targets allowed "for this workspace" while the server
+	// runs (netask.go).
+	askMu    sync.Mutex
+	asked    map[string]string
+	netSaved map[string]bool
 }
 
 // New opens the workspace and registers the tools.
@@ -219,6 +226,8 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 		if req != nil && req.Session != nil {
 			ctx = context.WithValue(ctx, requestKey{}, req)
 		}
+		var asked bool // served after an answer, itself the audit record
+		ctx = context.WithValue(ctx, answeredKey{}, &asked)
 		out, err := h(ctx, in)
 		var ni *needInput
 		if errors.As(err, &ni) {
@@ -227,7 +236,9 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 		if err != nil {
 			return s.fail(t.Name, err), nil, nil
 		}
-		s.recordAllowed(t.Name, in)
+		if !asked {
+			s.recordAllowed(t.Name, in)
+		}
 		return text(out), nil, nil
 	})
 }
@@ -235,12 +246,15 @@ func add[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (string, er
 // addResult registers a tool whose handler builds its own result.
 func addResult[In any](s *Server, t *mcp.Tool, h func(context.Context, In) (*mcp.CallToolResult, error)) {
 	t.Description += "\n\n" + s.note()
-	mcp.AddTool(s.srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, _ error) {
+	mcp.AddTool(s.srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, _ any, _ error) {
 		defer func() {
 			if r := recover(); r != nil {
 				res = errorResult(fmt.Sprintf("cordon: internal error in %s: %v (please report this)\n%s", t.Name, r, debug.Stack()))
 			}
 		}()
+		if req != nil && req.Session != nil {
+			ctx = context.WithValue(ctx, requestKey{}, req)
+		}
 		r, err := h(ctx, in)
 		if err != nil {
 			return s.fail(t.Name, err), nil, nil

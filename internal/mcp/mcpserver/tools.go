@@ -86,15 +86,12 @@ func (s *Server) register() {
 			if err := lineRange(in.StartLine, in.EndLine); err != nil {
 				return "", err
 			}
-			r, err := s.fs.ReadText(in.Path, in.StartLine, in.EndLine)
-			if err != nil {
-				var ask error
-				if r, ask = s.askRead(ctx, err, in); r == nil {
-					if ask != nil {
-						return "", ask
-					}
-					return "", err
-				}
+			var r *workspace.ReadTextResult
+			if err := s.fileCall(ctx, ToolReadFile, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.ReadText(p, in.StartLine, in.EndLine)
+				return err
+			}); err != nil {
+				return "", err
 			}
 			if r.First == 0 {
 				return fmt.Sprintf("[no lines: the file has %d lines]\n", r.TotalLines), nil
@@ -106,36 +103,48 @@ func (s *Server) register() {
 		})
 	add(s, &mcp.Tool{Name: ToolWriteFile, Annotations: writes("Write file", true, true),
 		Description: "Create a file or replace its whole content, atomically (missing parent directories are created). Prefer edit_file or replace_lines for changes to an existing file."},
-		func(_ context.Context, in WriteFileInput) (string, error) {
-			r, err := s.fs.WriteFile(in.Path, in.Content)
-			if err != nil {
+		func(ctx context.Context, in WriteFileInput) (string, error) {
+			var r *workspace.WriteResult
+			if err := s.fileCall(ctx, ToolWriteFile, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.WriteFile(p, in.Content)
+				return err
+			}); err != nil {
 				return "", err
 			}
 			return writeText("wrote", r), nil
 		})
 	add(s, &mcp.Tool{Name: ToolEditFile, Annotations: writes("Edit file", true, false),
 		Description: "Replace one exact occurrence of old_string with new_string in a file. Fails, changing nothing, when old_string is not found or occurs more than once (include more surrounding text to make it unique)."},
-		func(_ context.Context, in EditFileInput) (string, error) {
-			r, err := s.fs.EditFile(in.Path, in.OldString, in.NewString)
-			if err != nil {
+		func(ctx context.Context, in EditFileInput) (string, error) {
+			var r *workspace.WriteResult
+			if err := s.fileCall(ctx, ToolEditFile, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.EditFile(p, in.OldString, in.NewString)
+				return err
+			}); err != nil {
 				return "", err
 			}
 			return writeText("edited", r), nil
 		})
 	add(s, &mcp.Tool{Name: ToolReplaceLines, Annotations: writes("Replace lines", true, false),
 		Description: "Replace the lines from start_anchor to end_anchor (inclusive) with new_text. Anchors are the N:hash prefixes read_file returns; if the file changed since it was read (a stale anchor), nothing is written and you must read it again."},
-		func(_ context.Context, in ReplaceLinesInput) (string, error) {
-			r, err := s.fs.ReplaceLines(in.Path, in.StartAnchor, in.EndAnchor, in.NewText)
-			if err != nil {
+		func(ctx context.Context, in ReplaceLinesInput) (string, error) {
+			var r *workspace.WriteResult
+			if err := s.fileCall(ctx, ToolReplaceLines, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.ReplaceLines(p, in.StartAnchor, in.EndAnchor, in.NewText)
+				return err
+			}); err != nil {
 				return "", err
 			}
 			return writeText("edited", r), nil
 		})
 	add(s, &mcp.Tool{Name: ToolListDir, Annotations: readOnly("List directory"),
 		Description: "List a directory: one entry per line as type, size, mode, modification time and name (directories end with /). Symbolic links are shown, not followed."},
-		func(_ context.Context, in ListDirInput) (string, error) {
-			r, err := s.fs.List(in.Path)
-			if err != nil {
+		func(ctx context.Context, in ListDirInput) (string, error) {
+			var r *workspace.ListResult
+			if err := s.fileCall(ctx, ToolListDir, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.List(p)
+				return err
+			}); err != nil {
 				return "", err
 			}
 			var b strings.Builder
@@ -154,9 +163,12 @@ func (s *Server) register() {
 		})
 	add(s, &mcp.Tool{Name: ToolFindFiles, Annotations: readOnly("Find files"),
 		Description: "Find files and directories whose path relative to path matches a glob: ** matches any number of directories (**/*.go finds Go files at any depth, *.go only at the top). .git, denied paths and, unless include_ignored is set, paths ignored by .gitignore files (at any depth, as git does) are skipped. One path per line."},
-		func(_ context.Context, in FindFilesInput) (string, error) {
-			r, err := s.fs.Find(in.Path, in.Pattern, workspace.FindOptions{IncludeIgnored: in.IncludeIgnored})
-			if err != nil {
+		func(ctx context.Context, in FindFilesInput) (string, error) {
+			var r *workspace.FindResult
+			if err := s.fileCall(ctx, ToolFindFiles, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.Find(p, in.Pattern, workspace.FindOptions{IncludeIgnored: in.IncludeIgnored})
+				return err
+			}); err != nil {
 				return "", err
 			}
 			var b strings.Builder
@@ -179,13 +191,16 @@ func (s *Server) register() {
 		})
 	add(s, &mcp.Tool{Name: ToolGrep, Annotations: readOnly("Search file contents"),
 		Description: "Search file contents for an RE2 regular expression (or a plain string with literal). Skips binary files, .git, denied paths and, unless include_ignored is set, files ignored by .gitignore files (at any depth, as git does). One match per line as path:line:text, then a count."},
-		func(_ context.Context, in GrepInput) (string, error) {
+		func(ctx context.Context, in GrepInput) (string, error) {
 			if in.MaxResults < 0 {
 				return "", fmt.Errorf("grep: max_results %d is out of range: give a positive number (at most %d are returned), or leave it out", in.MaxResults, s.fs.Limits.MaxResults)
 			}
-			r, err := s.fs.Grep(in.Pattern, in.Path, workspace.GrepOptions{IgnoreCase: in.IgnoreCase, Literal: in.Literal, Include: in.Include,
-				MaxResults: in.MaxResults, IncludeIgnored: in.IncludeIgnored})
-			if err != nil {
+			var r *workspace.GrepResult
+			if err := s.fileCall(ctx, ToolGrep, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				r, err = fsys.Grep(in.Pattern, p, workspace.GrepOptions{IgnoreCase: in.IgnoreCase, Literal: in.Literal, Include: in.Include,
+					MaxResults: in.MaxResults, IncludeIgnored: in.IncludeIgnored})
+				return err
+			}); err != nil {
 				return "", err
 			}
 			var b strings.Builder
@@ -204,9 +219,12 @@ func (s *Server) register() {
 		})
 	add(s, &mcp.Tool{Name: ToolFileInfo, Annotations: readOnly("File info"),
 		Description: "Describe a file or directory as JSON: resolved path (symbolic links followed inside the workspace), type, size, mode and modification time."},
-		func(_ context.Context, in PathInput) (string, error) {
-			e, err := s.fs.Info(in.Path)
-			if err != nil {
+		func(ctx context.Context, in PathInput) (string, error) {
+			var e *workspace.Entry
+			if err := s.fileCall(ctx, ToolFileInfo, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				e, err = fsys.Info(p)
+				return err
+			}); err != nil {
 				return "", err
 			}
 			b, err := json.Marshal(e)
@@ -214,9 +232,12 @@ func (s *Server) register() {
 		})
 	add(s, &mcp.Tool{Name: ToolCreateDir, Annotations: writes("Create directory", false, true),
 		Description: "Create a directory, and its missing parents. Succeeds if it already exists."},
-		func(_ context.Context, in PathInput) (string, error) {
-			e, err := s.fs.Mkdir(in.Path)
-			if err != nil {
+		func(ctx context.Context, in PathInput) (string, error) {
+			var e *workspace.Entry
+			if err := s.fileCall(ctx, ToolCreateDir, in.Path, func(fsys *workspace.FS, p string) (err error) {
+				e, err = fsys.Mkdir(p)
+				return err
+			}); err != nil {
 				return "", err
 			}
 			return "created directory " + e.Name, nil
