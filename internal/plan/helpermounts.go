@@ -81,15 +81,16 @@ func (b *bwrapBuilder) helperMounts(ops []mountOp, from int) ([]mountOp, error) 
 }
 
 // helperMountArgs are bwrap's arguments for a helper that mounts
-// (Spec.Mounts): the capabilities it needs for that and to give them all
-// up after (CAP_SETPCAP), and, for an unprivileged user, uid and gid 0, in the user
+// (Spec.Mounts): the capabilities it needs for that (CAP_SYS_ADMIN, and
+// CAP_DAC_READ_SEARCH to look each path up as bwrap, with all of them,
+// did) and to give them all up after (CAP_SETPCAP), and, for an unprivileged user, uid and gid 0, in the user
 // namespace that owns the sandbox's mounts (bwrap runs any other uid in
 // a namespace of its own, which cannot mount).
 func (b *bwrapBuilder) helperMountArgs() []string {
 	if len(b.mounts) == 0 {
 		return nil
 	}
-	args := []string{"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"}
+	args := []string{"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_SETPCAP"}
 	if b.user != nil {
 		// CAP_SETFCAP: mapping uid 0 of the sandbox's namespace into the
 		// command's requires it (user_namespaces(7)).
