@@ -123,6 +123,8 @@ type bwrapBuilder struct {
 	// helperMounts), or empty.
 	mounts []helperspec.Mount
 	user   *helperspec.User
+	// placeholders are the paths of plan.Placeholders (addPlaceholder).
+	placeholders map[string]bool
 }
 
 type root struct {

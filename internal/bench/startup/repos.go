@@ -13,8 +13,8 @@ import (
 
 // runRepos times `cordon run -- /bin/true` in workspaces holding each
 // count of nested repositories (a `git init` each, in the workspace,
-// itself one), interleaved run for run, with the baseline binary too if
-// one is given, and prints each median against the workspace without
+// itself one), interleaved run for run, on the Landlock-only backend too,
+// and with the baseline binary if one is given, and prints each median against the workspace without
 // nested repositories and how the cost grows: the increment of the
 // largest count over the empty workspace against that of the count
 // nearest 200 (linear growth gives the ratio of the counts).
@@ -39,10 +39,19 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	if err != nil {
 		return err
 	}
-	bins := []string{cordon}
-	if baseline != "" {
-		bins = append(bins, baseline)
+	// The cases: this build; this build on the Landlock-only backend,
+	// which makes no mounts (the part of the growth that is not theirs:
+	// the walk, the guard's snapshot and check); the baseline.
+	type repoCase struct {
+		name string
+		argv []string
 	}
+	cases := []repoCase{{"this build", []string{cordon, "run", "--", "/bin/true"}},
+		{"this build, --backend landlock", []string{cordon, "run", "--backend", "landlock", "--", "/bin/true"}}}
+	if baseline != "" {
+		cases = append(cases, repoCase{"baseline " + baseline, []string{baseline, "run", "--", "/bin/true"}})
+	}
+	bins := cases
 	wss := make([]string, len(ns))
 	for i, c := range ns {
 		ws := filepath.Join(tmp, fmt.Sprintf("ws-%d", c))
@@ -69,17 +78,17 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	}
 	for i := 0; i < n+2; i++ {
 		for w := range ns {
-			for b, bin := range bins {
+			for b, c := range cases {
 				if failed[b][w] != "" {
 					continue
 				}
-				cmd := exec.Command(bin, "run", "--", "/bin/true")
+				cmd := exec.Command(c.argv[0], c.argv[1:]...)
 				cmd.Dir, cmd.Env = wss[w], env
 				start := time.Now()
 				out, err := cmd.CombinedOutput()
 				d := time.Since(start)
 				if err != nil && b == 0 {
-					return fmt.Errorf("%s in %d repositories: %v: %s", bin, ns[w], err, out)
+					return fmt.Errorf("%s in %d repositories: %v: %s", c.name, ns[w], err, out)
 				}
 				if err != nil {
 					failed[b][w] = strings.TrimSpace(string(out))
@@ -95,11 +104,8 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	if ref < 0 {
 		ref = len(ns) - 1
 	}
-	for b, bin := range bins {
-		name := "this build"
-		if b > 0 {
-			name = "baseline " + bin
-		}
+	for b, c := range cases {
+		name := c.name
 		med := make([]time.Duration, len(ns))
 		for w := range ns {
 			if failed[b][w] != "" {
@@ -123,12 +129,13 @@ func runRepos(n int, cordon, baseline, counts string) error {
 				ns[last], ms(med[last]-med[0]), float64(med[last]-med[0])/float64(med[ref]-med[0]), float64(ns[last])/float64(ns[ref]))
 		}
 	}
-	if len(bins) > 1 {
+	if baseline != "" {
+		last := len(cases) - 1
 		for w, c := range ns {
-			if failed[1][w] != "" {
+			if failed[last][w] != "" {
 				continue
 			}
-			a, b := times[0][w][len(times[0][w])/2], times[1][w][len(times[1][w])/2]
+			a, b := times[0][w][len(times[0][w])/2], times[last][w][len(times[last][w])/2]
 			fmt.Printf("this build against the baseline, %d nested repositories: %.2fx\n", c, float64(a)/float64(b))
 		}
 	}
