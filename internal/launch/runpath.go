@@ -427,24 +427,28 @@ type fileAsker struct {
 	s *ask.Session
 }
 
-func fileOp(write bool) (policy.Op, ask.Kind) {
-	if write {
-		return policy.OpWrite, ask.FileWrite
+// decide is the policy's decision on access a to path on the host, and
+// the kind of question it would be.
+func (f fileAsker) decide(path string, a monitor.Access) (policy.Decision, ask.Kind) {
+	switch a {
+	case monitor.AccessRead:
+		return f.d.DecideHost(policy.OpRead, path), ask.FileRead
+	case monitor.AccessCreate:
+		return f.d.DecideHostCreate(path), ask.FileWrite
 	}
-	return policy.OpRead, ask.FileRead
+	return f.d.DecideHost(policy.OpWrite, path), ask.FileWrite
 }
 
 // Askable implements monitor.Asker.
-func (f fileAsker) Askable(path string, write bool) bool {
-	op, _ := fileOp(write)
-	return f.d.DecideHost(op, path).Askable()
+func (f fileAsker) Askable(path string, a monitor.Access) bool {
+	d, _ := f.decide(path, a)
+	return d.Askable()
 }
 
 // Ask implements monitor.Asker: an allowed path goes on to the kernel,
 // an askable one is asked about.
-func (f fileAsker) Ask(pid int, comm, path string, write bool) monitor.Verdict {
-	op, kind := fileOp(write)
-	d := f.d.DecideHost(op, path)
+func (f fileAsker) Ask(pid int, comm, path string, a monitor.Access) monitor.Verdict {
+	d, kind := f.decide(path, a)
 	if !d.Askable() {
 		return monitor.Continue
 	}

@@ -34,8 +34,8 @@
 //
 // With Options.Ask (cordon run --ask, the bubblewrap backend) it holds
 // each watched open of a file the Asker may ask about, and on a yes opens
-// the file on the host and hands it in, as the supervisor does (see
-// ask_linux.go).
+// (or creates) the file on the host and hands it in, as the supervisor
+// does (see ask_linux.go).
 //
 // It must not decide anything: classifying an Event against the policy is
 // the caller's (policy.Decider), and so is what to record.

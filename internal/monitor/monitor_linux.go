@@ -40,6 +40,9 @@ type Monitor struct {
 	// Options.Ask (onCallerThread), started once; Stop closes it.
 	askOnce sync.Once
 	askFns  chan func()
+	// askUmask is the process's umask when that thread shares it (see
+	// prepareThread), else 0.
+	askUmask uint32
 }
 
 // Start serves the listener fd (it takes ownership) in a goroutine of its
