@@ -58,6 +58,20 @@ func Main(args []string) int {
 	if !spec.Status {
 		status = nil
 	}
+	// The protected paths' mounts come first, with the capability
+	// bubblewrap kept for them (see helperspec.Spec.Mounts); then the
+	// command's own user namespace, where an unprivileged user's
+	// sandbox needs one.
+	if err := applyMounts(spec.Mounts); err != nil {
+		return fail(125, "helper: %v: the protected paths cannot be kept read-only, so the command did not run", err)
+	}
+	if spec.User != nil {
+		code, err := runAsUser(spec, status)
+		if err != nil {
+			return fail(code, "helper: %v", err)
+		}
+		return code
+	}
 	// Capabilities are per thread: this goroutine stays on its thread until
 	// exec, so the exec happens from the thread that dropped them.
 	runtime.LockOSThread()

@@ -63,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 3
+const Version = 4
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -132,7 +132,43 @@ type Spec struct {
 	// Landlock (the trust bundle of a run with credentials), each new,
 	// read-only, never through a symbolic link.
 	Files []File `json:"files,omitempty"`
+	// Mounts are the protected paths' mounts the helper makes first, in
+	// order, in the sandbox's mount namespace (bubblewrap runs it with
+	// CAP_SYS_ADMIN there for them): a workspace with many repositories
+	// has many, and bubblewrap reads the whole mount table after each
+	// of its own. Any that fails ends the run before the command starts.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// User, with Mounts, is the user the command runs as, in a user
+	// namespace of its own that the helper makes after the mounts:
+	// bubblewrap ran the helper as uid 0, which an unprivileged user's
+	// sandbox maps to that user, so that it may mount. Nil: the
+	// helper's own (root's sandbox).
+	User *User `json:"user,omitempty"`
 }
+
+// Mount is one mount of Spec.Mounts: Src (a path inside the sandbox, or
+// Dst itself when empty) bound onto Dst with its submounts, then Dst made
+// read-only if ReadOnly. Neither may be a symbolic link.
+type Mount struct {
+	// Src is what is bound, inside the sandbox; "" binds Dst onto itself.
+	Src string `json:"src,omitempty"`
+	// Dst is where.
+	Dst string `json:"dst"`
+	// ReadOnly makes the new mount (not those below it) read-only.
+	ReadOnly bool `json:"ro,omitempty"`
+}
+
+// User is the uid and gid of Spec.User.
+type User struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+}
+
+// PlaceholderDir is where bubblewrap binds the sources of the
+// placeholders of Spec.Mounts (an empty directory, an empty file, a
+// commondir, an unreadable directory and file) for the helper to bind
+// from.
+const PlaceholderDir = "/run/cordon/placeholders"
 
 // File is one file of Spec.Files.
 type File struct {

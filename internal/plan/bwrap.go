@@ -119,6 +119,12 @@ type bwrapBuilder struct {
 	gitProtected map[string]bool
 	// trusted caches autoTrusted, by writable root.
 	trusted map[string]map[string]string
+	// mounts and user are the helper's (Spec.Mounts and Spec.User: see
+	// helperMounts), or empty.
+	mounts []helperspec.Mount
+	user   *helperspec.User
+	// placeholders are the paths of plan.Placeholders (addPlaceholder).
+	placeholders map[string]bool
 }
 
 type root struct {
@@ -183,9 +189,14 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
 		b.keepMountedPlaceholders()
 		b.copyGitConfigs()
-		for _, m := range b.ops {
+		ops, err := b.helperMounts(b.ops, HelperMountsFrom)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ops {
 			args = append(args, m.args()...)
 		}
+		args = append(args, b.helperMountArgs()...)
 		b.plan.Dir = b.workdir()
 	}
 	b.plan.Guard.KeptReadOnly = b.keptReadOnly()
@@ -204,6 +215,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		b.plan.Env = addGoFlag(b.plan.Env, "-buildvcs=false")
 	}
 	b.plan.Spec = buildSpec(p)
+	b.plan.Spec.Mounts, b.plan.Spec.User = b.mounts, b.user
 	if permissive {
 		b.plan.Spec.Seccomp.DenyOtherFamilies = false
 		b.plan.Degraded = append(b.plan.Degraded, PermissiveNote)

@@ -446,7 +446,13 @@ var placeholderKinds = map[int]PlaceholderKind{phDir: PlaceholderDir, phFile: Pl
 // addPlaceholder mounts a placeholder of kind at the missing path p.
 func (b *bwrapBuilder) addPlaceholder(p string, kind int) {
 	b.add(opReadOnly, b.placeholderSource(kind), p)
-	if !slices.Contains(b.plan.PlaceholderPaths(), p) {
+	if b.placeholders == nil {
+		b.placeholders = map[string]bool{}
+	}
+	if !b.placeholders[p] {
+		// A set, not a search of the plan's list: a workspace of many
+		// repositories has thousands.
+		b.placeholders[p] = true
 		b.plan.Placeholders = append(b.plan.Placeholders, Placeholder{Path: p, Kind: placeholderKinds[kind]})
 	}
 }

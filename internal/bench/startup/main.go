@@ -21,6 +21,10 @@
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
 //	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON]
+//	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON]
+//
+// With -repos it instead times workspaces holding that many nested git
+// repositories each (runRepos).
 //
 // With -repo the empty and the large workspace are git repositories as a
 // project's are (a core.hooksPath in the work tree, an included config
@@ -58,7 +62,15 @@ func main() {
 	repo := flag.Bool("repo", false, "make the workspaces git repositories with a hooksPath, an include and a virtualenv")
 	cpu := flag.Bool("cpu", false, "measure the CPU time of one run (cordon and all it starts) instead, against -baseline")
 	dir := flag.String("dir", "", "with -cpu: where to make the fake home and the workspace (not under /tmp, as a real home is not)")
+	repos := flag.String("repos", "", "time workspaces holding these counts of nested git repositories instead (e.g. 0,50,200,1000), against -baseline")
 	flag.Parse()
+	if *repos != "" {
+		if err := runRepos(*n, *cordon, *baseline, *repos); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpu {
 		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
