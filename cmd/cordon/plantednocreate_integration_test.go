@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +19,14 @@ import (
 // repository in the sandbox cache (which the walk before the run searches
 // for the guard alone, and where nothing is kept read-only), and a hook
 // there made executable. The run writes only through existing files (dd
-// conv=nocreat, and no redirection, which opens with O_CREAT).
+// conv=nocreat, and no redirection, which opens with O_CREAT). The
+// workspace holds enough directories (2,000) for bubblewrap to count.
 func TestPlantedWithoutCreating(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
 		bf := []string{"--backend", backend}
+		for i := range 2000 {
+			mkdir(t, filepath.Join(e.ws, "src", fmt.Sprint(i/50), fmt.Sprint(i)))
+		}
 		// The first run makes the sandbox cache.
 		if r := e.sh("true", bf...); r.code != 0 {
 			t.Fatalf("first run: %s", r)

@@ -437,7 +437,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Supervise = r.pl.Supervise != nil
 	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
 	// The watch and the supervisor see every creating call already.
-	r.spec.Creates = r.pl.Guard.Complete && len(r.pl.Guard.Roots) > 0 && !r.spec.Watch && !r.spec.Supervise
+	r.spec.Creates = countCreates(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}

@@ -279,6 +279,10 @@ type Guard struct {
 	// fellows are all the check has to look at (see
 	// planted.Options.NothingCreated).
 	Complete bool `json:"complete,omitempty"`
+	// Dirs is the number of directories those walks saw in Roots: about
+	// what a walk after the run costs (an lstat each, with the walk
+	// cache), set with Complete.
+	Dirs int `json:"dirs,omitempty"`
 }
 
 // LauncherEnv is the environment of every process cordon starts on the

@@ -492,6 +492,7 @@ func completeGuard(g *Guard, p *policy.Policy, walked []string, trees map[string
 	if !pr.coversChecked() {
 		return
 	}
+	dirs := 0
 	for _, r := range g.Roots {
 		t := trees[r]
 		if !slices.Contains(walked, r) {
@@ -513,8 +514,9 @@ func completeGuard(g *Guard, p *policy.Policy, walked []string, trees map[string
 		if t == nil || len(t.unlisted) > 0 {
 			return
 		}
+		dirs += t.dirs
 	}
-	g.Complete = true
+	g.Complete, g.Dirs = true, dirs
 }
 
 // coversChecked reports whether the rules find, wherever they are, git
