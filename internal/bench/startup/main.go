@@ -20,7 +20,7 @@
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
-//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON]
+//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON] [-files 100000]
 //
 // With -repo the empty and the large workspace are git repositories as a
 // project's are (a core.hooksPath in the work tree, an included config
@@ -60,7 +60,14 @@ func main() {
 	dir := flag.String("dir", "", "with -cpu: where to make the fake home and the workspace (not under /tmp, as a real home is not)")
 	flag.Parse()
 	if *cpu {
-		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir); err != nil {
+		// -files only when given: the large workspace is an addition.
+		bigFiles := 0
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "files" {
+				bigFiles = *files
+			}
+		})
+		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir, bigFiles, *perDir); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
 			os.Exit(1)
 		}
