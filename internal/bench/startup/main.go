@@ -20,7 +20,7 @@
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
-//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON]
+//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON] [-files 100000]
 //	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON]
 //
 // With -repos it instead times workspaces holding that many nested git
@@ -72,7 +72,14 @@ func main() {
 		return
 	}
 	if *cpu {
-		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir); err != nil {
+		// -files only when given: the large workspace is an addition.
+		bigFiles := 0
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "files" {
+				bigFiles = *files
+			}
+		})
+		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir, bigFiles, *perDir); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
 			os.Exit(1)
 		}

@@ -52,5 +52,9 @@
 // whose errno wins over a notification. SuperviseFilter is the same program
 // over more calls (Supervised: the metadata calls too) for the
 // Landlock-only backend's supervisor, which performs or refuses each one
-// (InstallSupervise).
+// (InstallSupervise). CreateFilter sends the rename calls and the calls
+// that can add a name to a directory (Creating: open and openat only with
+// O_CREAT in their flags' register), which the host counts (Creates) and
+// lets go on (InstallCreates); every notify filter also sends the btrfs
+// ioctls that make a subvolume or a snapshot.
 package seccomp

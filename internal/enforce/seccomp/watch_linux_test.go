@@ -88,3 +88,81 @@ func TestSuperviseFilterProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateFilterProgram: the program of the count of creating calls
+// sends the renames and every call that can add a name to a directory
+// (an open only with O_CREAT, in either word of its flags' register the
+// low one), and the btrfs ioctls that make subvolumes and snapshots, to
+// the listener, and Creates counts exactly those; reading, writing an
+// open file and other ioctls go on unseen. Every notify filter sends the
+// btrfs ioctls.
+func TestCreateFilterProgram(t *testing.T) {
+	prog, err := CreateFilter()
+	if err != nil {
+		t.Skip(err)
+	}
+	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, retAllow
+	tests := []struct {
+		name    string
+		nr      uint32
+		args    []uint64
+		want    uint32
+		creates bool
+	}{
+		{"openat O_CREAT", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC}, notify, true},
+		{"openat O_CREAT|O_EXCL through a dirfd", unix.SYS_OPENAT, []uint64{5, 0x1000, unix.O_RDWR | unix.O_CREAT | unix.O_EXCL}, notify, true},
+		{"openat for reading", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_RDONLY}, allow, false},
+		{"openat O_WRONLY|O_TRUNC", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_WRONLY | unix.O_TRUNC}, allow, false},
+		{"openat O_TMPFILE (no name until linkat)", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_TMPFILE | unix.O_RDWR}, allow, false},
+		{"openat2 (flags behind a pointer)", unix.SYS_OPENAT2, []uint64{3, 0x1000, 0x2000, 24}, notify, true},
+		{"mkdirat", unix.SYS_MKDIRAT, nil, notify, true},
+		{"mknodat", unix.SYS_MKNODAT, nil, notify, true},
+		{"linkat", unix.SYS_LINKAT, nil, notify, true},
+		{"symlinkat", unix.SYS_SYMLINKAT, nil, notify, true},
+		{"renameat2", unix.SYS_RENAMEAT2, nil, notify, true},
+		{"bind", unix.SYS_BIND, nil, notify, true},
+		{"btrfs subvolume create", unix.SYS_IOCTL, []uint64{3, btrfsIocSubvolCreate}, notify, true},
+		{"btrfs snapshot v2", unix.SYS_IOCTL, []uint64{3, btrfsIocSnapCreateV2}, notify, true},
+		{"ioctl TIOCGWINSZ", unix.SYS_IOCTL, []uint64{3, unix.TIOCGWINSZ}, allow, false},
+		{"unlinkat", unix.SYS_UNLINKAT, nil, allow, false},
+		{"fchmodat", unix.SYS_FCHMODAT, nil, allow, false},
+		{"execve", unix.SYS_EXECVE, nil, allow, false},
+		{"connect", unix.SYS_CONNECT, nil, allow, false},
+		{"write", unix.SYS_WRITE, nil, allow, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := run(t, prog, nativeArch, tc.nr, tc.args...); got != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+			var args [6]uint64
+			copy(args[:], tc.args)
+			if got := Creates(tc.nr, args); got != tc.creates {
+				t.Errorf("Creates: %v, want %v", got, tc.creates)
+			}
+		})
+	}
+	if got := run(t, prog, nativeArch+1, unix.SYS_MKDIRAT); got != allow {
+		t.Errorf("a foreign architecture (the enforcing filter denies it): %#x", got)
+	}
+	for _, c := range append(Creating(), Renamed()...) {
+		args := make([]uint64, 6)
+		if c.Flags != NoArg {
+			args[c.Flags] = unix.O_CREAT
+		}
+		if got := run(t, prog, nativeArch, c.Nr, args...); got != notify {
+			t.Errorf("%s: %#x, want the listener", c.Name, got)
+		}
+	}
+	for name, f := range map[string]func() ([]unix.SockFilter, error){"watch": WatchFilter, "supervise": SuperviseFilter, "renames": RenameFilter} {
+		p, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range btrfsCreates {
+			if got := run(t, p, nativeArch, unix.SYS_IOCTL, 3, uint64(r)); got != notify {
+				t.Errorf("%s: ioctl %#x: %#x, want the listener", name, r, got)
+			}
+		}
+	}
+}
