@@ -29,6 +29,8 @@ type Subcommand struct {
 // may be asked to run.
 var Subcommands = []Subcommand{
 	{helperspec.HelperCommand, helper.Main},
+	// A session's server (launch.Session).
+	{helperspec.SessionCommand, helper.Serve},
 	// ssh's ProxyCommand inside a filtered sandbox.
 	{helperspec.ConnectCommand, helper.Connect},
 	// The go command inside the sandbox starts it as its GOCACHEPROG.

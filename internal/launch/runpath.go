@@ -63,6 +63,9 @@ type Request struct {
 	// Result.Violations with its count, and recorded in Audit (allowed
 	// ones too with audit.log_allowed). A default run leaves it off.
 	Watch bool
+	// Session, when not nil, runs the command in the session's sandbox
+	// when it can (see Session), else in a sandbox of its own.
+	Session *Session
 	// Ask, when not nil, asks at the terminal before the network proxy
 	// refuses a target no rule names (cordon run --ask); its Console is
 	// then Stdio.Console. Its audit fields are filled in from the
@@ -193,6 +196,12 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Ask != nil && req.Stdio.Watch == nil {
 		req.Stdio.Watch = func(monitor.Event) {} // the listener, for Ask
 	}
+	// In a session's sandbox, git's writes of a repository's config are
+	// refused (its copies are a run's own): reported as refused below.
+	inSession := req.Session.claim(pl, req.Stdio)
+	if inSession {
+		pl = pl.WithoutGitCopies()
+	}
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
 	defer gw.finish()
@@ -216,7 +225,13 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	defer gc.close()
 	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
 	req.Stdio.said = new([]string)
-	res, err := run(ctx, pl, req.Stdio, lock)
+	var res *result.Result
+	if inSession {
+		res, err = req.Session.runIn(ctx, pl, req.Stdio)
+		req.Session.release()
+	} else {
+		res, err = run(ctx, pl, req.Stdio, lock)
+	}
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
 		fb, ok, ferr := plan.Fallback(p, req.Command, req.Options)

@@ -88,6 +88,9 @@ type sandboxRun struct {
 	// warnings about what the run planted, printed after the terminal is
 	// restored (a raw terminal would garble them).
 	warnings []string
+	// session: this run is a session's sandbox, whose status socket the
+	// Session reads (see sessionSandbox).
+	session bool
 }
 
 // status is what the helper reported on the status socket.
@@ -610,8 +613,11 @@ func (r *sandboxRun) readOutputs() {
 		defer close(r.bwErrDone)
 		_, _ = io.Copy(&r.bwErr, r.bwErrR)
 	}()
-	r.statusCh = make(chan status, 1)
-	go readStatus(r.statusHost, r.statusCh, r.net.handOver, r.handWatch)
+	if !r.session {
+		// A session's server speaks on the socket with its Session.
+		r.statusCh = make(chan status, 1)
+		go readStatus(r.statusHost, r.statusCh, r.net.handOver, r.handWatch)
+	}
 	r.waitc = make(chan error, 1)
 	go func() { r.waitc <- r.cmd.Wait() }()
 }
