@@ -72,6 +72,16 @@ func TestManyRepositoriesHelperMounts(t *testing.T) {
 			t.Errorf("%s hook changed: %q", r, got)
 		}
 	}
+	// git writes a nested repository's config through its private copy
+	// (bound by the helper), and its safe keys reach the host; the
+	// copies' directory is gone before the command starts.
+	if r := e.sh(`git -C r07 config user.name Zed && test -z "$(ls -A ` + helperspec.GitConfigDir + `)"`); r.code != 0 {
+		t.Errorf("git config in a nested repository, or the copies' directory:\n%s", r)
+	}
+	if got := readFile(t, filepath.Join(e.ws, "r07", ".git", "config")); !strings.Contains(got, "Zed") {
+		t.Errorf("r07's user.name was not written back: %q", got)
+	}
+	writeFile(t, filepath.Join(e.ws, "r07", ".git", "config"), "[core]\n\tbare = false\n")
 	// Ordinary work inside a nested git directory still works.
 	if r := e.sh(`echo o > r07/.git/objects/x && echo ok > r07/ok.txt`); r.code != 0 {
 		t.Errorf("writing ordinary files in a nested repository failed:\n%s", r)

@@ -62,7 +62,7 @@ func Main(args []string) int {
 	// bubblewrap kept for them (see helperspec.Spec.Mounts); then the
 	// command's own user namespace, where an unprivileged user's
 	// sandbox needs one.
-	if err := applyMounts(spec.Mounts); err != nil {
+	if err := applyMounts(spec.Mounts, spec.Detach); err != nil {
 		return fail(125, "helper: %v: the protected paths cannot be kept read-only, so the command did not run", err)
 	}
 	if spec.User != nil {

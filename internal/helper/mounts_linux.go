@@ -21,13 +21,59 @@ import (
 // opened again, made read-only keeping the flags the sandbox's mount
 // there has (nosuid, nodev, noexec, atime), which a user namespace may
 // not clear. Unlike bubblewrap's mounts, none reads the mount table.
-func applyMounts(ms []helperspec.Mount) error {
+func applyMounts(ms []helperspec.Mount, detach []string) error {
+	var copies map[[2]uint64]string
 	for _, m := range ms {
+		if m.Fd != 0 {
+			if copies == nil {
+				var err error
+				if copies, err = listCopies(helperspec.GitConfigDir); err != nil {
+					return fmt.Errorf("binding the private copy of %s: %w", m.Dst, err)
+				}
+			}
+			var st unix.Stat_t
+			err := unix.Fstat(m.Fd, &st)
+			unix.Close(m.Fd)
+			if err != nil {
+				return fmt.Errorf("binding the private copy of %s: descriptor %d: %w", m.Dst, m.Fd, err)
+			}
+			src, ok := copies[[2]uint64{st.Dev, st.Ino}]
+			if !ok {
+				return fmt.Errorf("binding the private copy of %s: not in %s", m.Dst, helperspec.GitConfigDir)
+			}
+			m.Src, m.Fd = src, 0
+		}
 		if err := applyMount(m); err != nil {
 			return err
 		}
 	}
+	for _, d := range detach {
+		if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
+			return fmt.Errorf("detaching %s: %w", d, err)
+		}
+	}
 	return nil
+}
+
+// listCopies maps each regular file in dir by device and inode to its
+// path.
+func listCopies(dir string) (map[[2]uint64]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[[2]uint64]string, len(ents))
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		var st unix.Stat_t
+		p := dir + "/" + e.Name()
+		if err := unix.Lstat(p, &st); err == nil {
+			out[[2]uint64{st.Dev, st.Ino}] = p
+		}
+	}
+	return out, nil
 }
 
 func applyMount(m helperspec.Mount) error {
@@ -113,7 +159,7 @@ func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 // for bubblewrap to pass on.
 func runAsUser(spec helperspec.Spec, status *os.File) (int, error) {
 	user := *spec.User
-	spec.Mounts, spec.User = nil, nil
+	spec.Mounts, spec.User, spec.Detach = nil, nil, nil
 	specFile, err := specMemfd(spec)
 	if err != nil {
 		return 125, err

@@ -32,7 +32,7 @@ func TestApplyMountsRefuses(t *testing.T) {
 		{"link source", helperspec.Mount{Src: link, Dst: real, ReadOnly: true}, "its source " + link + ": it is a symbolic link"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := applyMounts([]helperspec.Mount{tc.m})
+			err := applyMounts([]helperspec.Mount{tc.m}, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("applyMounts(%+v) = %v, want an error with %q", tc.m, err, tc.want)
 			}

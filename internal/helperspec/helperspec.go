@@ -154,6 +154,10 @@ type Spec struct {
 	// sandbox maps to that user, so that it may mount. Nil: the
 	// helper's own (root's sandbox).
 	User *User `json:"user,omitempty"`
+	// Detach are the mounts the helper removes once Mounts are made: the
+	// sources bwrap bound for it (GitConfigDir), which the command must
+	// not reach.
+	Detach []string `json:"detach,omitempty"`
 }
 
 // Mount is one mount of Spec.Mounts: Src (a path inside the sandbox, or
@@ -162,6 +166,10 @@ type Spec struct {
 type Mount struct {
 	// Src is what is bound, inside the sandbox; "" binds Dst onto itself.
 	Src string `json:"src,omitempty"`
+	// Fd, when not 0, names an inherited descriptor of a private copy of
+	// a git config (FdGitConfigs on): the helper binds the file of
+	// GitConfigDir that is the same file, writable, and closes Fd.
+	Fd int `json:"fd,omitempty"`
 	// Dst is where.
 	Dst string `json:"dst"`
 	// ReadOnly makes the new mount (not those below it) read-only.
@@ -179,6 +187,11 @@ type User struct {
 // commondir, an unreadable directory and file) for the helper to bind
 // from.
 const PlaceholderDir = "/run/cordon/placeholders"
+
+// GitConfigDir is where bubblewrap binds the directory of the private
+// copies of the repositories' configs (from the descriptor after theirs)
+// when the helper binds them (Mount.Fd); the helper detaches it after.
+const GitConfigDir = "/run/cordon/gitconfigs"
 
 // File is one file of Spec.Files.
 type File struct {

@@ -423,6 +423,16 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 		for _, c := range copies {
 			files = append(files, c.Copy)
 		}
+		if slices.Contains(pl.Spec.Detach, helperspec.GitConfigDir) {
+			// The helper binds them, from their directory, which bwrap
+			// binds from the descriptor after theirs.
+			dir, err := os.Open(filepath.Dir(copies[0].Copy.Name()))
+			if err != nil {
+				return nil, fmt.Errorf("opening the private copies of git configs: %w", err)
+			}
+			r.afterStart(func() { dir.Close() })
+			files = append(files, dir)
+		}
 	}
 	return files, nil
 }

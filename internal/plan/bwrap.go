@@ -123,6 +123,7 @@ type bwrapBuilder struct {
 	// helperMounts), or empty.
 	mounts []helperspec.Mount
 	user   *helperspec.User
+	detach []string
 	// placeholders are the paths of plan.Placeholders (addPlaceholder).
 	placeholders map[string]bool
 }
@@ -215,7 +216,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		b.plan.Env = addGoFlag(b.plan.Env, "-buildvcs=false")
 	}
 	b.plan.Spec = buildSpec(p)
-	b.plan.Spec.Mounts, b.plan.Spec.User = b.mounts, b.user
+	b.plan.Spec.Mounts, b.plan.Spec.User, b.plan.Spec.Detach = b.mounts, b.user, b.detach
 	if permissive {
 		b.plan.Spec.Seccomp.DenyOtherFamilies = false
 		b.plan.Degraded = append(b.plan.Degraded, PermissiveNote)

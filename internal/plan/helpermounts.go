@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 )
@@ -60,9 +61,21 @@ func (b *bwrapBuilder) helperMounts(ops []mountOp, from int) ([]mountOp, error) 
 				}
 			}
 			mounts = append(mounts, hm)
+		case opGitConfig:
+			// The private copy comes on its descriptor, which the helper
+			// matches in their directory, bound once by bwrap.
+			fd, err := strconv.Atoi(m.src)
+			if err != nil {
+				return nil, fmt.Errorf("plan: git config copy descriptor %q", m.src)
+			}
+			mounts = append(mounts, helperspec.Mount{Fd: fd, Dst: m.dst})
 		default:
 			keep = append(keep, m)
 		}
+	}
+	if n := len(b.plan.GitConfigs); n > 0 {
+		sources = append(sources, mountOp{kind: opGitConfig, src: strconv.Itoa(helperspec.FdGitConfigs + n), dst: helperspec.GitConfigDir})
+		b.detach = append(b.detach, helperspec.GitConfigDir)
 	}
 	// The sources go right after the helper's binary: everything at /run
 	// and /run/cordon is mounted by then.

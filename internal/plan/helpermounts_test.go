@@ -63,10 +63,23 @@ func TestHelperMounts(t *testing.T) {
 	if !hasSeq(pl.Argv, src...) || !hasSeq(pl.Argv, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_SETPCAP") {
 		t.Errorf("argv lacks %q or the capabilities: %q", src, pl.Argv)
 	}
-	// Each config is still a private copy, bound by bwrap from its
-	// descriptor, which only bwrap has.
-	if !slices.Contains(pl.GitConfigs, filepath.Join(r3, "config")) {
-		t.Errorf("%s/config has no private copy: %v", r3, pl.GitConfigs)
+	// Each config is still a private copy, which the helper binds from
+	// the copies' directory (bound by bwrap, from the descriptor after
+	// theirs) after the git directory's pin, and then detaches that.
+	i := slices.Index(pl.GitConfigs, filepath.Join(r3, "config"))
+	cfg := slices.Index(ms, helperspec.Mount{Fd: helperspec.FdGitConfigs + i, Dst: filepath.Join(r3, "config")})
+	dir := []string{"--bind-fd", fmt.Sprint(helperspec.FdGitConfigs + len(pl.GitConfigs)), helperspec.GitConfigDir}
+	if i < 0 || cfg < pin || !hasSeq(pl.Argv, dir...) || !slices.Equal(pl.Spec.Detach, []string{helperspec.GitConfigDir}) {
+		t.Errorf("%s/config: copy %d, mount at %d (pin at %d), detach %v, argv %q", r3, i, cfg, pin, pl.Spec.Detach, pl.Argv)
+	}
+	// Without copies (a library host's Wrap) the configs are kept
+	// read-only, and there is no directory of copies.
+	wo := pl.WithoutGitCopies()
+	if hasSeq(wo.Argv, dir...) || len(wo.Spec.Detach) != 0 || !slices.Contains(wo.Spec.Mounts, helperspec.Mount{Dst: filepath.Join(r3, "config"), ReadOnly: true}) {
+		t.Errorf("without copies: detach %v, mounts %+v, argv %q", wo.Spec.Detach, wo.Spec.Mounts, wo.Argv)
+	}
+	if !slices.Contains(pl.Spec.Mounts, helperspec.Mount{Fd: helperspec.FdGitConfigs + i, Dst: filepath.Join(r3, "config")}) {
+		t.Error("WithoutGitCopies changed the plan it was given")
 	}
 	unprivileged := os.Getuid() != 0
 	if got := pl.Spec.User != nil; got != unprivileged || hasSeq(pl.Argv, "--uid", "0", "--gid", "0") != unprivileged {
