@@ -13,14 +13,15 @@ import (
 )
 
 // TestPlantedWithoutCreating: a run that adds no name to any directory
-// is not walked after it (its listener counted no creating call), yet what
-// such a run can do to what existed is still found and disarmed, on both
-// backends: a key that runs a program appended to the config of a
-// repository in the sandbox cache (which the walk before the run searches
-// for the guard alone, and where nothing is kept read-only), and a hook
-// there made executable. The run writes only through existing files (dd
-// conv=nocreat, and no redirection, which opens with O_CREAT). The
-// workspace holds enough directories (2,000) for bubblewrap to count.
+// and changes no permission is not walked after it (its listener counted
+// no tree change), yet what such a run can do to what existed is still
+// found and disarmed, on both backends: a key that runs a program appended
+// to the config of a repository in the sandbox cache (which the walk
+// before the run searches for the guard alone, and where nothing is kept
+// read-only), and an executable hook there rewritten. The run writes only
+// through existing files (dd conv=nocreat, and no redirection, which opens
+// with O_CREAT). The workspace holds enough directories (2,000) for
+// bubblewrap to count.
 func TestPlantedWithoutCreating(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
 		bf := []string{"--backend", backend}
@@ -39,10 +40,13 @@ func TestPlantedWithoutCreating(t *testing.T) {
 		mkdir(t, filepath.Join(y, "objects"))
 		writeFile(t, filepath.Join(y, "HEAD"), "ref: refs/heads/main\n")
 		writeFile(t, filepath.Join(y, "config"), "[core]\n\tbare = true\n")
-		writeFile(t, filepath.Join(y, "hooks", "post-checkout"), "#!/bin/sh\necho HOOK-RAN\n")
+		writeFile(t, filepath.Join(y, "hooks", "post-checkout"), "#!/bin/sh\necho fine\n")
+		if err := os.Chmod(filepath.Join(y, "hooks", "post-checkout"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		script := `C=$(dirname "$GOCACHE")
 printf '[core]\n\tfsmonitor = echo FSMON\n' | dd of="$C/y/config" conv=nocreat,notrunc oflag=append status=none &&
-chmod +x "$C/y/hooks/post-checkout"`
+printf '#!/bin/sh\necho HOOK-RAN\n' | dd of="$C/y/hooks/post-checkout" conv=nocreat status=none`
 		r := e.sh(script, bf...)
 		if r.code != 0 {
 			t.Fatalf("the run failed: %s", r)

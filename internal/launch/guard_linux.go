@@ -45,32 +45,33 @@ type guard struct {
 	complete bool
 }
 
-// countCreatesFrom is the fewest directories in the writable roots for
+// countTreeFrom is the fewest directories in the writable roots for
 // which a run under bubblewrap without the violation monitor counts its
-// creating calls (helperspec.Spec.Creates), so that a run with none is
+// tree changes (helperspec.Spec.TreeChanges), so that a run with none is
 // not walked after it. Each counted call waits for the host's answer
 // (tens of microseconds on a loaded 2-core VM, a round trip between two
 // threads), and the walk it may spare costs an lstat per directory (a
 // microsecond or two each): below this, a command that creates a few
 // hundred files would lose more than the walk costs.
-const countCreatesFrom = 2000
+const countTreeFrom = 2000
 
-// countCreates reports whether a run of g counts its creating calls under
-// bubblewrap when nothing else does (see countCreatesFrom): only when
+// countTreeChanges reports whether a run of g counts its tree changes under
+// bubblewrap when nothing else does (see countTreeFrom): only when
 // the check after a run with none could then skip its walk.
-func countCreates(g plan.Guard) bool {
-	return g.Complete && len(g.Roots) > 0 && g.Dirs >= countCreatesFrom
+func countTreeChanges(g plan.Guard) bool {
+	return g.Complete && len(g.Roots) > 0 && g.Dirs >= countTreeFrom
 }
 
-// created tells g what the listener counted of the command's calls that
-// could add a name to a directory (monitor.Stats.Creates), when it saw
-// them all: with none, and a complete snapshot, the check after the run
-// walks nothing (planted.Options.NothingCreated). A run whose calls were
-// not all counted (no listener, or one that sends only some) never comes
-// here, and is walked.
-func (g *guard) created(n int64) {
+// treeChanges tells g what the listener counted of the command's calls
+// that could add a name to a directory or change a file's permissions
+// (monitor.Stats.TreeChanges), when it saw them all: with none, and a
+// complete snapshot, the check after the run walks nothing
+// (planted.Options.TreeUnchanged). A run whose calls were not all
+// counted (no listener, or one that sends only some) never comes here,
+// and is walked.
+func (g *guard) treeChanges(n int64) {
 	if g != nil {
-		g.opts.NothingCreated = g.complete && n == 0
+		g.opts.TreeUnchanged = g.complete && n == 0
 	}
 }
 

@@ -449,8 +449,8 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Watch = r.stdio.Watch != nil
 	r.spec.Supervise = r.pl.Supervise != nil
 	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
-	// The watch and the supervisor see every creating call already.
-	r.spec.Creates = countCreates(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise
+	// The watch and the supervisor see every tree change already.
+	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}
@@ -649,7 +649,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 		}
 	}
 	if st, ok := r.stopWatch(); ok {
-		r.guard.created(st.Creates)
+		r.guard.treeChanges(st.TreeChanges)
 	}
 	nprocReached := r.nproc.end()
 	<-r.bwErrDone

@@ -23,7 +23,7 @@ const watchLinger = 500 * time.Millisecond
 // the command's terminals). It runs on readStatus's goroutine, before the
 // ready status is sent on statusCh.
 func (r *sandboxRun) handWatch(fd int, terminals []string) {
-	if r.stdio.Watch == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 && !r.spec.Creates || r.watch != nil {
+	if r.stdio.Watch == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 && !r.spec.TreeChanges || r.watch != nil {
 		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
 		return
 	}
@@ -60,7 +60,7 @@ func (r *sandboxRun) stopWatch() (monitor.Stats, bool) {
 	case <-time.After(watchLinger):
 	}
 	st := r.watch.Stop()
-	all := r.spec.Watch || r.spec.Supervise || r.spec.Creates
+	all := r.spec.Watch || r.spec.Supervise || r.spec.TreeChanges
 	if r.stdio.Watch == nil {
 		return st, all // the supervisor or the count alone: nothing was asked to be seen
 	}

@@ -35,7 +35,7 @@ type Monitor struct {
 	// sup, when not nil, performs or refuses each supervised call
 	// (Options.Supervise).
 	sup   *supervisor
-	stats struct{ calls, unresolved, creates atomic.Int64 }
+	stats struct{ calls, unresolved, tree atomic.Int64 }
 	// askFns feeds the thread that walks and opens files on the host for
 	// Options.Ask (onCallerThread), started once; Stop closes it.
 	askOnce sync.Once
@@ -128,14 +128,15 @@ func (m *Monitor) Stop() Stats {
 			close(m.askFns)
 		}
 	})
-	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load(), Creates: m.stats.creates.Load()}
+	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load(), TreeChanges: m.stats.tree.Load()}
 }
 
-// Creates is Stats.Creates so far, read while the monitor serves: a
+// TreeChanges is Stats.TreeChanges so far, read while the monitor serves: a
 // caller that runs one command after another under the same listener
 // takes it before and after each, and a command whose processes are all
-// gone with the count unchanged added no name to any directory.
-func (m *Monitor) Creates() int64 { return m.stats.creates.Load() }
+// gone with the count unchanged added no name to any directory and
+// changed no file's permissions.
+func (m *Monitor) TreeChanges() int64 { return m.stats.tree.Load() }
 
 // Done is closed when the monitor has stopped serving: Stop was called,
 // or every process of the filter has exited.
@@ -167,16 +168,16 @@ func (m *Monitor) serve() {
 			}
 			return
 		}
-		if seccomp.Creates(uint32(n.Data.Nr), n.Data.Args) {
+		if seccomp.ChangesTree(uint32(n.Data.Nr), n.Data.Args) {
 			// Counted before it goes on: Stop's Stats have it.
-			m.stats.creates.Add(1)
+			m.stats.tree.Add(1)
 		}
 		if m.sup != nil {
 			m.supervise(&n, &evs)
 			continue
 		}
 		if m.emit == nil && m.opts.Ask == nil && !m.redirected(&n) {
-			// Only counted (Stats.Creates): nothing to read.
+			// Only counted (Stats.TreeChanges): nothing to read.
 			_ = proceed(m.fd, n.ID)
 			m.stats.calls.Add(1)
 			continue

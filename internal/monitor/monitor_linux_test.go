@@ -59,7 +59,7 @@ func child(scenario string) int {
 		}
 	}
 	if scenario == "creates" {
-		install = seccomp.InstallCreates
+		install = seccomp.InstallTree
 	}
 	fd, err := install()
 	if err != nil {

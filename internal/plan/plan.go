@@ -277,7 +277,7 @@ type Guard struct {
 	// name them all), and listed every directory: after a run that added
 	// no name to any directory, GitDirs, Names and their Unwalked
 	// fellows are all the check has to look at (see
-	// planted.Options.NothingCreated).
+	// planted.Options.TreeUnchanged).
 	Complete bool `json:"complete,omitempty"`
 	// Dirs is the number of directories those walks saw in Roots: about
 	// what a walk after the run costs (an lstat each, with the walk

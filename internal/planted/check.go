@@ -83,17 +83,18 @@ type Options struct {
 	// reads again only the directories changed since (see
 	// globscan.Cache), and records itself in it for the caller to save.
 	Cache *globscan.Cache
-	// NothingCreated says that the run added no name to any directory
-	// (the caller counted every call that could, from a filter installed
-	// before the command started: monitor.Stats.Creates) and that the
-	// Snapshot was given every git directory and protected name the
-	// roots held before the run (plan.Guard.Complete). Nothing new can
-	// then be in the roots, so Check walks none of them: it checks the
-	// git directories and protected names of the Snapshot (a run changes
-	// an existing file without creating one), where else git looks and
-	// the virtual environments, as after a walk. A caller that cannot
-	// tell leaves it unset.
-	NothingCreated bool
+	// TreeUnchanged says that the run added no name to any directory
+	// and changed no file's permissions (the caller counted every call
+	// that could, from a filter installed before the command started:
+	// monitor.Stats.TreeChanges), and that the Snapshot was given every
+	// git directory and protected name the roots held before the run
+	// (plan.Guard.Complete). Nothing new can then be in the roots, and
+	// nothing known hidden, so Check walks none of them: it checks the
+	// git directories and protected names of the Snapshot (a run can
+	// rewrite an existing file without creating one), where else git
+	// looks and the virtual environments, as after a walk. A caller
+	// that cannot tell leaves it unset.
+	TreeUnchanged bool
 }
 
 // Report is what Check found.
@@ -251,7 +252,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		c.kept[filepath.Clean(p)] = true
 	}
 	var w *walkResult
-	if opts.NothingCreated {
+	if opts.TreeUnchanged {
 		w = b.recorded(roots)
 	} else {
 		w = b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
@@ -495,7 +496,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 }
 
 // recorded is what find would find in roots after a run that created
-// nothing (Options.NothingCreated), without a walk: the git directories
+// nothing (Options.TreeUnchanged), without a walk: the git directories
 // and protected names given to Snapshot that lie in a root, and are
 // still there.
 func (b *Before) recorded(roots []string) *walkResult {

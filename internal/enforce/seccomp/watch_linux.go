@@ -165,8 +165,7 @@ func InstallRenames() (int, error) {
 // that make a subvolume or a snapshot (btrfsCreates), which every notify
 // filter sends too, these are every way a process can add a name to a
 // directory that the enforcing filter leaves it (io_uring, mount and
-// open_by_handle_at fail there): CreateFilter sends them, and Creates
-// tells them apart, from the call's registers alone.
+// open_by_handle_at fail there).
 func Creating() []Call {
 	var out []Call
 	for _, c := range Watched() {
@@ -199,15 +198,29 @@ const (
 // btrfsCreates are the ioctl requests every notify filter sends.
 var btrfsCreates = []uint32{btrfsIocSnapCreate, btrfsIocSubvolCreate, btrfsIocSnapCreateV2, btrfsIocSubvolCreateV2}
 
-// Creates reports whether a call the listener received (its number nr
-// and arguments args, as the kernel passed them: registers, which no
-// other thread can change) may have added a name to a directory: a call
-// of Creating (an open only with O_CREAT) or a btrfsCreates ioctl. It
-// never reads the caller's memory, so that a count of them cannot be
-// raced.
-func Creates(nr uint32, args [6]uint64) bool {
+// permissionCalls are the calls that change who may read or search a
+// file: chmod in every form (by path, at a dirfd, on a descriptor) and
+// the extended attribute calls that set a POSIX ACL (the attribute's
+// name sits behind a pointer, so every one). A directory made unreadable
+// hides what it holds from a check that only looks up what it knew;
+// every notify filter sends them.
+func permissionCalls() []uint32 {
+	return append([]uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR}, archPermission()...)
+}
+
+// ChangesTree reports whether a call the listener received (its number
+// nr and arguments args, as the kernel passed them: registers, which no
+// other thread can change) may have added a name to a directory (a call
+// of Creating, an open only with O_CREAT, or a btrfsCreates ioctl) or
+// changed a file's permissions (permissionCalls): what a check that
+// walks no tree after the run cannot see. It never reads the caller's
+// memory, so that a count of them cannot be raced.
+func ChangesTree(nr uint32, args [6]uint64) bool {
 	if nr == unix.SYS_IOCTL {
 		return slices.Contains(btrfsCreates, uint32(args[1]))
+	}
+	if slices.Contains(permissionCalls(), nr) {
+		return true
 	}
 	for _, c := range Creating() {
 		if c.Nr == nr {
@@ -217,13 +230,13 @@ func Creates(nr uint32, args [6]uint64) bool {
 	return false
 }
 
-// CreateFilter returns the program that sends the rename calls (as
-// RenameFilter does) and the calls that can create a directory entry
-// (Creating: open and openat only with O_CREAT in their flags), and the
-// btrfsCreates ioctls, to the listener: the host counts them (see
-// Creates), and a run that made none created nothing the check after it
-// must look for.
-func CreateFilter() ([]unix.SockFilter, error) {
+// TreeFilter returns the program that sends the rename calls (as
+// RenameFilter does), the calls that can create a directory entry
+// (Creating: open and openat only with O_CREAT in their flags), and, as
+// every notify filter, the btrfsCreates ioctls and the permissionCalls
+// to the listener: the host counts them (ChangesTree), and a run that
+// made none changed nothing but the contents of files that existed.
+func TreeFilter() ([]unix.SockFilter, error) {
 	calls := Renamed()
 	for _, c := range Creating() {
 		if !slices.ContainsFunc(calls, func(r Call) bool { return r.Nr == c.Nr }) {
@@ -233,9 +246,9 @@ func CreateFilter() ([]unix.SockFilter, error) {
 	return notifyFilter(calls, true)
 }
 
-// InstallCreates is InstallWatch with CreateFilter.
-func InstallCreates() (int, error) {
-	prog, err := CreateFilter()
+// InstallTree is InstallWatch with TreeFilter.
+func InstallTree() (int, error) {
+	prog, err := TreeFilter()
 	if err != nil {
 		return -1, err
 	}
@@ -243,8 +256,8 @@ func InstallCreates() (int, error) {
 }
 
 // notifyFilter is the program that sends calls (sendto only with an
-// address; with onlyCreate, open and openat only with O_CREAT) and the
-// btrfsCreates ioctls to the listener.
+// address; with onlyCreate, open and openat only with O_CREAT), the
+// btrfsCreates ioctls and the permissionCalls to the listener.
 func notifyFilter(calls []Call, onlyCreate bool) ([]unix.SockFilter, error) {
 	if !archSupported {
 		return nil, unsupported()
@@ -264,6 +277,11 @@ func notifyFilter(calls []Call, onlyCreate bool) ([]unix.SockFilter, error) {
 			a.jmp(jeqK, c.Nr, "creat"+c.Name, "")
 		default:
 			a.jmp(jeqK, c.Nr, labNotify, "")
+		}
+	}
+	for _, nr := range permissionCalls() {
+		if !slices.ContainsFunc(calls, func(c Call) bool { return c.Nr == nr }) {
+			a.jmp(jeqK, nr, labNotify, "")
 		}
 	}
 	a.jmp(jeqK, unix.SYS_IOCTL, labIoctl, "")

@@ -3,6 +3,7 @@
 package seccomp
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +56,8 @@ func TestWatchFilterProgram(t *testing.T) {
 
 // TestSuperviseFilterProgram: the supervisor's program sends every watched
 // call and the metadata calls (by path and by descriptor) to the listener,
-// which the monitor's program leaves alone; the rest it allows.
+// which the monitor's program leaves alone but for the permission changes
+// every notify filter sends; the rest it allows.
 func TestSuperviseFilterProgram(t *testing.T) {
 	sup, err := SuperviseFilter()
 	if err != nil {
@@ -78,8 +80,12 @@ func TestSuperviseFilterProgram(t *testing.T) {
 		if got := run(t, sup, nativeArch, nr); got != notify {
 			t.Errorf("call %d: %#x, want the listener", nr, got)
 		}
-		if got := run(t, watch, nativeArch, nr); got != allow {
-			t.Errorf("call %d under the monitor's program: %#x, want allowed", nr, got)
+		want := uint32(allow)
+		if slices.Contains(permissionCalls(), nr) {
+			want = notify // counted as a tree change (ChangesTree)
+		}
+		if got := run(t, watch, nativeArch, nr); got != want {
+			t.Errorf("call %d under the monitor's program: %#x, want %#x", nr, got, want)
 		}
 	}
 	for _, nr := range []uint32{unix.SYS_READ, unix.SYS_FSTAT, unix.SYS_GETXATTR} {
@@ -89,15 +95,16 @@ func TestSuperviseFilterProgram(t *testing.T) {
 	}
 }
 
-// TestCreateFilterProgram: the program of the count of creating calls
-// sends the renames and every call that can add a name to a directory
+// TestTreeFilterProgram: the program of the count of tree changes sends
+// the renames, the permission changes and every call that can add a name
+// to a directory
 // (an open only with O_CREAT, in either word of its flags' register the
 // low one), and the btrfs ioctls that make subvolumes and snapshots, to
-// the listener, and Creates counts exactly those; reading, writing an
-// open file and other ioctls go on unseen. Every notify filter sends the
-// btrfs ioctls.
-func TestCreateFilterProgram(t *testing.T) {
-	prog, err := CreateFilter()
+// the listener, and ChangesTree counts exactly those; reading, writing an
+// open file, chown and other ioctls go on unseen. Every notify filter
+// sends the btrfs ioctls and the permission changes.
+func TestTreeFilterProgram(t *testing.T) {
+	prog, err := TreeFilter()
 	if err != nil {
 		t.Skip(err)
 	}
@@ -125,7 +132,10 @@ func TestCreateFilterProgram(t *testing.T) {
 		{"btrfs snapshot v2", unix.SYS_IOCTL, []uint64{3, btrfsIocSnapCreateV2}, notify, true},
 		{"ioctl TIOCGWINSZ", unix.SYS_IOCTL, []uint64{3, unix.TIOCGWINSZ}, allow, false},
 		{"unlinkat", unix.SYS_UNLINKAT, nil, allow, false},
-		{"fchmodat", unix.SYS_FCHMODAT, nil, allow, false},
+		{"fchmodat", unix.SYS_FCHMODAT, nil, notify, true},
+		{"fchmod", unix.SYS_FCHMOD, nil, notify, true},
+		{"fsetxattr (an ACL)", unix.SYS_FSETXATTR, nil, notify, true},
+		{"fchownat", unix.SYS_FCHOWNAT, nil, allow, false},
 		{"execve", unix.SYS_EXECVE, nil, allow, false},
 		{"connect", unix.SYS_CONNECT, nil, allow, false},
 		{"write", unix.SYS_WRITE, nil, allow, false},
@@ -137,8 +147,8 @@ func TestCreateFilterProgram(t *testing.T) {
 			}
 			var args [6]uint64
 			copy(args[:], tc.args)
-			if got := Creates(tc.nr, args); got != tc.creates {
-				t.Errorf("Creates: %v, want %v", got, tc.creates)
+			if got := ChangesTree(tc.nr, args); got != tc.creates {
+				t.Errorf("ChangesTree: %v, want %v", got, tc.creates)
 			}
 		})
 	}
@@ -162,6 +172,11 @@ func TestCreateFilterProgram(t *testing.T) {
 		for _, r := range btrfsCreates {
 			if got := run(t, p, nativeArch, unix.SYS_IOCTL, 3, uint64(r)); got != notify {
 				t.Errorf("%s: ioctl %#x: %#x, want the listener", name, r, got)
+			}
+		}
+		for _, nr := range permissionCalls() {
+			if got := run(t, p, nativeArch, nr); got != notify {
+				t.Errorf("%s: call %d: %#x, want the listener", name, nr, got)
 			}
 		}
 	}

@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// TestCreatesCounted: the count of creating calls (Stats.Creates) sees
-// every way a command adds a name to a directory, however it reaches the
-// directory (a descriptor of it, a renamed ancestor, another thread, a
-// child process), under the count's own filter (seccomp.InstallCreates,
-// answered without reading anything) and under the watch's; and a
-// command that only reads, writes or truncates existing files, removes
-// them or changes their mode counts none. A run with none is not walked
-// after it (planted.Options.NothingCreated): a creating call missed here
-// would be a planted file missed there.
-func TestCreatesCounted(t *testing.T) {
+// TestTreeChangesCounted: the count of tree changes (Stats.TreeChanges)
+// sees every way a command adds a name to a directory or changes a
+// file's permissions, however it reaches the directory (a descriptor of
+// it, a renamed ancestor, another thread, a child process), under the
+// count's own filter (seccomp.InstallTree, answered without reading
+// anything) and under the watch's; and a command that only reads, writes
+// or truncates existing files or removes them counts none. A run with
+// none is not walked after it (planted.Options.TreeUnchanged): a call
+// missed here would be a planted file missed there.
+func TestTreeChangesCounted(t *testing.T) {
 	requireWatch(t)
 	py := ""
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
@@ -30,7 +30,9 @@ func TestCreatesCounted(t *testing.T) {
 		want   bool
 	}{
 		{"nothing", "true", false, false},
-		{"read, write, truncate, chmod, remove existing files", "cat r.txt; chmod 600 w.txt; rm -f gone.txt; ls -la sub", false, false},
+		{"read, remove existing files", "cat r.txt; rm -f gone.txt; ls -la sub", false, false},
+		{"chmod", "chmod 600 w.txt", false, true},
+		{"chmod of a directory through a descriptor", `'import os; d=os.open("sub", os.O_RDONLY|os.O_DIRECTORY); os.fchmod(d, 0)'`, true, true},
 		{"open O_WRONLY|O_TRUNC of an existing file", `'import os; f=os.open("w.txt", os.O_WRONLY|os.O_TRUNC); os.write(f, b"x")'`, true, false},
 		{"redirect to a new file", "echo x > new.txt", false, true},
 		{"append to an existing file (O_CREAT all the same)", "echo x >> w.txt", false, true},
@@ -79,8 +81,8 @@ func TestCreatesCounted(t *testing.T) {
 				}
 				<-m.Done()
 				st := m.Stop()
-				if got := st.Creates > 0; got != tc.want {
-					t.Errorf("%s: %d creating calls counted, want some: %v (%s)", cmd, st.Creates, tc.want, out.String())
+				if got := st.TreeChanges > 0; got != tc.want {
+					t.Errorf("%s: %d creating calls counted, want some: %v (%s)", cmd, st.TreeChanges, tc.want, out.String())
 				}
 			})
 		}

@@ -7,22 +7,22 @@ import (
 	"testing"
 )
 
-// TestCheckNothingCreated: after a run that added no name to any
-// directory (Options.NothingCreated), Check walks nothing, yet finds what
-// such a run can still do to what existed: append a key that runs a
-// program to an existing config, make an existing hook executable,
-// rewrite an existing protected name or a file in an existing protected
-// directory; in a git directory at the top of a root too. It finds
-// exactly what the walk finds after the same run. What the caller says
-// was not created is not looked for: the new .envrc is the walk's alone
-// (the launcher sets the option only when the listener counted no
-// creating call).
-func TestCheckNothingCreated(t *testing.T) {
+// TestCheckTreeUnchanged: after a run that added no name to any
+// directory and changed no permission (Options.TreeUnchanged), Check walks
+// nothing, yet finds what such a run can still do to what existed: append
+// a key that runs a program to an existing config, rewrite an existing
+// executable hook, an existing protected name or a file in an existing
+// protected directory; in a git directory at the top of a root too. It
+// finds exactly what the walk finds after the same run. What the caller
+// says was not created is not looked for: the new .envrc is the walk's
+// alone (the launcher sets the option only when the listener counted no
+// tree change).
+func TestCheckTreeUnchanged(t *testing.T) {
 	setup := func(t *testing.T) (ws, bare string, b *Before) {
 		ws, bare = newWorkspace(t), newWorkspace(t)
 		fakeGitDir(t, filepath.Join(ws, "a", ".git"))
 		write(t, filepath.Join(ws, "a", ".git", "config"), "[core]\n\tbare = false\n", 0o644)
-		write(t, filepath.Join(ws, "a", ".git", "hooks", "pre-commit"), "#!/bin/sh\necho hi\n", 0o644)
+		write(t, filepath.Join(ws, "a", ".git", "hooks", "pre-commit"), "#!/bin/sh\necho hi\n", 0o755)
 		write(t, filepath.Join(ws, "b", ".envrc"), "user\n", 0o644)
 		write(t, filepath.Join(ws, "c", "d", ".vscode", "tasks.json"), "{}\n", 0o644)
 		write(t, filepath.Join(ws, "c", ".config", "fish", "config.fish"), "set x 1\n", 0o644)
@@ -33,14 +33,14 @@ func TestCheckNothingCreated(t *testing.T) {
 			t.Fatal(note)
 		}
 		b = Snapshot(dirs, names)
-		// What a run that creates nothing can do.
+		// What a run that changes no more than the contents of existing
+		// files can do.
 		f, err := os.OpenFile(filepath.Join(ws, "a", ".git", "config"), os.O_WRONLY|os.O_APPEND, 0)
 		must(t, err)
 		_, err = f.WriteString("\tfsmonitor = /tmp/evil\n")
 		must(t, err)
 		must(t, f.Close())
-		must(t, os.Chmod(filepath.Join(ws, "a", ".git", "hooks", "pre-commit"), 0o755))
-		for _, p := range []string{filepath.Join(ws, "b", ".envrc"), filepath.Join(ws, "c", "d", ".vscode", "tasks.json"), filepath.Join(ws, "c", ".config", "fish", "config.fish")} {
+		for _, p := range []string{filepath.Join(ws, "a", ".git", "hooks", "pre-commit"), filepath.Join(ws, "b", ".envrc"), filepath.Join(ws, "c", "d", ".vscode", "tasks.json"), filepath.Join(ws, "c", ".config", "fish", "config.fish")} {
 			f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
 			must(t, err)
 			_, err = f.WriteString("echo evil\n")
@@ -65,19 +65,19 @@ func TestCheckNothingCreated(t *testing.T) {
 	var got [2][]string
 	for i, nothing := range []bool{false, true} {
 		ws, bare, b := setup(t)
-		rep, err := b.Check([]string{ws, bare}, Options{KeepArmed: true, NothingCreated: nothing})
+		rep, err := b.Check([]string{ws, bare}, Options{KeepArmed: true, TreeUnchanged: nothing})
 		must(t, err)
 		if rep.Incomplete != "" {
-			t.Errorf("NothingCreated %v: incomplete: %s", nothing, rep.Incomplete)
+			t.Errorf("TreeUnchanged %v: incomplete: %s", nothing, rep.Incomplete)
 		}
 		got[i] = summary(rep)
 		slices.Sort(got[i])
 		// Unless told that nothing was created, a new name is found.
 		write(t, filepath.Join(ws, "e", ".envrc"), "echo new\n", 0o644)
-		rep, err = b.Check([]string{ws, bare}, Options{KeepArmed: true, NothingCreated: nothing})
+		rep, err = b.Check([]string{ws, bare}, Options{KeepArmed: true, TreeUnchanged: nothing})
 		must(t, err)
 		if found := slices.ContainsFunc(rep.Findings, func(f Finding) bool { return f.Rel == filepath.Join("e", ".envrc") }); found == nothing {
-			t.Errorf("NothingCreated %v: the new e/.envrc found: %v", nothing, found)
+			t.Errorf("TreeUnchanged %v: the new e/.envrc found: %v", nothing, found)
 		}
 	}
 	for i := range got {
