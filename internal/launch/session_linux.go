@@ -434,10 +434,15 @@ func (c *sessionCmd) wait(ctx context.Context) (*result.Result, error) {
 				if timedOut && pid == 0 {
 					return c.finishKilled()
 				}
+				// Whatever ended the sandbox (a command may kill the
+				// server), what the command planted is checked.
+				c.check()
 				return nil, &SetupError{Err: errSessionDied}
 			}
 			e, err := helperspec.ParseExited(msg)
 			if err != nil {
+				c.sb.r.killAll()
+				c.check()
 				return nil, &SetupError{Err: fmt.Errorf("the session's server: %w", err)}
 			}
 			exited = &e
