@@ -221,3 +221,33 @@ func TestSessionLandlock(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionServerKilled: a command that kills the session's server
+// (same user, same sandbox: it can) ends the sandbox: Run returns an
+// error, what the command planted is disarmed all the same, and the next
+// command gets a new sandbox.
+func TestSessionServerKilled(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	sessionRun(t, ss, ws, `true`)
+	sessionRun(t, ss, ws, `true`)
+	before := ss.Stats().Sandboxes
+	var out bytes.Buffer
+	cmd := exec.Command("sh", "-c", `git init -q nested && printf '#!/bin/sh\necho pwned\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit && kill -9 $PPID; sleep 10`)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, &out, &out
+	if res, err := ss.Run(context.Background(), cmd); err == nil {
+		t.Fatalf("killing the server: no error, %+v %q", res, out.String())
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "nested", ".git", "hooks", "pre-commit")); err != nil || fi.Mode()&0o111 != 0 {
+		t.Errorf("the hook planted before the kill: %v %v", fi, err)
+	}
+	res, o := sessionRun(t, ss, ws, `echo again`)
+	if res.ExitCode != 0 || o != "again\n" || ss.Stats().Sandboxes != before+1 {
+		t.Errorf("after the kill: exit %d output %q stats %+v", res.ExitCode, o, ss.Stats())
+	}
+}

@@ -18,3 +18,6 @@ func Main([]string) int {
 
 // Serve refuses outside Linux, as Main does.
 func Serve(args []string) int { return Main(args) }
+
+// SessionExec refuses outside Linux, as Main does.
+func SessionExec(args []string) int { return Main(args) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -89,6 +90,7 @@ func Serve([]string) int {
 	}
 	buf := make([]byte, helperspec.MaxCommand)
 	oob := make([]byte, unix.CmsgSpace(helperspec.CommandFds*4))
+	next := prestart(self)
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(helperspec.FdStatus, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
@@ -98,13 +100,16 @@ func Serve([]string) int {
 			return 0 // the host closed the session
 		}
 		fds := rights(oob[:oobn])
-		ex := serveOne(self, buf[:n], fds)
+		ex := serveOne(self, next, buf[:n], fds)
 		for _, fd := range fds {
 			_ = unix.Close(fd)
 		}
 		if err := unix.Sendmsg(helperspec.FdStatus, helperspec.ExitedMessage(ex), nil, nil, 0); err != nil {
 			return 125
 		}
+		// The next command's helper starts now, after the answer: its
+		// start is off every command's path.
+		next = prestart(self)
 	}
 }
 
@@ -114,25 +119,50 @@ func Serve([]string) int {
 // command's spec and execs it. Once it ended, everything else in the
 // sandbox is killed and reaped (killRest), and the answer says how it
 // ended.
-func serveOne(self string, msg []byte, fds []int) helperspec.Exited {
+func serveOne(self string, next *prestarted, msg []byte, fds []int) helperspec.Exited {
 	c, err := helperspec.ParseCommand(msg)
+	if err == nil && len(fds) != helperspec.CommandFds {
+		err = fmt.Errorf("a command message with %d descriptors, not %d", len(fds), helperspec.CommandFds)
+	}
+	if err == nil {
+		var st unix.Stat_t
+		if serr := unix.Stat(c.Dir, &st); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			err = fmt.Errorf("no directory %s inside the sandbox", c.Dir)
+		}
+	}
 	if err != nil {
+		if next != nil {
+			unix.Close(next.sock)
+		}
+		killRest() // the helper started ahead too
 		return helperspec.Exited{Err: err.Error()}
 	}
-	if len(fds) != helperspec.CommandFds {
-		return helperspec.Exited{Err: fmt.Sprintf("a command message with %d descriptors, not %d", len(fds), helperspec.CommandFds)}
+	pid := 0
+	if next != nil && next.hand(msg, fds) {
+		pid = next.pid
+	} else if pid, err = startHelper(self, c, fds); err != nil {
+		killRest()
+		return helperspec.Exited{Err: fmt.Sprintf("starting the command in %s: %v", c.Dir, err)}
 	}
+	return wait(pid)
+}
+
+// startHelper starts the helper of command c with its descriptors fds, in
+// a session of its own, when none was started ahead.
+func startHelper(self string, c helperspec.Command, fds []int) (int, error) {
 	// ForkExec, not os.StartProcess: the descriptors stay the server's
 	// integers, closed by Serve, never by a finalizer.
 	none := ^uintptr(0) // closed in the child
 	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2]), none, none, none}
 	files[helperspec.FdStatus], files[helperspec.FdSpec] = uintptr(fds[3]), uintptr(fds[4])
 	args := append([]string{self, helperspec.HelperCommand, "--"}, c.Argv...)
-	pid, err := syscall.ForkExec(self, args, &syscall.ProcAttr{Dir: c.Dir, Env: []string{}, Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
-	if err != nil {
-		killRest()
-		return helperspec.Exited{Err: fmt.Sprintf("starting the command in %s: %v", c.Dir, err)}
-	}
+	return syscall.ForkExec(self, args, &syscall.ProcAttr{Dir: c.Dir, Env: []string{}, Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
+}
+
+// wait waits for the command's helper pid (which became the command),
+// then kills and reaps everything else, and says how the command ended.
+func wait(pid int) helperspec.Exited {
+	var err error
 	var ws unix.WaitStatus
 	var ru unix.Rusage
 	for {
@@ -186,4 +216,93 @@ func rights(oob []byte) []int {
 		}
 	}
 	return fds
+}
+
+// prestarted is the helper started ahead of the next command
+// (helperspec.SessionExecCommand): its pid and the server's end of its
+// socket.
+type prestarted struct {
+	pid  int
+	sock int
+}
+
+// prestart starts the next command's helper, which waits for it; nil if
+// it cannot (the command then starts the helper itself: startHelper).
+func prestart(self string) *prestarted {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fds[1])
+	files := []uintptr{0, 1, 2, uintptr(fds[1])}
+	pid, err := syscall.ForkExec(self, []string{self, helperspec.SessionExecCommand}, &syscall.ProcAttr{Dir: "/", Env: []string{}, Files: files})
+	if err != nil {
+		unix.Close(fds[0])
+		return nil
+	}
+	return &prestarted{pid: pid, sock: fds[0]}
+}
+
+// hand gives the prestarted helper its command and descriptors; false if
+// it is gone (it is then reaped).
+func (p *prestarted) hand(msg []byte, fds []int) bool {
+	err := unix.Sendmsg(p.sock, msg, unix.UnixRights(fds...), nil, 0)
+	unix.Close(p.sock)
+	if err != nil {
+		_ = unix.Kill(p.pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(p.pid, &ws, 0, nil)
+		return false
+	}
+	return true
+}
+
+// SessionExec is the helper started ahead of a command
+// (helperspec.SessionExecCommand): it waits for the command on its socket,
+// takes its descriptors and directory, leads a session of its own and
+// runs as the helper (Main). It returns 125 if the server went away.
+func SessionExec([]string) int {
+	buf := make([]byte, helperspec.MaxCommand)
+	oob := make([]byte, unix.CmsgSpace(helperspec.CommandFds*4))
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(helperspec.FdHelperExe, buf, oob, 0)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil || n == 0 {
+		return 125
+	}
+	_ = unix.Close(helperspec.FdHelperExe)
+	c, err := helperspec.ParseCommand(buf[:n])
+	fds := rights(oob[:oobn])
+	if err != nil || len(fds) != helperspec.CommandFds {
+		return 125
+	}
+	for i, to := range []int{0, 1, 2, helperspec.FdStatus, helperspec.FdSpec} {
+		if err := unix.Dup2(fds[i], to); err != nil {
+			return 125
+		}
+	}
+	for _, fd := range fds {
+		if !slices.Contains([]int{0, 1, 2, helperspec.FdStatus, helperspec.FdSpec}, fd) {
+			_ = unix.Close(fd)
+		}
+	}
+	if _, err := unix.Setsid(); err != nil {
+		return failStatus(125, fmt.Sprintf("helper: starting the command's session: %v", err))
+	}
+	if err := unix.Chdir(c.Dir); err != nil {
+		return failStatus(125, fmt.Sprintf("the session's sandbox could not change to %s: %v", c.Dir, err))
+	}
+	return Main(append([]string{"--"}, c.Argv...))
+}
+
+// failStatus reports an exec failure on the status socket and returns
+// code.
+func failStatus(code int, msg string) int {
+	_ = unix.Sendmsg(helperspec.FdStatus, helperspec.ExecFailedMessage(code, msg), nil, nil, 0)
+	return code
 }

@@ -15,6 +15,15 @@ import (
 // closes.
 const SessionCommand = "__session"
 
+// SessionExecCommand is the hidden subcommand of the helper a session's
+// server starts ahead of the next command (the helper's own start, its Go
+// runtime's, then costs that command nothing): it waits on descriptor
+// FdHelperExe, a socket, for the server's MsgCommand and its CommandFds
+// descriptors, puts them at 0, 1, 2, FdStatus and FdSpec, changes to the
+// command's directory, starts a session of its own, and goes on as the
+// helper (HelperCommand) with the command.
+const SessionExecCommand = "__session-exec"
+
 // Messages of a session's server on FdStatus, after its MsgReady.
 const (
 	// MsgCommand asks the server to start one command: a JSON Command

@@ -139,7 +139,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell = func(Line) {}
 	}
 	p := req.Policy
-	req.Options.Host = HostFacts(p, req.Helper)
+	req.Options.Host = req.Session.hostFacts(p, req.Helper)
 	if req.Options.WalkCache == nil {
 		req.Options.WalkCache = WalkCache(req.Options.StateDir)
 	}

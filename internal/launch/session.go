@@ -12,6 +12,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 )
 
@@ -121,6 +122,19 @@ type Session struct {
 	// namespace): every command runs as without a session.
 	noSession bool
 	stats     SessionStats
+	// facts are the host's facts (HostFacts) found for the first
+	// command, for the policy settings they depend on.
+	factsMu  sync.Mutex
+	facts    plan.Host
+	factsFor *factsKey
+}
+
+// factsKey is what HostFacts depends on.
+type factsKey struct {
+	mode    policy.Mode
+	backend backend.Name
+	bwrap   string
+	helper  Helper
 }
 
 // SessionStats count what a Session did.
@@ -201,4 +215,21 @@ func (s *Session) runIn(ctx context.Context, pl *plan.Plan, stdio Stdio) (*resul
 		s.sb = nil
 	}
 	return res, err
+}
+
+// hostFacts is HostFacts(p, helper), found once for a session (the
+// bwrap binary, the backend auto chooses, the Landlock ABI and the
+// helper do not change while a host runs; a policy that names another
+// bwrap or backend finds them again). Without a session it is HostFacts.
+func (s *Session) hostFacts(p *policy.Policy, helper Helper) plan.Host {
+	if s == nil {
+		return HostFacts(p, helper)
+	}
+	k := factsKey{p.Mode, p.Backend, p.BwrapPath, helper}
+	s.factsMu.Lock()
+	defer s.factsMu.Unlock()
+	if s.factsFor == nil || *s.factsFor != k {
+		s.facts, s.factsFor = HostFacts(p, helper), &k
+	}
+	return s.facts
 }

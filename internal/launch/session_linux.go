@@ -33,6 +33,28 @@ type sessionSandbox struct {
 	// cur is the Stdio of the command running, whose NetEvents receive
 	// the denied network's lookups (the name server is the sandbox's).
 	cur atomic.Pointer[Stdio]
+	// noGroup remembers, for the limits it was asked for, that newGroup
+	// made no cgroup here (none usable, its notes said again to every
+	// command), so that later commands do not try again.
+	noGroup *noGroup
+}
+
+// noGroup is newGroup's answer when it made no cgroup.
+type noGroup struct {
+	limits limits.Limits
+	notes  []string
+}
+
+// newGroup is newGroup(pl), asked once while it makes none.
+func (sb *sessionSandbox) newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
+	if ng := sb.noGroup; ng != nil && ng.limits == pl.Limits {
+		return nil, ng.notes, nil
+	}
+	g, notes, err := newGroup(pl)
+	if g == nil && err == nil {
+		sb.noGroup = &noGroup{pl.Limits, notes}
+	}
+	return g, notes, err
 }
 
 // sessionMessage is one datagram of the server, with its descriptors.
@@ -216,7 +238,7 @@ func (c *sessionCmd) start() error {
 	c.statusHost = statusHost
 	// The command's cgroup, as a run's (newGroup): the helper waits for
 	// the move into it before exec (WaitGo).
-	g, notes, err := newGroup(c.pl)
+	g, notes, err := c.sb.newGroup(c.pl)
 	if err != nil {
 		return &SetupError{Err: err}
 	}
@@ -412,10 +434,15 @@ func (c *sessionCmd) wait(ctx context.Context) (*result.Result, error) {
 				if timedOut && pid == 0 {
 					return c.finishKilled()
 				}
+				// Whatever ended the sandbox (a command may kill the
+				// server), what the command planted is checked.
+				c.check()
 				return nil, &SetupError{Err: errSessionDied}
 			}
 			e, err := helperspec.ParseExited(msg)
 			if err != nil {
+				c.sb.r.killAll()
+				c.check()
 				return nil, &SetupError{Err: fmt.Errorf("the session's server: %w", err)}
 			}
 			exited = &e
