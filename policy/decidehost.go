@@ -1,5 +1,7 @@
 package policy
 
+import "os"
+
 // DecideHost returns the verdict on op of path, absolute and clean, when a
 // program outside the sandbox makes the access on the host on behalf of
 // the sandboxed agent: an agent's own file tools, which a hook lets
@@ -23,6 +25,25 @@ func (d *Decider) DecideHost(op Op, path string) Decision {
 		return Decision{Denied: true, Rule: rule + " (" + dec.Rule + " is the sandbox's own, not the host's)"}
 	}
 	return dec
+}
+
+// DecideHostCreate is DecideHost(OpWrite, path) for an open that creates
+// path, a file the host does not have: where no flag is suggested only
+// because the directory that would hold it is too broad to name (the
+// home, /) and the file does not exist yet, the Fix names the file
+// itself, as once it is made ("--allow-write ~/new.txt"), unless a
+// relative deny glob would hide it (then a secret). Every other denial is
+// DecideHost's: a protected, deny_write or git directory path, a system
+// directory, the sandbox's own trees.
+func (d *Decider) DecideHostCreate(path string) Decision {
+	dec := d.DecideHost(OpWrite, path)
+	if !dec.Denied || dec.Secret || dec.Fix != "" || dec.Rule != ruleWriteNo && dec.Rule != ruleWriteRO {
+		return dec
+	}
+	if _, err := os.Lstat(path); err == nil || d.tooBroad(path, true) {
+		return dec
+	}
+	return d.notListed(dec.Rule, "--allow-write ", path, path)
 }
 
 // Askable reports whether a person may be asked to allow the access d

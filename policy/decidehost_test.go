@@ -48,6 +48,36 @@ func TestDecideHost(t *testing.T) {
 	}
 }
 
+// TestDecideHostCreate: a new file whose directory is too broad to name
+// (the home) is askable by its own path; an existing one, a protected
+// name (absent or not), a secret glob, a git directory's entry, a system
+// directory and the sandbox's own /tmp never are; an allowed path stays
+// allowed.
+func TestDecideHostCreate(t *testing.T) {
+	h := newDecideHost(t)
+	d := h.load(t, nil).Decider(h.home)
+	for _, tc := range []struct {
+		name, path, fix string
+		allowed         bool
+	}{
+		{"new in the home", h.home + "/new.txt", "--allow-write " + h.home + "/new.txt", false},
+		{"new in another project", h.home + "/other/new", "--allow-write " + h.home + "/other", false},
+		{"shell rc absent", h.home + "/.zshrc", "", false},
+		{"shell rc", h.home + "/.bashrc", "", false},
+		{"secret glob", h.home + "/.env", "", false},
+		{"new hook", h.ws + "/.git/hooks/post-commit", "", false},
+		{"cordon's config dir", h.home + "/.config/cordon/new.yaml", "", false},
+		{"system", "/usr/bin/new", "", false},
+		{"private tmp", "/tmp/new", "", false},
+		{"in the workspace", h.ws + "/new.go", "", true},
+	} {
+		dec := d.DecideHostCreate(tc.path)
+		if dec.Denied == tc.allowed || dec.Fix != tc.fix || dec.Askable() != (tc.fix != "") {
+			t.Errorf("%s: %+v, want fix %q (allowed %v)", tc.name, dec, tc.fix, tc.allowed)
+		}
+	}
+}
+
 // TestDecisionAskable: only a path outside every read or write path, for
 // which a flag would be suggested, may be asked about (cordon run --ask).
 func TestDecisionAskable(t *testing.T) {

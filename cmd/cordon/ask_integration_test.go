@@ -33,18 +33,25 @@ type askEnv struct {
 
 func newAskEnv(t *testing.T) *askEnv {
 	t.Helper()
-	e := newEnv(t)
-	tmux := testenv.Tool(t, "tmux", "apt-get install -y tmux")
+	a := newTermEnv(t, newEnv(t))
 	testenv.Tool(t, "curl", "apt-get install -y curl")
-	cordon := cordonWithHosts(e, "127.0.0.1 name.test\n10.1.2.3 private.test\n")
+	a.cordon = cordonWithHosts(a.sandboxEnv, "127.0.0.1 name.test\n10.1.2.3 private.test\n")
 	ln := testenv.Listen(t)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, askBody)
 	}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	a := &askEnv{sandboxEnv: e, cordon: cordon, tmux: []string{tmux, "-S", filepath.Join(e.root, "tmux.sock")},
-		port: ln.Addr().(*net.TCPAddr).Port}
+	a.port = ln.Addr().(*net.TCPAddr).Port
+	return a
+}
+
+// newTermEnv is e with a tmux server of its own to be the person at the
+// terminal, running the cordon under test.
+func newTermEnv(t *testing.T, e *sandboxEnv) *askEnv {
+	t.Helper()
+	tmux := testenv.Tool(t, "tmux", "apt-get install -y tmux")
+	a := &askEnv{sandboxEnv: e, cordon: cordonBin, tmux: []string{tmux, "-S", filepath.Join(e.root, "tmux.sock")}}
 	t.Cleanup(func() { _ = exec.Command(a.tmux[0], append(a.tmux[1:], "kill-server")...).Run() })
 	return a
 }

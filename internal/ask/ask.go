@@ -35,7 +35,7 @@ const (
 	Net Kind = "network-connect"
 	// FileRead is a file opened for reading (file-read).
 	FileRead Kind = "file-read"
-	// FileWrite is a file opened for writing (file-write).
+	// FileWrite is a file opened for writing, or created (file-write).
 	FileWrite Kind = "file-write"
 )
 

@@ -3,6 +3,7 @@ package ask
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,6 +194,44 @@ func TestSaveWorkspace(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(cfg); !bytes.Equal(b, bad) {
 		t.Errorf("changed to %q", b)
+	}
+}
+
+// TestSaveWorkspaceConcurrent: answers saved at once into one user
+// config, by many savers (each its own open file description, as many
+// processes), all land: each reads, changes and renames under the lock
+// of the config's directory, none overwrites another's answer.
+func TestSaveWorkspaceConcurrent(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "cordon", "config.yaml")
+	const n = 24
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			q := Question{Kind: Net, Host: fmt.Sprintf("h%d.test", i), Port: 443}
+			if i%2 == 1 {
+				q = Question{Kind: FileWrite, Path: fmt.Sprintf("/h/out%d", i)}
+			}
+			errs <- SaveWorkspace(cfg, "/w", q, nil)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	l, err := config.ParseFile(cfg, config.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Workspaces) != 1 {
+		t.Fatalf("workspaces %+v", l.Workspaces)
+	}
+	w := l.Workspaces[0].Layer
+	if got := len(w.Network.Allow) + len(w.Filesystem.Write); got != n {
+		t.Errorf("%d of %d answers saved: network %v, write %v", got, n, w.Network.Allow, w.Filesystem.Write)
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/config"
+	"github.com/cordon-sandbox/cordon/internal/filelock"
 	"github.com/cordon-sandbox/cordon/internal/subpath"
 	"go.yaml.in/yaml/v3"
 )
@@ -18,9 +20,12 @@ import (
 // target to its network.allow, a path to its filesystem.read or
 // filesystem.write. The file keeps everything else it holds, comments
 // included; it is written whole to a new file beside it and renamed over
-// it (its mode kept), so a reader never sees half of it. The result must
-// parse as a config file, or nothing is written. It refuses a file inside
-// any of writable (the run's writable roots): the sandbox could have
+// it (its mode kept), so a reader never sees half of it. The read, the
+// change and the rename hold an exclusive lock of the file's directory
+// (filelock.LockDir, waited for at most saveWait), so that two runs
+// saving at once both land, one after the other. The result must parse
+// as a config file, or nothing is written. It refuses a file inside any
+// of writable (the run's writable roots): the sandbox could have
 // written it, and a file there may only tighten the policy.
 func SaveWorkspace(path, workspace string, q Question, writable []string) error {
 	if !filepath.IsAbs(path) || !filepath.IsAbs(workspace) {
@@ -43,6 +48,15 @@ func SaveWorkspace(path, workspace string, q Question, writable []string) error 
 	default:
 		return fmt.Errorf("nothing to save for a question about %q", q.Kind)
 	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	unlock, err := filelock.LockDir(dir, saveWait)
+	if err != nil {
+		return fmt.Errorf("locking the user config's directory: %w", err)
+	}
+	defer unlock()
 	data, err := config.ReadFile(path, config.ReadOptions{})
 	mode := fs.FileMode(0o600)
 	switch {
@@ -101,6 +115,10 @@ func SaveWorkspace(path, workspace string, q Question, writable []string) error 
 	return writeAtomic(path, out.Bytes(), mode)
 }
 
+// saveWait bounds how long SaveWorkspace waits for another process
+// saving into the same user config.
+const saveWait = 10 * time.Second
+
 // child returns the value of key in the mapping m, added (an empty
 // mapping) when m has none; an empty value becomes an empty mapping.
 func child(m *yaml.Node, key string) *yaml.Node {
@@ -121,14 +139,10 @@ func child(m *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
-// writeAtomic writes data to path through a new file in its directory
-// (made, 0700, when missing), synced and renamed over path.
+// writeAtomic writes data to path through a new file in its directory,
+// synced and renamed over path.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".config.yaml.*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".config.yaml.*")
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/cordon-sandbox/cordon/internal/filelock"
 )
 
 // Rotated is the suffix of the previous generation of a rotated log.
 const Rotated = ".1"
 
-// errNoRotation: rotation needs an advisory file lock (see lockFile).
+// errNoRotation: rotation needs an advisory file lock (filelock.Lock).
 var errNoRotation = errors.New("the audit log is rotated only on Linux and macOS; it grows without bound here: set audit.max_size_mb: 0 to say so")
 
 // rotate, with l.mu held, moves the file to path+".1" (replacing the older
@@ -21,12 +23,13 @@ var errNoRotation = errors.New("the audit log is rotated only on Linux and macOS
 // appends to path+".1" until its next record: records written across a
 // rotation land in one file or the other, whole, never lost.
 func (l *Log) rotate() error {
-	unlock, err := lockFile(l.path + ".lock")
+	unlock, err := filelock.Lock(l.path+".lock", 0)
 	if err != nil {
-		if errors.Is(err, errNoRotation) {
+		if errors.Is(err, filelock.ErrUnsupported) {
 			l.max = 0 // said once
+			return errNoRotation
 		}
-		return err
+		return fmt.Errorf("locking the audit log to rotate it: %w", err)
 	}
 	defer unlock()
 	mine, err := l.f.Stat()

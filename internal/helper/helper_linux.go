@@ -148,9 +148,18 @@ func Main(args []string) int {
 		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
 		}
-	} else if spec.Renames && status != nil {
-		// Last of all, as the watch filter.
-		if err := handOverWatch(status, seccomp.InstallRenames, nil); err != nil {
+	} else if (spec.Renames || spec.TreeChanges) && status != nil {
+		// Last of all, as the watch filter. The count of creating
+		// calls sends the renames too.
+		// Without it (cordon inside a watched cordon: EBUSY) the host
+		// gets no listener, and the check after the run walks every
+		// writable tree: nothing is lost but time, and nothing is said
+		// unless the renames were asked for.
+		install := seccomp.InstallRenames
+		if spec.TreeChanges {
+			install = seccomp.InstallTree
+		}
+		if err := handOverWatch(status, install, nil); err != nil && spec.Renames {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; git cannot write a repository's config (its copy)")
 		}
 	}

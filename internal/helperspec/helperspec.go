@@ -128,6 +128,18 @@ type Spec struct {
 	// cannot be installed, MsgReady says why as a note starting
 	// WatchUnavailable, and such a rename fails as onto any mount point.
 	Renames bool `json:"renames,omitempty"`
+	// TreeChanges asks, when neither Watch nor Supervise does, for the
+	// filter that also sends every call that can add a name to a
+	// directory or change a file's permissions (seccomp.InstallTree: an
+	// open with O_CREAT, mkdir, mknod, link, symlink, rename, bind, a
+	// btrfs subvolume or snapshot, chmod, an ACL), handed over as
+	// Watch's is: the host counts them and lets each go on (renames as
+	// with Renames), so that a run that made none is not walked again
+	// after it (planted.Options.TreeUnchanged). If it cannot be
+	// installed, the host gets no listener and the check after the run
+	// walks every writable tree (MsgReady says why only when Renames was
+	// asked too).
+	TreeChanges bool `json:"tree_changes,omitempty"`
 	// Files are files the helper creates inside before it applies
 	// Landlock (the trust bundle of a run with credentials), each new,
 	// read-only, never through a symbolic link.

@@ -63,6 +63,9 @@ type Request struct {
 	// Result.Violations with its count, and recorded in Audit (allowed
 	// ones too with audit.log_allowed). A default run leaves it off.
 	Watch bool
+	// Session, when not nil, runs the command in the session's sandbox
+	// when it can (see Session), else in a sandbox of its own.
+	Session *Session
 	// Ask, when not nil, asks at the terminal before the network proxy
 	// refuses a target no rule names (cordon run --ask); its Console is
 	// then Stdio.Console. Its audit fields are filled in from the
@@ -136,7 +139,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell = func(Line) {}
 	}
 	p := req.Policy
-	req.Options.Host = HostFacts(p, req.Helper)
+	req.Options.Host = req.Session.hostFacts(p, req.Helper)
 	if req.Options.WalkCache == nil {
 		req.Options.WalkCache = WalkCache(req.Options.StateDir)
 	}
@@ -193,6 +196,12 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Ask != nil && req.Stdio.Watch == nil {
 		req.Stdio.Watch = func(monitor.Event) {} // the listener, for Ask
 	}
+	// In a session's sandbox, git's writes of a repository's config are
+	// refused (its copies are a run's own): reported as refused below.
+	inSession := req.Session.claim(pl, req.Stdio)
+	if inSession {
+		pl = pl.WithoutGitCopies()
+	}
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
 	defer gw.finish()
@@ -216,7 +225,13 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	defer gc.close()
 	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
 	req.Stdio.said = new([]string)
-	res, err := run(ctx, pl, req.Stdio, lock)
+	var res *result.Result
+	if inSession {
+		res, err = req.Session.runIn(ctx, pl, req.Stdio)
+		req.Session.release()
+	} else {
+		res, err = run(ctx, pl, req.Stdio, lock)
+	}
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
 		fb, ok, ferr := plan.Fallback(p, req.Command, req.Options)
@@ -427,24 +442,28 @@ type fileAsker struct {
 	s *ask.Session
 }
 
-func fileOp(write bool) (policy.Op, ask.Kind) {
-	if write {
-		return policy.OpWrite, ask.FileWrite
+// decide is the policy's decision on access a to path on the host, and
+// the kind of question it would be.
+func (f fileAsker) decide(path string, a monitor.Access) (policy.Decision, ask.Kind) {
+	switch a {
+	case monitor.AccessRead:
+		return f.d.DecideHost(policy.OpRead, path), ask.FileRead
+	case monitor.AccessCreate:
+		return f.d.DecideHostCreate(path), ask.FileWrite
 	}
-	return policy.OpRead, ask.FileRead
+	return f.d.DecideHost(policy.OpWrite, path), ask.FileWrite
 }
 
 // Askable implements monitor.Asker.
-func (f fileAsker) Askable(path string, write bool) bool {
-	op, _ := fileOp(write)
-	return f.d.DecideHost(op, path).Askable()
+func (f fileAsker) Askable(path string, a monitor.Access) bool {
+	d, _ := f.decide(path, a)
+	return d.Askable()
 }
 
 // Ask implements monitor.Asker: an allowed path goes on to the kernel,
 // an askable one is asked about.
-func (f fileAsker) Ask(pid int, comm, path string, write bool) monitor.Verdict {
-	op, kind := fileOp(write)
-	d := f.d.DecideHost(op, path)
+func (f fileAsker) Ask(pid int, comm, path string, a monitor.Access) monitor.Verdict {
+	d, kind := f.decide(path, a)
 	if !d.Askable() {
 		return monitor.Continue
 	}

@@ -57,14 +57,17 @@ const (
 // Asker is asked, on the bubblewrap backend's watch (Options.Ask), about
 // the opens the policy may refuse but a person may allow (cordon run
 // --ask). The decision stays the caller's: the monitor only maps the path
-// to the host, resolves it there and performs the verdict.
+// to the host, resolves it there and performs the verdict. The access is
+// AccessRead, AccessWrite (an existing file) or AccessCreate (an open
+// that makes a file the host does not have).
 type Asker interface {
 	// Askable says, without a system call for what the policy allows,
-	// whether an open of path (absolute, as the process named it, taken
-	// as the host's path) for reading or, with write, writing might be
-	// asked about.
-	Askable(path string, write bool) bool
-	// Ask decides the open by pid (its program comm) of path, the real
-	// path on the host the monitor reached, holding the call meanwhile.
-	Ask(pid int, comm, path string, write bool) Verdict
+	// whether access a to path (absolute, as the process named it, taken
+	// as the host's path) might be asked about.
+	Askable(path string, a Access) bool
+	// Ask decides access a by pid (its program comm) to path, the real
+	// path on the host the monitor reached (for AccessCreate, the real
+	// path of the directory and the new name), holding the call
+	// meanwhile.
+	Ask(pid int, comm, path string, a Access) Verdict
 }

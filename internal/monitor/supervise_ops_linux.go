@@ -5,6 +5,7 @@ package monitor
 import (
 	"encoding/binary"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -171,7 +172,7 @@ func (s *supervisor) open(tid int, n *notif, c seccomp.Call, valid func() bool) 
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR && flags&unix.O_ACCMODE != unix.O_RDONLY {
 		return fail(unix.EISDIR)
 	}
-	reopen := (flags &^ (unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC)) | unix.O_NOCTTY
+	reopen := reopenFlags(flags)
 	if st.Mode&unix.S_IFMT == unix.S_IFIFO && flags&unix.O_NONBLOCK == 0 {
 		// A FIFO's open waits for its other end: in a goroutine of its
 		// own, not in the serving one, which first checks the FIFO's
@@ -213,22 +214,47 @@ func (s *supervisor) asked(tid, obj int, flags uint64, st *unix.Stat_t) bool {
 	if s.ask == nil || flags&unix.O_PATH != 0 {
 		return false
 	}
-	write := openAccess(flags) == AccessWrite
+	access := openAccess(flags)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
-		if write {
+		if access == AccessWrite {
 			return false
 		}
 	default:
 		return false
 	}
 	p, ok := realPath(obj)
-	if !ok || !s.ask.Askable(p, write) {
+	if !ok || !s.ask.Askable(p, access) {
 		return false
 	}
 	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/comm")
-	return s.ask.Ask(tid, strings.TrimSpace(string(comm)), p, write) == Serve
+	return s.ask.Ask(tid, strings.TrimSpace(string(comm)), p, access) == Serve
+}
+
+// askedCreate asks Options.Ask (cordon run --ask) about creating name
+// in the directory pfd, which the policy refused, and reports whether a
+// person allowed it: the create then goes on as an allowed one, with
+// O_EXCL below pfd. A name that is there (a symbolic link, dangling or
+// not: open would create its target) is not asked about.
+func (s *supervisor) askedCreate(tid, pfd int, name string) bool {
+	if s.ask == nil {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); errnoOf(err) != unix.ENOENT {
+		return false
+	}
+	dir, ok := realPath(pfd)
+	if !ok {
+		return false
+	}
+	p := filepath.Join(dir, name)
+	if !s.ask.Askable(p, AccessCreate) {
+		return false
+	}
+	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/comm")
+	return s.ask.Ask(tid, strings.TrimSpace(string(comm)), p, AccessCreate) == Serve
 }
 
 // create opens or creates, as open(2) with O_CREAT does, the last name of
@@ -263,7 +289,7 @@ func (s *supervisor) create(tid, base int, walk string, flags, mode, resolve uin
 				return -1, false, e
 			}
 		}
-		if !valid() || !s.allowName(pfd, name, AccessCreate) {
+		if !valid() || !s.allowName(pfd, name, AccessCreate) && !s.askedCreate(tid, pfd, name) {
 			return -1, false, unix.EACCES
 		}
 		fd, e := openat2(pfd, name, (flags|unix.O_EXCL|unix.O_NOCTTY)&^unix.O_CLOEXEC, mode, last)

@@ -323,6 +323,7 @@ func (b *bwrapBuilder) collect() error {
 	}
 	// The guard first: protect keeps read-only where git looks (Guard.Git).
 	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
+	completeGuard(&b.plan.Guard, p, writable, trees, b.opts.WalkLimits, b.opts.WalkCache)
 	if err := b.protect(trees); err != nil {
 		return err
 	}

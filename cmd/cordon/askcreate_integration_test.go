@@ -1,0 +1,121 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/audit"
+)
+
+// TestAskCreate: cordon run --ask holds an open that creates a file
+// outside the policy (~/new.txt: the home is too broad to allow, and the
+// sandbox's home is empty) while it asks at the terminal, on bubblewrap
+// (the watch creates the file on the host) and the Landlock-only backend
+// (its supervisor). o creates it, by descriptor, with the program's mode
+// less its umask, and the program writes through the descriptor handed
+// in; d fails the open with EACCES and creates nothing; w creates it and
+// saves the file's path under filesystem.write (the next run, without a
+// terminal, appends to it unasked). A protected name that is absent (a
+// shell rc file, a git hook), cordon's own config directory and a name
+// that is a dangling symbolic link are refused without a question, and
+// nothing is created.
+func TestAskCreate(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, testAskCreate)
+}
+
+func testAskCreate(t *testing.T, e *sandboxEnv, backend string) {
+	a := newTermEnv(t, e)
+	userConfig := filepath.Join(e.home, ".config", "cordon", "config.yaml")
+	stateLog := filepath.Join(e.home, ".local", "state", "cordon", "audit.jsonl")
+	writeFile(t, userConfig, "sandbox:\n  audit:\n    enabled: true\n")
+	for _, tc := range []struct {
+		name, key string
+		code      int
+		screen    string
+		rule      string
+	}{
+		{"once", "o", 0, "", "asked: once"},
+		{"deny", "d", 2, "Permission denied", "asked: deny"},
+		{"workspace", "w", 0, "", "asked: for this workspace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(e.home, "new-"+tc.name+".txt")
+			question := "cordon: allow writing " + file + " by sh? [o]nce / [w]orkspace / [d]eny (deny in 30s)"
+			win := backend + tc.name
+			status := a.term(t, win, "run", "--ask", "--backend", backend, "--", "sh", "-c", "umask 027; echo NEW-"+tc.name+" > "+file)
+			a.waitFor(t, win, question, 60*time.Second)
+			a.tmuxRun(t, "send-keys", "-t", win, tc.key)
+			code := a.waitExit(t, status, 60*time.Second)
+			scr := a.screen(t, win)
+			if code != tc.code || !strings.Contains(scr, tc.screen) {
+				t.Fatalf("exit %d, want %d and %q on the screen:\n%s", code, tc.code, tc.screen, scr)
+			}
+			fi, err := os.Stat(file)
+			switch {
+			case tc.code != 0 && err == nil:
+				t.Errorf("denied, yet %s was created", file)
+			case tc.code == 0 && err != nil:
+				t.Fatalf("allowed, yet %s is not on the host: %v", file, err)
+			case tc.code == 0:
+				if got := readFile(t, file); got != "NEW-"+tc.name+"\n" {
+					t.Errorf("%s holds %q", file, got)
+				}
+				if fi.Mode().Perm() != 0o640 {
+					t.Errorf("%s has mode %v, want 0640 (0666 less the umask 027)", file, fi.Mode().Perm())
+				}
+			}
+			var rec *audit.Record
+			recs, _, _ := audit.Read(stateLog, audit.Filter{})
+			for i := range recs {
+				if recs[i].Path == file {
+					rec = &recs[i]
+				}
+			}
+			if rec == nil || rec.Rule != tc.rule || rec.Operation != "file-write" {
+				t.Errorf("audit record of %s: %+v, want rule %q", file, rec, tc.rule)
+			}
+			cfg := readFile(t, userConfig)
+			if saved := strings.Contains(cfg, file); saved != (tc.key == "w") {
+				t.Errorf("user config holds %s: %v:\n%s", file, saved, cfg)
+			}
+			if tc.key == "w" {
+				r := e.run("run", "--backend", backend, "--", "sh", "-c", "echo AGAIN >> "+file)
+				if r.code != 0 || readFile(t, file) != "NEW-workspace\nAGAIN\n" {
+					t.Errorf("the saved answer did not let the next run write it: %s; it holds %q", r, readFile(t, file))
+				}
+			}
+		})
+	}
+	t.Run("never askable", func(t *testing.T) {
+		mkdir(t, filepath.Join(e.ws, ".git", "hooks"))
+		if err := os.Symlink(filepath.Join(e.home, "link-target"), filepath.Join(e.home, "dangling")); err != nil {
+			t.Fatal(err)
+		}
+		for i, tc := range []struct{ path, made string }{
+			{filepath.Join(e.home, ".bashrc"), ""},
+			{filepath.Join(e.ws, ".git", "hooks", "post-commit"), ""},
+			{filepath.Join(e.home, ".config", "cordon", "new.yaml"), ""},
+			{filepath.Join(e.home, "dangling"), filepath.Join(e.home, "link-target")},
+		} {
+			win := backend + "never" + string(rune('a'+i))
+			status := a.term(t, win, "run", "--ask", "--backend", backend, "--", "sh", "-c", "echo PLANTED > "+tc.path)
+			code := a.waitExit(t, status, 60*time.Second)
+			if scr := a.screen(t, win); code == 0 || strings.Contains(scr, "cordon: allow") {
+				t.Errorf("%s: exit %d, want a refusal without a question; screen:\n%s", tc.path, code, scr)
+			}
+			made := tc.made
+			if made == "" {
+				made = tc.path
+			}
+			if _, err := os.Stat(made); err == nil {
+				t.Errorf("%s was created", made)
+			}
+		}
+	})
+}
