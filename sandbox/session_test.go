@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,5 +250,43 @@ func TestSessionServerKilled(t *testing.T) {
 	res, o := sessionRun(t, ss, ws, `echo again`)
 	if res.ExitCode != 0 || o != "again\n" || ss.Stats().Sandboxes != before+1 {
 		t.Errorf("after the kill: exit %d output %q stats %+v", res.ExitCode, o, ss.Stats())
+	}
+}
+
+// TestSessionManyRepositories: in a workspace of many nested repositories
+// the helper makes the protected paths' mounts (and, for a user, the
+// command's user namespace), which a session's server does not: each
+// command runs in a sandbox of its own, as Run runs it, and every nested
+// repository's hooks stay read-only, the command its user's uid.
+func TestSessionManyRepositories(t *testing.T) {
+	_, ws := fakeHost(t)
+	hostGit(t, ws, "init", "-q")
+	for i := range 30 {
+		g := filepath.Join(ws, "r"+strconv.Itoa(i), ".git")
+		for _, d := range []string{"objects", "refs", "hooks"} {
+			if err := os.MkdirAll(filepath.Join(g, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range []string{"HEAD", "config"} {
+			if err := os.WriteFile(filepath.Join(g, f), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	for range 2 {
+		res, out := sessionRun(t, ss, ws, `id -u; touch r7/.git/hooks/pre-commit && echo wrote`)
+		if res.ExitCode == 0 || strings.Contains(out, "wrote") || !slices.Contains(strings.Split(out, "\n"), strconv.Itoa(os.Getuid())) {
+			t.Errorf("exit %d, output %q: the hooks were writable, or the uid is not %d", res.ExitCode, out, os.Getuid())
+		}
+	}
+	if st := ss.Stats(); st.Commands != 0 {
+		t.Errorf("stats %+v: a command ran in the session's sandbox", st)
 	}
 }

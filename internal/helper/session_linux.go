@@ -41,9 +41,10 @@ func Serve([]string) int {
 		return fail("%v", err)
 	case err != nil:
 		return fail("helper: %v", err)
-	case spec.Watch || spec.Supervise || spec.Renames || len(spec.Files) > 0 || spec.WaitGo || len(spec.Rlimits) > 0:
+	case spec.Watch || spec.Supervise || spec.Renames || len(spec.Files) > 0 || spec.WaitGo || len(spec.Rlimits) > 0 ||
+		len(spec.Mounts) > 0 || spec.User != nil || len(spec.Detach) > 0:
 		// The launcher never asks; were it to, the rule would be lost.
-		return fail("helper: a session's server was given a spec it cannot serve (a monitor, files or limits)")
+		return fail("helper: a session's server was given a spec it cannot serve (a monitor, files, limits or mounts)")
 	}
 	// Every command is started from this thread: Landlock's domain is
 	// the thread's, and capabilities too.

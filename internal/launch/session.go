@@ -20,7 +20,9 @@ import (
 // session's sandbox (Session), or "" when it can: the bubblewrap backend
 // in a pid namespace, without what a session's server does not serve yet
 // (the network proxy's and forwarded ports' listeners, the violation
-// monitor, asking at a terminal, files written inside, a terminal). Such a command runs in a sandbox of its own.
+// monitor, asking at a terminal, files written inside, a terminal, the
+// protected paths' mounts the helper makes). Such a command runs in a
+// sandbox of its own.
 func sessionable(pl *plan.Plan, stdio Stdio) string {
 	switch {
 	case pl.Backend != backend.Bwrap || !pl.PidNamespace:
@@ -33,6 +35,9 @@ func sessionable(pl *plan.Plan, stdio Stdio) string {
 		return "asking at a terminal"
 	case len(pl.Spec.Files) > 0:
 		return "credentials"
+	case len(pl.Spec.Mounts) > 0:
+		// The helper makes them, and its user namespace (plan.HelperMountsFrom).
+		return "a workspace of many repositories"
 	case pl.Interactive:
 		return "a terminal"
 	case helperAt(pl.Argv) < 0:
