@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/sandboxcache"
@@ -63,35 +64,32 @@ func ensureStateFile(p plan.Preparation) error {
 		if err := os.Mkdir(p.Path, p.Mode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("creating %s: %w", p.Path, err)
 		}
-	} else {
-		// O_EXCL: an existing mask is mode 0, and opening it again fails
-		// for anyone but root.
-		f, err := os.OpenFile(p.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, p.Mode)
-		switch {
-		case errors.Is(err, fs.ErrExist):
-		case err != nil:
+		if err := os.Chmod(p.Path, p.Mode); err != nil {
 			return fmt.Errorf("creating %s: %w", p.Path, err)
-		default:
-			f.Close()
 		}
-	}
-	if err := os.Chmod(p.Path, p.Mode); err != nil {
-		return fmt.Errorf("creating %s: %w", p.Path, err)
-	}
-	if p.Dir || p.Content == "" {
 		return nil
 	}
-	if fi, err := os.Lstat(p.Path); err == nil && fi.Size() == int64(len(p.Content)) {
-		return nil
-	}
-	// Rewritten when someone changed it.
-	if err := os.Chmod(p.Path, 0o644); err != nil {
+	// A file is written whole to a new name beside it, given its mode,
+	// and renamed over the old one: runs that start at once each see
+	// either the old file or a whole new one. (Written in place, one
+	// run's chmod to a read-only mode raced another's write: EACCES.)
+	f, err := os.CreateTemp(filepath.Dir(p.Path), "."+filepath.Base(p.Path)+".new-")
+	if err != nil {
 		return fmt.Errorf("creating %s: %w", p.Path, err)
 	}
-	if err := os.WriteFile(p.Path, []byte(p.Content), p.Mode); err != nil {
-		return fmt.Errorf("creating %s: %w", p.Path, err)
+	tmp := f.Name()
+	_, err = f.WriteString(p.Content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Chmod(p.Path, p.Mode); err != nil {
+	if err == nil {
+		err = os.Chmod(tmp, p.Mode)
+	}
+	if err == nil {
+		err = os.Rename(tmp, p.Path)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("creating %s: %w", p.Path, err)
 	}
 	return nil

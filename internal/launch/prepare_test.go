@@ -422,3 +422,41 @@ func TestSeedPlantedLinks(t *testing.T) {
 		t.Error("a go.sum that is a link was stamped")
 	}
 }
+
+// TestStateFileAtOnce: runs that start at once all make the same state
+// file (the resolv.conf of a first run, read-only); each must succeed and
+// leave it whole. Written in place, one run's chmod to the read-only mode
+// raced another's write: EACCES for a normal user.
+func TestStateFileAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	const content = "nameserver 127.0.0.1\noptions ndots:0\n"
+	for round := range 30 {
+		p := plan.Preparation{Kind: plan.PrepStateFile, Path: filepath.Join(dir, "resolv.conf"), Mode: 0o444, Content: content}
+		if round%2 == 1 {
+			// a changed file is rewritten by all of them at once
+			if err := os.Chmod(p.Path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p.Path, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		errs := make(chan error, 16)
+		for range 16 {
+			go func() { errs <- ensureStateFile(p) }()
+		}
+		for range 16 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		got, err := os.ReadFile(p.Path)
+		fi, serr := os.Stat(p.Path)
+		if err != nil || serr != nil || string(got) != content || fi.Mode().Perm() != 0o444 {
+			t.Fatalf("round %d: %q (%v), %v %v", round, got, err, fi.Mode(), serr)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left beside it: %v", ents)
+	}
+}
