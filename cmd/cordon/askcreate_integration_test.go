@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +24,8 @@ import (
 // terminal, appends to it unasked). A protected name that is absent (a
 // shell rc file, a git hook), cordon's own config directory and a name
 // that is a dangling symbolic link are refused without a question, and
-// nothing is created.
+// nothing is created. git writes its config under --ask (the renames
+// onto its private copy still reach cordon).
 func TestAskCreate(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, testAskCreate)
@@ -92,6 +94,27 @@ func testAskCreate(t *testing.T, e *sandboxEnv, backend string) {
 			}
 		})
 	}
+	t.Run("git writes its config", func(t *testing.T) {
+		// With --ask alone the helper sends only the opens, and the
+		// renames onto a config's private copy (plan.Plan.GitConfigs).
+		git := func(args ...string) *exec.Cmd {
+			c := exec.Command("git", append([]string{"-C", e.ws}, args...)...)
+			c.Env = e.environ() // the fake home's, never the real one's
+			return c
+		}
+		if out, err := git("init", "-q").CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v: %s", err, out)
+		}
+		win := backend + "git"
+		status := a.term(t, win, "run", "--ask", "--backend", backend, "--", "git", "config", "user.email", "ask@example.com")
+		code := a.waitExit(t, status, 60*time.Second)
+		if scr := a.screen(t, win); code != 0 || strings.Contains(scr, "cordon: allow") {
+			t.Errorf("git config under --ask: exit %d; screen:\n%s", code, scr)
+		}
+		if out, _ := git("config", "--local", "user.email").Output(); strings.TrimSpace(string(out)) != "ask@example.com" {
+			t.Errorf("the host's config has user.email %q", out)
+		}
+	})
 	t.Run("never askable", func(t *testing.T) {
 		mkdir(t, filepath.Join(e.ws, ".git", "hooks"))
 		if err := os.Symlink(filepath.Join(e.home, "link-target"), filepath.Join(e.home, "dangling")); err != nil {

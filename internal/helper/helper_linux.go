@@ -134,10 +134,19 @@ func Main(args []string) int {
 		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
 		}
-	} else if spec.Renames && status != nil {
-		// Last of all, as the watch filter.
-		if err := handOverWatch(status, seccomp.InstallRenames, nil); err != nil {
-			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; git cannot write a repository's config (its copy)")
+	} else if spec.Ask || spec.Renames && status != nil {
+		// Last of all, as the watch filter: the opens a person may be
+		// asked about, the renames onto a config's copy.
+		var calls []seccomp.Call
+		lost := "git cannot write a repository's config (its copy)"
+		if spec.Ask {
+			calls, lost = seccomp.Opened(), "nothing is asked about files: what the policy refuses is refused"
+		}
+		if spec.Renames {
+			calls = append(calls, seccomp.Renamed()...)
+		}
+		if err := handOverWatch(status, func() (int, error) { return seccomp.InstallCalls(calls) }, nil); err != nil {
+			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; "+lost)
 		}
 	}
 	if status == nil {

@@ -63,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 3
+const Version = 4
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -128,6 +128,14 @@ type Spec struct {
 	// cannot be installed, MsgReady says why as a note starting
 	// WatchUnavailable, and such a rename fails as onto any mount point.
 	Renames bool `json:"renames,omitempty"`
+	// Ask asks, when neither Watch nor Supervise does, for a filter that
+	// sends the open calls to the host (seccomp.Opened; with Renames, the
+	// rename calls too), handed over as Watch's is: cordon run --ask
+	// holds an open the policy may refuse while it asks, and lets every
+	// other go on. Only the opens: a run where nothing is asked pays for
+	// no other call. If it cannot be installed, MsgReady says why as a
+	// note starting WatchUnavailable, and nothing is asked about files.
+	Ask bool `json:"ask,omitempty"`
 	// Files are files the helper creates inside before it applies
 	// Landlock (the trust bundle of a run with credentials), each new,
 	// read-only, never through a symbolic link.

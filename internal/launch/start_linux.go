@@ -436,6 +436,8 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Watch = r.stdio.Watch != nil
 	r.spec.Supervise = r.pl.Supervise != nil
 	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
+	// --ask without the violation monitor: the opens only.
+	r.spec.Ask = r.stdio.WatchOptions.Ask != nil && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}

@@ -23,7 +23,7 @@ const watchLinger = 500 * time.Millisecond
 // the command's terminals). It runs on readStatus's goroutine, before the
 // ready status is sent on statusCh.
 func (r *sandboxRun) handWatch(fd int, terminals []string) {
-	if r.stdio.Watch == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 || r.watch != nil {
+	if r.stdio.Watch == nil && r.stdio.WatchOptions.Ask == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 || r.watch != nil {
 		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
 		return
 	}

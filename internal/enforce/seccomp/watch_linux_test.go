@@ -88,3 +88,47 @@ func TestSuperviseFilterProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenedFilterProgram: the program of cordon run --ask without the
+// violation monitor (InstallCalls(Opened()), with the renames when git
+// configs are served from copies) sends the open calls, and the renames
+// only with them; every other watched call goes on unseen.
+func TestOpenedFilterProgram(t *testing.T) {
+	opens, err := notifyFilter(Opened())
+	if err != nil {
+		t.Skip(err)
+	}
+	both, err := notifyFilter(append(Opened(), Renamed()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, retAllow
+	for _, tc := range []struct {
+		name        string
+		nr          uint32
+		opens, both uint32
+	}{
+		{"openat", unix.SYS_OPENAT, notify, notify},
+		{"openat2", unix.SYS_OPENAT2, notify, notify},
+		{"renameat2", unix.SYS_RENAMEAT2, allow, notify},
+		{"execve", unix.SYS_EXECVE, allow, allow},
+		{"mkdirat", unix.SYS_MKDIRAT, allow, allow},
+		{"unlinkat", unix.SYS_UNLINKAT, allow, allow},
+		{"connect", unix.SYS_CONNECT, allow, allow},
+		{"read", unix.SYS_READ, allow, allow},
+	} {
+		if got := run(t, opens, nativeArch, tc.nr); got != tc.opens {
+			t.Errorf("%s, opens: %#x, want %#x", tc.name, got, tc.opens)
+		}
+		if got := run(t, both, nativeArch, tc.nr); got != tc.both {
+			t.Errorf("%s, opens and renames: %#x, want %#x", tc.name, got, tc.both)
+		}
+	}
+	var names []string
+	for _, c := range Opened() {
+		names = append(names, c.Name)
+	}
+	if len(names) < 2 || names[0] != "openat" || names[1] != "openat2" {
+		t.Errorf("Opened() = %v", names)
+	}
+}
