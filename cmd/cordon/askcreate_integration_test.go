@@ -22,8 +22,8 @@ import (
 // in; d fails the open with EACCES and creates nothing; w creates it and
 // saves the file's path under filesystem.write (the next run, without a
 // terminal, appends to it unasked). A protected name that is absent (a
-// shell rc file, a git hook), cordon's own config directory and a name
-// that is a dangling symbolic link are refused without a question, and
+// shell rc file, a git hook), cordon's own config directory, a new lock
+// file (~/.gitconfig.lock) and a name that is a dangling symbolic link are refused without a question, and
 // nothing is created. git writes its config under --ask (the renames
 // onto its private copy still reach cordon).
 func TestAskCreate(t *testing.T) {
@@ -124,6 +124,7 @@ func testAskCreate(t *testing.T, e *sandboxEnv, backend string) {
 			{filepath.Join(e.home, ".bashrc"), ""},
 			{filepath.Join(e.ws, ".git", "hooks", "post-commit"), ""},
 			{filepath.Join(e.home, ".config", "cordon", "new.yaml"), ""},
+			{filepath.Join(e.home, ".gitconfig.lock"), ""},
 			{filepath.Join(e.home, "dangling"), filepath.Join(e.home, "link-target")},
 		} {
 			win := backend + "never" + string(rune('a'+i))
