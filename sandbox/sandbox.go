@@ -22,7 +22,8 @@
 // command. Wrap instead rewrites a prepared *exec.Cmd so the caller drives
 // Start and Wait itself; call Close after wrapped commands
 // have finished, so cordon can remove the mount points it created for
-// missing protected paths.
+// missing protected paths. NewSession keeps one sandbox set up for the
+// many commands of an agent host (Session).
 //
 // The package is the library's face: it owns the options and their
 // defaults (the CLI's development profile, less the home directory's tool
@@ -314,6 +315,11 @@ func argv(cmd *exec.Cmd) ([]string, error) {
 // runs on the Landlock-only backend. A non-nil error means the command did not run; otherwise the
 // Result carries its exit status. Cancelling ctx kills the whole sandbox.
 func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error) {
+	return s.run(ctx, cmd, nil)
+}
+
+// run is Run, in session's sandbox when it is not nil.
+func (s *Sandbox) run(ctx context.Context, cmd *exec.Cmd, session *launch.Session) (*result.Result, error) {
 	if cmd.Process != nil {
 		return nil, errors.New("sandbox: Run: the command was already started")
 	}
@@ -325,7 +331,7 @@ func (s *Sandbox) Run(ctx context.Context, cmd *exec.Cmd) (*result.Result, error
 		return nil, err
 	}
 	stdio := launch.Stdio{Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
-	res, err := launch.RunCommand(ctx, launch.Request{Policy: s.pol, Command: a, Options: s.planOptions(cmd.Dir), Stdio: stdio, Env: cmd.Env})
+	res, err := launch.RunCommand(ctx, launch.Request{Policy: s.pol, Command: a, Options: s.planOptions(cmd.Dir), Stdio: stdio, Env: cmd.Env, Session: session})
 	var se *launch.SetupError
 	var xe *launch.ExecError
 	if err != nil && !errors.As(err, &se) && !errors.As(err, &xe) {

@@ -348,6 +348,7 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 	} else {
 		writeArgv(w, pl.Argv)
 	}
+	writeHelperMounts(w, pl)
 	fmt.Fprintf(w, "dir: %s\nenv:\n", pl.Dir)
 	for _, e := range pl.Env {
 		fmt.Fprintf(w, "  %s\n", e)
@@ -408,6 +409,29 @@ func writeExplain(w io.Writer, pl *plan.Plan) {
 
 // writeArgv prints argv for --explain: one option a line with its
 // operands, like a shell script.
+// writeHelperMounts prints the protected paths' mounts the helper makes
+// (a workspace of many repositories: plan.HelperMountsFrom), in order,
+// as bwrap's options would say them, and the command's user namespace.
+func writeHelperMounts(w io.Writer, pl *plan.Plan) {
+	if len(pl.Spec.Mounts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "helper mounts (first, in this order):")
+	for _, m := range pl.Spec.Mounts {
+		src, opt := m.Src, "--bind"
+		if src == "" {
+			src = m.Dst
+		}
+		if m.ReadOnly {
+			opt = "--ro-bind"
+		}
+		fmt.Fprintf(w, "  %s\n", strings.Join(quoteAll([]string{opt, src, m.Dst}), " "))
+	}
+	if u := pl.Spec.User; u != nil {
+		fmt.Fprintf(w, "helper user namespace: the command runs as uid %d, gid %d\n", u.UID, u.GID)
+	}
+}
+
 func writeArgv(w io.Writer, argv []string) {
 	fmt.Fprintln(w, "argv:")
 	for i := 0; i < len(argv); i++ {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/backend"
+	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/spf13/cobra"
 )
@@ -186,5 +187,21 @@ func TestExplainHostEnv(t *testing.T) {
 				t.Errorf("missing %q:\n%s", tc.want, got)
 			}
 		})
+	}
+}
+
+// TestExplainHelperMounts: --explain prints the mounts the helper makes,
+// in their order, and the command's user namespace.
+func TestExplainHelperMounts(t *testing.T) {
+	pl := &plan.Plan{Backend: backend.Bwrap, Argv: []string{"/usr/bin/bwrap", "--", "true"}, Spec: helperspec.Spec{
+		Mounts: []helperspec.Mount{{Dst: "/ws/r/.git"}, {Dst: "/ws/r/.git/hooks", ReadOnly: true},
+			{Src: helperspec.PlaceholderDir + "/commondir", Dst: "/ws/r/.git/commondir", ReadOnly: true}},
+		User: &helperspec.User{UID: 1001, GID: 1002}}}
+	var out strings.Builder
+	writeExplain(&out, pl)
+	want := "helper mounts (first, in this order):\n  --bind /ws/r/.git /ws/r/.git\n  --ro-bind /ws/r/.git/hooks /ws/r/.git/hooks\n" +
+		"  --ro-bind /run/cordon/placeholders/commondir /ws/r/.git/commondir\nhelper user namespace: the command runs as uid 1001, gid 1002\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("explain:\n%s\nwant it to hold:\n%s", out.String(), want)
 	}
 }

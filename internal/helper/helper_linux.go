@@ -58,6 +58,20 @@ func Main(args []string) int {
 	if !spec.Status {
 		status = nil
 	}
+	// The protected paths' mounts come first, with the capability
+	// bubblewrap kept for them (see helperspec.Spec.Mounts); then the
+	// command's own user namespace, where an unprivileged user's
+	// sandbox needs one.
+	if err := applyMounts(spec.Mounts, spec.Detach); err != nil {
+		return fail(125, "helper: %v: the protected paths cannot be kept read-only, so the command did not run", err)
+	}
+	if spec.User != nil {
+		code, err := runAsUser(spec, status)
+		if err != nil {
+			return fail(code, "helper: %v", err)
+		}
+		return code
+	}
 	// Capabilities are per thread: this goroutine stays on its thread until
 	// exec, so the exec happens from the thread that dropped them.
 	runtime.LockOSThread()
@@ -134,19 +148,36 @@ func Main(args []string) int {
 		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
 		}
-	} else if spec.Ask || spec.Renames && status != nil {
-		// Last of all, as the watch filter: the opens a person may be
-		// asked about, the renames onto a config's copy.
-		var calls []seccomp.Call
-		lost := "git cannot write a repository's config (its copy)"
+	} else if (spec.Ask || spec.Renames || spec.TreeChanges) && status != nil {
+		// Last of all, as the watch filter, and one filter for all
+		// three: the opens a person may be asked about, the renames onto
+		// a config's copy, the creating calls the host counts (with the
+		// renames). Under --ask with the count, every open and every
+		// creating call (seccomp.AskTreeCalls).
+		// Without it (cordon inside a watched cordon: EBUSY) the host
+		// gets no listener, and the check after the run walks every
+		// writable tree: nothing is lost to the count but time, and
+		// nothing is said unless the opens or the renames were asked for.
+		install := seccomp.InstallRenames
+		switch {
+		case spec.Ask && spec.TreeChanges:
+			install = func() (int, error) { return seccomp.InstallCalls(seccomp.AskTreeCalls()) }
+		case spec.Ask && spec.Renames:
+			install = func() (int, error) { return seccomp.InstallCalls(append(seccomp.Opened(), seccomp.Renamed()...)) }
+		case spec.Ask:
+			install = func() (int, error) { return seccomp.InstallCalls(seccomp.Opened()) }
+		case spec.TreeChanges:
+			install = seccomp.InstallTree
+		}
+		var lost []string
 		if spec.Ask {
-			calls, lost = seccomp.Opened(), "nothing is asked about files: what the policy refuses is refused"
+			lost = append(lost, "nothing is asked about files: what the policy refuses is refused")
 		}
 		if spec.Renames {
-			calls = append(calls, seccomp.Renamed()...)
+			lost = append(lost, "git cannot write a repository's config (its copy)")
 		}
-		if err := handOverWatch(status, func() (int, error) { return seccomp.InstallCalls(calls) }, nil); err != nil {
-			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; "+lost)
+		if err := handOverWatch(status, install, nil); err != nil && len(lost) > 0 {
+			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; "+strings.Join(lost, "; "))
 		}
 	}
 	if status == nil {

@@ -29,6 +29,10 @@ type Subcommand struct {
 // may be asked to run.
 var Subcommands = []Subcommand{
 	{helperspec.HelperCommand, helper.Main},
+	// A session's server (launch.Session).
+	{helperspec.SessionCommand, helper.Serve},
+	// The helper a session's server starts ahead of a command.
+	{helperspec.SessionExecCommand, helper.SessionExec},
 	// ssh's ProxyCommand inside a filtered sandbox.
 	{helperspec.ConnectCommand, helper.Connect},
 	// The go command inside the sandbox starts it as its GOCACHEPROG.

@@ -63,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 4
+const Version = 5
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -130,17 +130,80 @@ type Spec struct {
 	Renames bool `json:"renames,omitempty"`
 	// Ask asks, when neither Watch nor Supervise does, for a filter that
 	// sends the open calls to the host (seccomp.Opened; with Renames, the
-	// rename calls too), handed over as Watch's is: cordon run --ask
-	// holds an open the policy may refuse while it asks, and lets every
-	// other go on. Only the opens: a run where nothing is asked pays for
-	// no other call. If it cannot be installed, MsgReady says why as a
-	// note starting WatchUnavailable, and nothing is asked about files.
+	// rename calls too; with TreeChanges, every call of the count's too,
+	// in the same filter: seccomp.AskTreeCalls), handed over as Watch's
+	// is: cordon run --ask holds an open the policy may refuse while it
+	// asks, and lets every other go on. Only the opens: a run where
+	// nothing is asked pays for no other call. If it cannot be
+	// installed, MsgReady says why as a note starting WatchUnavailable,
+	// and nothing is asked about files.
 	Ask bool `json:"ask,omitempty"`
+	// TreeChanges asks, when neither Watch nor Supervise does, for the
+	// filter that also sends every call that can add a name to a
+	// directory or change a file's permissions (seccomp.InstallTree: an
+	// open with O_CREAT, mkdir, mknod, link, symlink, rename, bind, a
+	// btrfs subvolume or snapshot, chmod, an ACL), handed over as
+	// Watch's is: the host counts them and lets each go on (renames as
+	// with Renames), so that a run that made none is not walked again
+	// after it (planted.Options.TreeUnchanged). With Ask, the one filter
+	// sends both's calls. If it cannot be installed, the host gets no
+	// listener and the check after the run walks every writable tree
+	// (MsgReady says why only when Renames or Ask was asked too).
+	TreeChanges bool `json:"tree_changes,omitempty"`
 	// Files are files the helper creates inside before it applies
 	// Landlock (the trust bundle of a run with credentials), each new,
 	// read-only, never through a symbolic link.
 	Files []File `json:"files,omitempty"`
+	// Mounts are the protected paths' mounts the helper makes first, in
+	// order, in the sandbox's mount namespace (bubblewrap runs it with
+	// CAP_SYS_ADMIN there for them): a workspace with many repositories
+	// has many, and bubblewrap reads the whole mount table after each
+	// of its own. Any that fails ends the run before the command starts.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// User, with Mounts, is the user the command runs as, in a user
+	// namespace of its own that the helper makes after the mounts:
+	// bubblewrap ran the helper as uid 0, which an unprivileged user's
+	// sandbox maps to that user, so that it may mount. Nil: the
+	// helper's own (root's sandbox).
+	User *User `json:"user,omitempty"`
+	// Detach are the mounts the helper removes once Mounts are made: the
+	// sources bwrap bound for it (GitConfigDir), which the command must
+	// not reach.
+	Detach []string `json:"detach,omitempty"`
 }
+
+// Mount is one mount of Spec.Mounts: Src (a path inside the sandbox, or
+// Dst itself when empty) bound onto Dst with its submounts, then Dst made
+// read-only if ReadOnly. Neither may be a symbolic link.
+type Mount struct {
+	// Src is what is bound, inside the sandbox; "" binds Dst onto itself.
+	Src string `json:"src,omitempty"`
+	// Fd, when not 0, names an inherited descriptor of a private copy of
+	// a git config (FdGitConfigs on): the helper binds the file of
+	// GitConfigDir that is the same file, writable, and closes Fd.
+	Fd int `json:"fd,omitempty"`
+	// Dst is where.
+	Dst string `json:"dst"`
+	// ReadOnly makes the new mount (not those below it) read-only.
+	ReadOnly bool `json:"ro,omitempty"`
+}
+
+// User is the uid and gid of Spec.User.
+type User struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+}
+
+// PlaceholderDir is where bubblewrap binds the sources of the
+// placeholders of Spec.Mounts (an empty directory, an empty file, a
+// commondir, an unreadable directory and file) for the helper to bind
+// from.
+const PlaceholderDir = "/run/cordon/placeholders"
+
+// GitConfigDir is where bubblewrap binds the directory of the private
+// copies of the repositories' configs (from the descriptor after theirs)
+// when the helper binds them (Mount.Fd); the helper detaches it after.
+const GitConfigDir = "/run/cordon/gitconfigs"
 
 // File is one file of Spec.Files.
 type File struct {

@@ -109,6 +109,28 @@ func enterGroup(g *limits.Group, outer, helper int, outerIn bool) error {
 }
 
 // parentPid reads the parent of pid from /proc/PID/stat.
+// namespaceInit returns bwrap's init in a pid namespace, the child of
+// bwrap's outer process above the command pid: its parent, or, when the
+// helper started the command in a user namespace of its own
+// (helperspec.Spec.User), its parent's parent. 0 if none is found.
+func namespaceInit(cmd, outer int) int {
+	pid := cmd
+	for range 3 {
+		pp, err := parentPid(pid)
+		if err != nil || pp <= 1 {
+			return 0
+		}
+		if pp == outer {
+			if pid == cmd {
+				return 0 // no init between them
+			}
+			return pid
+		}
+		pid = pp
+	}
+	return 0
+}
+
 func parentPid(pid int) (int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

@@ -128,7 +128,10 @@ func (w *gitWrites) finish() []string {
 		close(w.stop)
 		<-w.done
 		w.drain()
-		unix.Close(w.fd)
+		// Closing an inotify instance that has watches waits for an
+		// SRCU grace period (about 10 ms): what it queued is read, so
+		// the close need not hold the run's end (a session's command).
+		go unix.Close(w.fd)
 		for f := range w.refused {
 			w.out = append(w.out, f)
 		}

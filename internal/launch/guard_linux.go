@@ -39,6 +39,40 @@ type guard struct {
 	// time, so a file planted while several ran is reported (and
 	// disarmed) by one of them, once.
 	checkLock string
+	// complete: the snapshot holds every git directory and protected
+	// name of the roots (plan.Guard.Complete), so a run that created
+	// nothing needs no walk after it (see created).
+	complete bool
+}
+
+// countTreeFrom is the fewest directories in the writable roots for
+// which a run under bubblewrap without the violation monitor counts its
+// tree changes (helperspec.Spec.TreeChanges), so that a run with none is
+// not walked after it. Each counted call waits for the host's answer
+// (tens of microseconds on a loaded 2-core VM, a round trip between two
+// threads), and the walk it may spare costs an lstat per directory (a
+// microsecond or two each): below this, a command that creates a few
+// hundred files would lose more than the walk costs.
+const countTreeFrom = 2000
+
+// countTreeChanges reports whether a run of g counts its tree changes under
+// bubblewrap when nothing else does (see countTreeFrom): only when
+// the check after a run with none could then skip its walk.
+func countTreeChanges(g plan.Guard) bool {
+	return g.Complete && len(g.Roots) > 0 && g.Dirs >= countTreeFrom
+}
+
+// treeChanges tells g what the listener counted of the command's calls
+// that could add a name to a directory or change a file's permissions
+// (monitor.Stats.TreeChanges), when it saw them all: with none, and a
+// complete snapshot, the check after the run walks nothing
+// (planted.Options.TreeUnchanged). A run whose calls were not all
+// counted (no listener, or one that sends only some) never comes here,
+// and is walked.
+func (g *guard) treeChanges(n int64) {
+	if g != nil {
+		g.opts.TreeUnchanged = g.complete && n == 0
+	}
 }
 
 // startGuard takes the snapshot of pl.Guard before the command starts
@@ -58,7 +92,8 @@ func startGuard(pl *plan.Plan) *guard {
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
 	cache := WalkCache(pl.StateDir)
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, KeptReadOnly: g.KeptReadOnly, Cache: cache}
-	gd := &guard{cache: cache, before: planted.Snapshot(g.GitDirs, g.Names).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace}
+	gitDirs, names := append(slices.Clone(g.GitDirs), g.UnwalkedGitDirs...), append(slices.Clone(g.Names), g.UnwalkedNames...)
+	gd := &guard{cache: cache, before: planted.Snapshot(gitDirs, names).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace, complete: g.Complete}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
 	}

@@ -10,7 +10,9 @@
 // enforces the timeout and the limits by killing the whole tree; and after
 // the command checks what it planted (package planted), classifies what
 // was denied, writes the audit records and words the report lines the
-// front end prints. Run alone runs an already built plan.Plan.
+// front end prints. Run alone runs an already built plan.Plan. A Session
+// keeps one bwrap sandbox for many commands (Request.Session), each
+// started in it by the helper's session server (helperspec.SessionCommand).
 //
 // It owns the order of those steps and the host-side processes. It must
 // not decide policy (package policy, package plan) or print: every line

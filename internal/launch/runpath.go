@@ -63,6 +63,9 @@ type Request struct {
 	// Result.Violations with its count, and recorded in Audit (allowed
 	// ones too with audit.log_allowed). A default run leaves it off.
 	Watch bool
+	// Session, when not nil, runs the command in the session's sandbox
+	// when it can (see Session), else in a sandbox of its own.
+	Session *Session
 	// Ask, when not nil, asks at the terminal before the network proxy
 	// refuses a target no rule names (cordon run --ask); its Console is
 	// then Stdio.Console. Its audit fields are filled in from the
@@ -136,7 +139,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		tell = func(Line) {}
 	}
 	p := req.Policy
-	req.Options.Host = HostFacts(p, req.Helper)
+	req.Options.Host = req.Session.hostFacts(p, req.Helper)
 	if req.Options.WalkCache == nil {
 		req.Options.WalkCache = WalkCache(req.Options.StateDir)
 	}
@@ -192,6 +195,12 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.Watch = viols.observe
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
 	}
+	// In a session's sandbox, git's writes of a repository's config are
+	// refused (its copies are a run's own): reported as refused below.
+	inSession := req.Session.claim(pl, req.Stdio)
+	if inSession {
+		pl = pl.WithoutGitCopies()
+	}
 	unkept := snapshotUnkept(pl.Unkept)
 	gw := watchGitWrites(gitConfigDirs(p, pl))
 	defer gw.finish()
@@ -215,7 +224,13 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	defer gc.close()
 	req.Stdio.WatchOptions.Redirects = gc.redirects(len(pl.GitConfigs) > 0)
 	req.Stdio.said = new([]string)
-	res, err := run(ctx, pl, req.Stdio, lock)
+	var res *result.Result
+	if inSession {
+		res, err = req.Session.runIn(ctx, pl, req.Stdio)
+		req.Session.release()
+	} else {
+		res, err = run(ctx, pl, req.Stdio, lock)
+	}
 	var se *SetupError
 	if errors.As(err, &se) && se.UserNS {
 		fb, ok, ferr := plan.Fallback(p, req.Command, req.Options)

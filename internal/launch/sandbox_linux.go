@@ -24,6 +24,14 @@ import (
 // messages, signals, the timeout and the context until the sandbox exits;
 // finish disarms what the run planted and turns the end into a Result.
 func runSandbox(ctx context.Context, pl *plan.Plan, stdio Stdio, held *workspaceLock) (*result.Result, error) {
+	if sameWriter(stdio.Stdout, stdio.Stderr) {
+		// Two copiers (bwrap's stdout, the command's stderr at
+		// FdStderr) would write to it at once, as os/exec never does.
+		if _, ok := stdio.Stdout.(*os.File); !ok {
+			w := &syncWriter{w: stdio.Stdout}
+			stdio.Stdout, stdio.Stderr = w, w
+		}
+	}
 	r := &sandboxRun{pl: pl, stdio: stdio, pidfd: -1, held: held,
 		res: &result.Result{Backend: pl.Backend, Degraded: pl.Degraded}}
 	defer r.closeAfterWait()
@@ -135,4 +143,16 @@ func signalTree(pid int, sig syscall.Signal) {
 	if err := syscall.Kill(-pid, sig); err != nil {
 		_ = syscall.Kill(pid, sig)
 	}
+}
+
+// syncWriter serialises the writes of several copiers to one writer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

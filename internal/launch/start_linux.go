@@ -88,6 +88,9 @@ type sandboxRun struct {
 	// warnings about what the run planted, printed after the terminal is
 	// restored (a raw terminal would garble them).
 	warnings []string
+	// session: this run is a session's sandbox, whose status socket the
+	// Session reads (see sessionSandbox).
+	session bool
 }
 
 // status is what the helper reported on the status socket.
@@ -420,6 +423,16 @@ func (r *sandboxRun) helperFiles() ([]*os.File, error) {
 		for _, c := range copies {
 			files = append(files, c.Copy)
 		}
+		if slices.Contains(pl.Spec.Detach, helperspec.GitConfigDir) {
+			// The helper binds them, from their directory, which bwrap
+			// binds from the descriptor after theirs.
+			dir, err := os.Open(filepath.Dir(copies[0].Copy.Name()))
+			if err != nil {
+				return nil, fmt.Errorf("opening the private copies of git configs: %w", err)
+			}
+			r.afterStart(func() { dir.Close() })
+			files = append(files, dir)
+		}
 	}
 	return files, nil
 }
@@ -436,8 +449,11 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Watch = r.stdio.Watch != nil
 	r.spec.Supervise = r.pl.Supervise != nil
 	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
-	// --ask without the violation monitor: the opens only.
+	// --ask without the violation monitor: the opens (with the count's
+	// calls, in one filter, when the tree changes are counted too).
 	r.spec.Ask = r.stdio.WatchOptions.Ask != nil && !r.spec.Watch && !r.spec.Supervise
+	// The watch and the supervisor see every tree change already.
+	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}
@@ -610,8 +626,11 @@ func (r *sandboxRun) readOutputs() {
 		defer close(r.bwErrDone)
 		_, _ = io.Copy(&r.bwErr, r.bwErrR)
 	}()
-	r.statusCh = make(chan status, 1)
-	go readStatus(r.statusHost, r.statusCh, r.net.handOver, r.handWatch)
+	if !r.session {
+		// A session's server speaks on the socket with its Session.
+		r.statusCh = make(chan status, 1)
+		go readStatus(r.statusHost, r.statusCh, r.net.handOver, r.handWatch)
+	}
 	r.waitc = make(chan error, 1)
 	go func() { r.waitc <- r.cmd.Wait() }()
 }
@@ -632,7 +651,9 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 			r.execErr = st.execErr
 		}
 	}
-	r.stopWatch()
+	if st, ok := r.stopWatch(); ok {
+		r.guard.treeChanges(st.TreeChanges)
+	}
 	nprocReached := r.nproc.end()
 	<-r.bwErrDone
 	<-r.stderrDone

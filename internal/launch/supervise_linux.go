@@ -176,9 +176,7 @@ func (r *sandboxRun) onReady(st status) {
 		// bwrap's init inside the pid namespace: see reapInit. With a
 		// CPU limit its usage may tell whether the limit killed the
 		// command.
-		if pp, err := parentPid(r.cmdPid); err == nil && pp != outer {
-			r.initPid = pp
-		}
+		r.initPid = namespaceInit(r.cmdPid, outer)
 	}
 	if r.pl.PidNamespace {
 		// The command's own exit status, which bwrap's relays as an exit

@@ -23,7 +23,7 @@ const watchLinger = 500 * time.Millisecond
 // the command's terminals). It runs on readStatus's goroutine, before the
 // ready status is sent on statusCh.
 func (r *sandboxRun) handWatch(fd int, terminals []string) {
-	if r.stdio.Watch == nil && r.stdio.WatchOptions.Ask == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 || r.watch != nil {
+	if r.stdio.Watch == nil && r.stdio.WatchOptions.Ask == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 && !r.spec.TreeChanges || r.watch != nil {
 		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
 		return
 	}
@@ -41,23 +41,30 @@ func (r *sandboxRun) handWatch(fd int, terminals []string) {
 
 // stopWatch waits (briefly) for the monitor to see the end of the
 // sandbox's processes and stops it: every event has been passed on when
-// it returns. It runs after statusCh is drained.
-func (r *sandboxRun) stopWatch() {
+// it returns. It runs after statusCh is drained. It returns the
+// monitor's Stats, and whether its listener was sent every call that
+// can create a directory entry (the watch's, the supervisor's or the
+// count's filter, alone or in --ask's: seccomp.Creating), installed
+// before the command started. --ask's filter without the count sends
+// only the opens: that run is walked.
+func (r *sandboxRun) stopWatch() (monitor.Stats, bool) {
 	if r.watchErr != nil && r.pl.Supervise != nil {
 		r.passDegraded([]string{"the Landlock-only backend's supervisor could not start: " + r.watchErr.Error() + "; every call it supervises (open, create, remove, rename, link, metadata) failed (ENOSYS)"})
 	} else if r.watchErr != nil {
 		r.passDegraded([]string{helperspec.WatchUnavailable + ": " + r.watchErr.Error() + "; what the command is denied is not reported"})
 	}
 	if r.watch == nil {
-		return
+		return monitor.Stats{}, false
 	}
 	select {
 	case <-r.watch.Done():
 	case <-time.After(watchLinger):
 	}
 	st := r.watch.Stop()
+	all := r.spec.Watch || r.spec.Supervise || r.spec.TreeChanges
 	if r.stdio.Watch == nil {
-		return // the supervisor alone: nothing was asked to be seen
+		return st, all // the supervisor or the count alone: nothing was asked to be seen
 	}
 	r.res.Monitor = &result.Monitor{Calls: st.Calls, Unresolved: st.Unresolved}
+	return st, all
 }

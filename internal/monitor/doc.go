@@ -37,6 +37,16 @@
 // (or creates) the file on the host and hands it in, as the supervisor
 // does (see ask_linux.go).
 //
+// Whatever the filter, it counts the calls that may have added a name to
+// a directory or changed a file's permissions (Stats.TreeChanges,
+// seccomp.ChangesTree: decided from the call's number and registers,
+// never from memory another thread can change), so that a run with none
+// needs no walk of its writable trees after it; a caller running several
+// commands under one listener reads the count between them
+// (Monitor.TreeChanges). Under the count's own filter (seccomp.InstallTree)
+// a call that is not a rename onto a copy is answered at once, with
+// nothing read.
+//
 // It must not decide anything: classifying an Event against the policy is
 // the caller's (policy.Decider), and so is what to record.
 //

@@ -116,4 +116,13 @@ type Stats struct {
 	// (the process died, or its memory or its /proc entries were out of
 	// reach): they went on to the kernel unobserved.
 	Unresolved int64
+	// TreeChanges counts the calls that may have added a name to a
+	// directory or changed a file's permissions (seccomp.ChangesTree,
+	// decided from the call's registers alone): an open with O_CREAT,
+	// mkdir, mknod, link, symlink, rename, bind, a btrfs subvolume or
+	// snapshot, chmod, an extended attribute (an ACL) set. Zero, from a
+	// listener installed before the command started (seccomp.InstallTree,
+	// InstallWatch or InstallSupervise), means the command changed no
+	// more than the contents of files that existed.
+	TreeChanges int64
 }

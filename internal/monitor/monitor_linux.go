@@ -35,7 +35,7 @@ type Monitor struct {
 	// sup, when not nil, performs or refuses each supervised call
 	// (Options.Supervise).
 	sup   *supervisor
-	stats struct{ calls, unresolved atomic.Int64 }
+	stats struct{ calls, unresolved, tree atomic.Int64 }
 	// askFns feeds the thread that walks and opens files on the host for
 	// Options.Ask (onCallerThread), started once; Stop closes it.
 	askOnce sync.Once
@@ -128,8 +128,15 @@ func (m *Monitor) Stop() Stats {
 			close(m.askFns)
 		}
 	})
-	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load()}
+	return Stats{Calls: m.stats.calls.Load(), Unresolved: m.stats.unresolved.Load(), TreeChanges: m.stats.tree.Load()}
 }
+
+// TreeChanges is Stats.TreeChanges so far, read while the monitor serves: a
+// caller that runs one command after another under the same listener
+// takes it before and after each, and a command whose processes are all
+// gone with the count unchanged added no name to any directory and
+// changed no file's permissions.
+func (m *Monitor) TreeChanges() int64 { return m.stats.tree.Load() }
 
 // Done is closed when the monitor has stopped serving: Stop was called,
 // or every process of the filter has exited.
@@ -161,8 +168,18 @@ func (m *Monitor) serve() {
 			}
 			return
 		}
+		if seccomp.ChangesTree(uint32(n.Data.Nr), n.Data.Args) {
+			// Counted before it goes on: Stop's Stats have it.
+			m.stats.tree.Add(1)
+		}
 		if m.sup != nil {
 			m.supervise(&n, &evs)
+			continue
+		}
+		if m.emit == nil && m.opts.Ask == nil && !m.redirected(&n) {
+			// Only counted (Stats.TreeChanges): nothing to read.
+			_ = proceed(m.fd, n.ID)
+			m.stats.calls.Add(1)
 			continue
 		}
 		if m.opts.Ask != nil {
@@ -223,6 +240,13 @@ func (m *Monitor) serve() {
 			m.emit(m.resolved(ev))
 		}
 	}
+}
+
+// redirected reports whether n is a rename the monitor may perform
+// itself (Options.Redirects).
+func (m *Monitor) redirected(n *notif) bool {
+	c, ok := m.calls[uint32(n.Data.Nr)]
+	return ok && c.Path2 != seccomp.NoArg && len(m.opts.Redirects) > 0
 }
 
 // supervise answers the notification n as the supervisor decides, and

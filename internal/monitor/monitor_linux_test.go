@@ -30,6 +30,7 @@ const (
 	envChild = "CORDON_MONITOR_TEST_CHILD"
 	envDir   = "CORDON_MONITOR_TEST_DIR"
 	envPort  = "CORDON_MONITOR_TEST_PORT"
+	envCmd   = "CORDON_MONITOR_TEST_CMD"
 )
 
 func TestMain(m *testing.M) {
@@ -56,6 +57,9 @@ func child(scenario string) int {
 			fmt.Println("capset", err)
 			return 1
 		}
+	}
+	if scenario == "creates" {
+		install = seccomp.InstallTree
 	}
 	fd, err := install()
 	if err != nil {
@@ -124,6 +128,15 @@ func child(scenario string) int {
 		err = unix.Exec("/bin/true", []string{"true"}, nil)
 		say("exec-failed", err)
 		return 1
+	case "creates", "creates-watch":
+		// The command in $CORDON_MONITOR_TEST_CMD, by a shell: every
+		// thread and process it starts has the filter.
+		if err := os.Chdir(dir); err != nil {
+			return 1
+		}
+		err := unix.Exec("/bin/sh", []string{"sh", "-c", os.Getenv(envCmd)}, os.Environ())
+		say("exec-failed", err)
+		return 1
 	case "stopped":
 		// The test stops the monitor before the second byte: the watched
 		// call must then fail, not pass unwatched.
@@ -149,6 +162,21 @@ func watched(t *testing.T, scenario, dir string, env ...string) (*exec.Cmd, *Mon
 
 // watchedWith is watched with the Monitor's options opts.
 func watchedWith(t *testing.T, scenario, dir string, opts Options, env ...string) (*exec.Cmd, *Monitor, *collector, *os.File, *strings.Builder) {
+	t.Helper()
+	col := &collector{}
+	cmd, m, mine, out := startWatched(t, scenario, dir, col.add, opts, env...)
+	return cmd, m, col, mine, out
+}
+
+// countedWith is watched with emit (nil: only counted) and no options.
+func countedWith(t *testing.T, scenario, dir string, emit func(Event), env ...string) (*exec.Cmd, *Monitor, *os.File, *strings.Builder) {
+	t.Helper()
+	return startWatched(t, scenario, dir, emit, Options{}, env...)
+}
+
+// startWatched starts the test binary as scenario in dir, with a Monitor
+// (emit, opts) on its listener.
+func startWatched(t *testing.T, scenario, dir string, emit func(Event), opts Options, env ...string) (*exec.Cmd, *Monitor, *os.File, *strings.Builder) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -179,13 +207,12 @@ func watchedWith(t *testing.T, scenario, dir string, opts Options, env ...string
 	if err != nil || len(rights) != 1 {
 		t.Fatalf("no listener from the child (%v)", err)
 	}
-	col := &collector{}
-	m, err := Start(rights[0], col.add, opts)
+	m, err := Start(rights[0], emit, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Stop() })
-	return cmd, m, col, mine, &out
+	return cmd, m, mine, &out
 }
 
 type collector struct {

@@ -119,6 +119,13 @@ type bwrapBuilder struct {
 	gitProtected map[string]bool
 	// trusted caches autoTrusted, by writable root.
 	trusted map[string]map[string]string
+	// mounts and user are the helper's (Spec.Mounts and Spec.User: see
+	// helperMounts), or empty.
+	mounts []helperspec.Mount
+	user   *helperspec.User
+	detach []string
+	// placeholders are the paths of plan.Placeholders (addPlaceholder).
+	placeholders map[string]bool
 }
 
 type root struct {
@@ -183,9 +190,14 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		b.ops = dropInsideReadOnly(dropShadowed(sortOps(dropUnderMasks(b.ops, filepath.Join(opts.StateDir, maskDir)))))
 		b.keepMountedPlaceholders()
 		b.copyGitConfigs()
-		for _, m := range b.ops {
+		ops, err := b.helperMounts(b.ops, HelperMountsFrom)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ops {
 			args = append(args, m.args()...)
 		}
+		args = append(args, b.helperMountArgs()...)
 		b.plan.Dir = b.workdir()
 	}
 	b.plan.Guard.KeptReadOnly = b.keptReadOnly()
@@ -204,6 +216,7 @@ func buildBwrapMode(p *policy.Policy, command []string, opts Options, permissive
 		b.plan.Env = addGoFlag(b.plan.Env, "-buildvcs=false")
 	}
 	b.plan.Spec = buildSpec(p)
+	b.plan.Spec.Mounts, b.plan.Spec.User, b.plan.Spec.Detach = b.mounts, b.user, b.detach
 	if permissive {
 		b.plan.Spec.Seccomp.DenyOtherFamilies = false
 		b.plan.Degraded = append(b.plan.Degraded, PermissiveNote)
@@ -310,6 +323,7 @@ func (b *bwrapBuilder) collect() error {
 	}
 	// The guard first: protect keeps read-only where git looks (Guard.Git).
 	b.plan.Guard = guardFrom(p, writable, trees, b.opts.KeepPlanted)
+	completeGuard(&b.plan.Guard, p, writable, trees, b.opts.WalkLimits, b.opts.WalkCache)
 	if err := b.protect(trees); err != nil {
 		return err
 	}

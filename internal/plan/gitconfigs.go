@@ -57,7 +57,20 @@ func (pl *Plan) WithoutGitCopies() *Plan {
 			break
 		} else if a[i] == "--bind-fd" && fds[a[i+1]] {
 			a[i], a[i+1] = "--ro-bind", a[i+2]
+		} else if a[i] == "--bind-fd" && a[i+2] == helperspec.GitConfigDir {
+			// The copies' directory, for the helper's mounts.
+			out.Argv = slices.Delete(out.Argv, i, i+3)
+			i--
 		}
+	}
+	if len(pl.Spec.Mounts) > 0 {
+		out.Spec.Mounts = slices.Clone(pl.Spec.Mounts)
+		for i, m := range out.Spec.Mounts {
+			if m.Fd != 0 {
+				out.Spec.Mounts[i] = helperspec.Mount{Dst: m.Dst, ReadOnly: true}
+			}
+		}
+		out.Spec.Detach = slices.DeleteFunc(slices.Clone(pl.Spec.Detach), func(d string) bool { return d == helperspec.GitConfigDir })
 	}
 	return &out
 }

@@ -329,7 +329,9 @@ func expandDeniedCached(pl *Plan, p *policy.Policy, home string, lim globscan.Li
 	if n := unlistedNote(trees, func(d string) bool { return !policy.CoveredBy(d, writable) }); n != "" {
 		pl.RunNotes = append(pl.RunNotes, n)
 	}
-	return out, guardFrom(p, guardRoots, trees, false)
+	g := guardFrom(p, guardRoots, trees, false)
+	completeGuard(&g, p, guardRoots, trees, lim, cache)
+	return out, g
 }
 
 // privateTmpDir names a fresh directory, created by the launcher and removed

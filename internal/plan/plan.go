@@ -263,6 +263,26 @@ type Guard struct {
 	// permissive leaves writable, the Landlock-only backend) is not
 	// listed, and is checked.
 	KeptReadOnly []string `json:"kept_read_only,omitempty"`
+	// UnwalkedGitDirs and UnwalkedNames are the git directories and
+	// protected names of the roots the plan's walk does not search (the
+	// sandbox cache, where no deny glob applies and nothing is kept
+	// read-only), found by a walk for the guard alone: the launcher's
+	// snapshot records them with GitDirs and Names, and nothing else
+	// uses them.
+	UnwalkedGitDirs []string `json:"unwalked_git_dirs,omitempty"`
+	UnwalkedNames   []string `json:"unwalked_names,omitempty"`
+	// Complete says that the walks before the run searched every root in
+	// Roots for every git directory and every name the check after the
+	// run looks for (policy.ProtectedNames: the policy's protected rules
+	// name them all), and listed every directory: after a run that added
+	// no name to any directory, GitDirs, Names and their Unwalked
+	// fellows are all the check has to look at (see
+	// planted.Options.TreeUnchanged).
+	Complete bool `json:"complete,omitempty"`
+	// Dirs is the number of directories those walks saw in Roots: about
+	// what a walk after the run costs (an lstat each, with the walk
+	// cache), set with Complete.
+	Dirs int `json:"dirs,omitempty"`
 }
 
 // LauncherEnv is the environment of every process cordon starts on the

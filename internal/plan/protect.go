@@ -446,7 +446,13 @@ var placeholderKinds = map[int]PlaceholderKind{phDir: PlaceholderDir, phFile: Pl
 // addPlaceholder mounts a placeholder of kind at the missing path p.
 func (b *bwrapBuilder) addPlaceholder(p string, kind int) {
 	b.add(opReadOnly, b.placeholderSource(kind), p)
-	if !slices.Contains(b.plan.PlaceholderPaths(), p) {
+	if b.placeholders == nil {
+		b.placeholders = map[string]bool{}
+	}
+	if !b.placeholders[p] {
+		// A set, not a search of the plan's list: a workspace of many
+		// repositories has thousands.
+		b.placeholders[p] = true
 		b.plan.Placeholders = append(b.plan.Placeholders, Placeholder{Path: p, Kind: placeholderKinds[kind]})
 	}
 }
@@ -478,6 +484,61 @@ func guardFrom(p *policy.Policy, roots []string, trees map[string]*tree, keep bo
 	}
 	g.Git = gitLooksIn(p, g.GitDirs, gitlinks, g.Roots)
 	return g
+}
+
+// completeGuard walks, for the git directories and protected names
+// alone, each root of g that the plan's walk did not search as a writable
+// root (walked: those it did; the sandbox cache is not), recording what
+// it finds in g.UnwalkedGitDirs and g.UnwalkedNames, and sets g.Complete
+// when every root was searched whole for all the check after the run
+// looks for (see Guard.Complete). A walk that fails leaves g.Complete
+// unset: the check then walks after the run, as it always did.
+func completeGuard(g *Guard, p *policy.Policy, walked []string, trees map[string]*tree, lim globscan.Limits, cache *globscan.Cache) {
+	pr := parseProtected(p.Protected)
+	if !pr.coversChecked() {
+		return
+	}
+	dirs := 0
+	for _, r := range g.Roots {
+		t := trees[r]
+		if !slices.Contains(walked, r) {
+			fi, err := os.Lstat(r)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				continue // made empty by the launcher, if at all
+			case err != nil || !fi.IsDir():
+				return
+			}
+			if t, err = walkTree(r, nil, pr, true, lim, cache); err != nil {
+				return
+			}
+			g.UnwalkedGitDirs = append(g.UnwalkedGitDirs, t.gitDirs...)
+			for _, n := range t.names {
+				g.UnwalkedNames = append(g.UnwalkedNames, n.path)
+			}
+		}
+		if t == nil || len(t.unlisted) > 0 {
+			return
+		}
+		dirs += t.dirs
+	}
+	g.Complete, g.Dirs = true, dirs
+}
+
+// coversChecked reports whether the rules find, wherever they are, git
+// directories and every protected name the check after the run looks
+// for (policy.ProtectedNames).
+func (pr protRules) coversChecked() bool {
+	if !pr.git {
+		return false
+	}
+	for _, n := range policy.ProtectedNames {
+		rel := strings.TrimSuffix(n, "/")
+		if !slices.ContainsFunc(pr.anyDepth, func(r nameRule) bool { return r.rel == rel }) {
+			return false
+		}
+	}
+	return true
 }
 
 // walkRoots walks each root once (see walkRoot, and there skipped);

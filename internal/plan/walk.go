@@ -70,6 +70,8 @@ type tree struct {
 	// denied): what they hold was not searched, so each is hidden whole
 	// (see unlistedNote).
 	unlisted []string
+	// dirs is the number of directories the walk saw.
+	dirs int
 }
 
 // nameMatch is an existing path that a protected name rule matched.
@@ -108,6 +110,7 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 	if err != nil {
 		return nil, err
 	}
+	t.dirs = st.Dirs
 	if st.Skipped > len(st.SkippedPaths) {
 		// Not all of them are known: none can be left half-searched.
 		return nil, fmt.Errorf("%d directories cannot be listed, so they cannot be searched (the first: %s): make them readable (chmod u+r) or move them out", st.Skipped, st.SkippedPaths[0])

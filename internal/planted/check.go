@@ -83,6 +83,18 @@ type Options struct {
 	// reads again only the directories changed since (see
 	// globscan.Cache), and records itself in it for the caller to save.
 	Cache *globscan.Cache
+	// TreeUnchanged says that the run added no name to any directory
+	// and changed no file's permissions (the caller counted every call
+	// that could, from a filter installed before the command started:
+	// monitor.Stats.TreeChanges), and that the Snapshot was given every
+	// git directory and protected name the roots held before the run
+	// (plan.Guard.Complete). Nothing new can then be in the roots, and
+	// nothing known hidden, so Check walks none of them: it checks the
+	// git directories and protected names of the Snapshot (a run can
+	// rewrite an existing file without creating one), where else git
+	// looks and the virtual environments, as after a walk. A caller
+	// that cannot tell leaves it unset.
+	TreeUnchanged bool
 }
 
 // Report is what Check found.
@@ -239,7 +251,12 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	for _, p := range opts.KeptReadOnly {
 		c.kept[filepath.Clean(p)] = true
 	}
-	w := b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
+	var w *walkResult
+	if opts.TreeUnchanged {
+		w = b.recorded(roots)
+	} else {
+		w = b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
+	}
 	defer w.close()
 	c.notes = w.notes
 	restored := w.restored
@@ -472,6 +489,55 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 						w.dirs[d] = gitDirRef{r, root, rel}
 					}
 				}
+			}
+		}
+	}
+	return w
+}
+
+// recorded is what find would find in roots after a run that created
+// nothing (Options.TreeUnchanged), without a walk: the git directories
+// and protected names given to Snapshot that lie in a root, and are
+// still there.
+func (b *Before) recorded(roots []string) *walkResult {
+	w := &walkResult{dirs: map[string]gitDirRef{}}
+	names := nameRules()
+	var hits []string
+	for p := range b.names {
+		hits = append(hits, p)
+	}
+	slices.Sort(hits)
+	for _, root := range roots {
+		root = filepath.Clean(root)
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				w.notes = append(w.notes, fmt.Sprintf("%s could not be opened (%v)", root, err))
+			}
+			continue
+		}
+		w.roots = append(w.roots, r)
+		w.bases = append(w.bases, root)
+		for d := range b.known {
+			if rel, ok := under(root, d); ok {
+				if _, seen := w.dirs[d]; !seen && isGitDir(r, rel) {
+					w.dirs[d] = gitDirRef{r, root, rel}
+				}
+			}
+		}
+		for _, p := range hits {
+			rel, ok := under(root, p)
+			if !ok || rel == "." {
+				continue
+			}
+			slash := filepath.ToSlash(rel)
+			for _, n := range names {
+				name := strings.TrimPrefix(n.glob, "**/")
+				if slash != name && !strings.HasSuffix(slash, "/"+name) || n.tool && policy.ToolFileSkipped(slash) {
+					continue
+				}
+				w.names = append(w.names, nameHit{gitDirRef{r, root, rel}, n.rename, n.tool})
+				break
 			}
 		}
 	}

@@ -15,7 +15,9 @@
 // disarms only what appeared or changed during the run: a hook loses its
 // execute bits, a config key is commented out, a commondir or a protected
 // name is renamed aside. What the user had before the run is never
-// touched.
+// touched. After a run that created nothing and changed no permission
+// (Options.TreeUnchanged) it
+// walks nothing, and checks what the snapshot holds.
 //
 // The package owns the comparison and the disarming, the table of git
 // config keys that run programs and the list of safe ones, and

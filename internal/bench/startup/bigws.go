@@ -26,7 +26,8 @@ type caseSetup struct {
 // runs before (the second and later runs of a workspace), and "cordon 100k
 // 1st", whose walk cache (in a state directory of its own) is removed
 // before each run (the first run); with a baseline binary, also that
-// binary in the empty workspace ws and in the large one.
+// binary in the empty workspace ws and in the large one, later runs and
+// first.
 func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline string, repo bool) ([]caseSetup, error) {
 	big := filepath.Join(tmp, "ws-big")
 	dirs, err := makeWorkspace(big, files, perDir)
@@ -56,7 +57,16 @@ func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline st
 		{"cordon 100k 1st", big, cold, func() error { return os.RemoveAll(filepath.Join(coldState, "cordon", "walk")) }, false},
 	}
 	if baseline != "" {
-		cases = append(cases, caseSetup{"baseline empty", ws, env, none, true}, caseSetup{"baseline 100k", big, env, none, true})
+		baseCold := filepath.Join(home, ".state-cold-baseline")
+		var bcold []string
+		for _, kv := range env {
+			if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+				kv = "XDG_STATE_HOME=" + baseCold
+			}
+			bcold = append(bcold, kv)
+		}
+		cases = append(cases, caseSetup{"baseline empty", ws, env, none, true}, caseSetup{"baseline 100k", big, env, none, true},
+			caseSetup{"baseline 100k 1st", big, bcold, func() error { return os.RemoveAll(filepath.Join(baseCold, "cordon", "walk")) }, true})
 	}
 	return cases, nil
 }

@@ -19,7 +19,8 @@ import (
 // the CPU time of each run (getrusage of this process's children, which it
 // reaps as a child subreaper), one at a time before the rounds and at once
 // in them, and prints the machine's limit: its cores divided by the CPU
-// time of one run. The target compares cordon's runs per second with the
+// time of one run. Every run must succeed, and the host must hold after
+// the rounds what it held before them (printLeftovers). The target compares cordon's runs per second with the
 // lower of that limit and plain bwrap's. cordon is built when not given.
 func runConcurrent(n, rounds, workspaces int, cordon, bwrap string) error {
 	if n <= 0 || rounds <= 0 || workspaces <= 0 {
@@ -70,6 +71,13 @@ func runConcurrent(n, rounds, workspaces int, cordon, bwrap string) error {
 		}
 		alone[c] /= aloneRuns
 	}
+	// What the runs leave: compared after the rounds (the state directory
+	// holds lock files while runs are in a workspace, and the walk caches).
+	watched := append(slices.Clone(dirs), filepath.Join(tmp, "home", ".state", "cordon", "locks"))
+	before, err := snapshotLeftovers(watched)
+	if err != nil {
+		return err
+	}
 	rates := make([][]float64, len(cases))
 	cpus := make([][]time.Duration, len(cases))
 	for r := -1; r < rounds; r++ { // round -1 warms up
@@ -90,6 +98,11 @@ func runConcurrent(n, rounds, workspaces int, cordon, bwrap string) error {
 			}
 		}
 	}
+	after, err := snapshotLeftovers(watched)
+	if err != nil {
+		return err
+	}
+	printLeftovers(before, after)
 	med := make([]float64, len(cases))
 	for c, cs := range cases {
 		slices.Sort(rates[c])

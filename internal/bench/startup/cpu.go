@@ -22,8 +22,12 @@ import (
 // are timed in the same rounds: bare /bin/true, plain bwrap, an empty Go
 // program, `cordon version` (the start of the cordon binary), bwrap with
 // cordon's mounts running /bin/true, and the start of cordon-helper; their
-// sum is the floor of the design's CPU time per run.
-func runCPU(n int, cordon, bwrap, baseline, dir string) error {
+// sum is the floor of the design's CPU time per run. With files > 0 the
+// runs of cordon (and of the baseline) are also timed in a workspace of
+// that many files (perDir a directory, as -files makes it), with the walk
+// cache of the runs before: the CPU a large workspace adds to a run,
+// which a loaded machine inflates less than the wall time.
+func runCPU(n int, cordon, bwrap, baseline, dir string, files, perDir int) error {
 	if dir == "" {
 		return fmt.Errorf("-cpu needs -dir, a directory not under /tmp for the fake home and the workspace (as a real home is: the sandbox's /tmp is its own)")
 	}
@@ -53,24 +57,40 @@ func runCPU(n int, cordon, bwrap, baseline, dir string) error {
 	type cpuCase struct {
 		name string
 		argv []string
-		exit int // the exit status it ends with (the helper outside a sandbox: 125)
+		exit int    // the exit status it ends with (the helper outside a sandbox: 125)
+		dir  string // where it runs ("": the empty workspace)
 	}
 	cases := []cpuCase{
-		{"cordon run", []string{cordon, "run", "--", "/bin/true"}, 0},
+		{"cordon run", []string{cordon, "run", "--", "/bin/true"}, 0, ""},
 	}
 	if baseline != "" {
-		cases = append(cases, cpuCase{"baseline run", []string{baseline, "run", "--", "/bin/true"}, 0})
+		cases = append(cases, cpuCase{"baseline run", []string{baseline, "run", "--", "/bin/true"}, 0, ""})
+	}
+	if files > 0 {
+		big := filepath.Join(tmp, "ws-big")
+		dirs, err := makeWorkspace(big, files, perDir)
+		if err != nil {
+			return fmt.Errorf("making the large workspace: %w", err)
+		}
+		fmt.Printf("large workspace: %d files in %d directories\n", files, dirs)
+		// The walk cache trusts a directory only once its ctime is
+		// older than the walk by more than 2 s.
+		time.Sleep(2100 * time.Millisecond)
+		cases = append(cases, cpuCase{"cordon large", []string{cordon, "run", "--", "/bin/true"}, 0, big})
+		if baseline != "" {
+			cases = append(cases, cpuCase{"baseline large", []string{baseline, "run", "--", "/bin/true"}, 0, big})
+		}
 	}
 	cases = append(cases,
-		cpuCase{"/bin/true", []string{"/bin/true"}, 0},
-		cpuCase{"plain bwrap", []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"}, 0},
-		cpuCase{"empty Go", []string{emptyGo}, 0},
-		cpuCase{"cordon version", []string{cordon, "version"}, 0},
-		cpuCase{"bwrap+mounts", mounts, 0},
-		cpuCase{"helper start", []string{filepath.Join(filepath.Dir(cordon), "cordon-helper")}, 125},
+		cpuCase{"/bin/true", []string{"/bin/true"}, 0, ""},
+		cpuCase{"plain bwrap", []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"}, 0, ""},
+		cpuCase{"empty Go", []string{emptyGo}, 0, ""},
+		cpuCase{"cordon version", []string{cordon, "version"}, 0, ""},
+		cpuCase{"bwrap+mounts", mounts, 0, ""},
+		cpuCase{"helper start", []string{filepath.Join(filepath.Dir(cordon), "cordon-helper")}, 125, ""},
 	)
 	if baseline != "" {
-		cases = append(cases, cpuCase{"baseline version", []string{baseline, "version"}, 0})
+		cases = append(cases, cpuCase{"baseline version", []string{baseline, "version"}, 0, ""})
 	}
 	cpu := make([][]time.Duration, len(cases))
 	wall := make([][]time.Duration, len(cases))
@@ -78,6 +98,9 @@ func runCPU(n int, cordon, bwrap, baseline, dir string) error {
 		for c, cs := range cases {
 			cmd := exec.Command(cs.argv[0], cs.argv[1:]...)
 			cmd.Dir, cmd.Env = ws, env
+			if cs.dir != "" {
+				cmd.Dir = cs.dir
+			}
 			before := childrenCPU()
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
@@ -110,6 +133,14 @@ func runCPU(n int, cordon, bwrap, baseline, dir string) error {
 		b := at["baseline run"]
 		fmt.Printf("CPU per run, this build / the baseline: %.2fx median, %.2fx mean (target <= 0.5x); cordon version %.2fx\n",
 			float64(med[run])/float64(med[b]), float64(mean[run])/float64(mean[b]), float64(med[at["cordon version"]])/float64(med[at["baseline version"]]))
+	}
+	if l, ok := at["cordon large"]; ok {
+		fmt.Printf("CPU added by the workspace of %d files: %+.2f ms (median)", files, ms(med[l]-med[run]))
+		if bl, ok := at["baseline large"]; ok {
+			b := at["baseline run"]
+			fmt.Printf("; the baseline's %+.2f ms (%.2fx)", ms(med[bl]-med[b]), float64(med[l]-med[run])/float64(med[bl]-med[b]))
+		}
+		fmt.Println()
 	}
 	// Each part counts its own exec: the floor is what a run costs if
 	// cordon, bwrap and the helper did nothing but start.

@@ -17,12 +17,19 @@
 // plain bwrap (runConcurrent); with -cpu, the CPU time of one run, of
 // cordon and everything it starts, against the baseline's and the parts
 // no run can avoid (runCPU); with -ask, runs on a pseudo-terminal where
-// nothing is asked, with and without --ask (runAsk). Run it with:
+// nothing is asked, with and without --ask (runAsk); with -session,
+// /bin/true run in a session (run_command's, the library's Session)
+// against plain bwrap and cordon run (runSession). Run it with:
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
-//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON]
+//	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON] [-files 100000]
 //	go run ./internal/bench/startup -ask [-n 30] [-backend bwrap|landlock] [-cats 50] [-opens 1000] [-baseline MAIN-CORDON]
+//	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON]
+//	go run ./internal/bench/startup -session [-n 200] [-repo]
+//
+// With -repos it instead times workspaces holding that many nested git
+// repositories each (runRepos).
 //
 // With -repo the empty and the large workspace are git repositories as a
 // project's are (a core.hooksPath in the work tree, an included config
@@ -48,6 +55,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == sessionChildArg {
+		if err := sessionChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	n := flag.Int("n", 200, "runs of each command")
 	cordon := flag.String("cordon", "", "cordon binary, with cordon-helper beside it (default: build ./cmd/... into a temporary directory)")
 	bwrap := flag.String("bwrap", "/usr/bin/bwrap", "bubblewrap binary")
@@ -64,6 +78,8 @@ func main() {
 	backend := flag.String("backend", "bwrap", "with -ask: the backend")
 	cats := flag.Int("cats", 50, "with -ask: the cat processes of the first workload that opens files")
 	opens := flag.Int("opens", 1000, "with -ask: the opens of the shell's own in the second")
+	repos := flag.String("repos", "", "time workspaces holding these counts of nested git repositories instead (e.g. 0,50,200,1000), against -baseline")
+	session := flag.Bool("session", false, "time commands in a session (run_command's, the library's Session) against plain bwrap and cordon run instead")
 	flag.Parse()
 	if *ask {
 		if err := runAsk(*n, *cordon, *baseline, *backend, *cats, *opens); err != nil {
@@ -72,8 +88,29 @@ func main() {
 		}
 		return
 	}
+	if *session {
+		if err := runSession(*n, *cordon, *bwrap, *repo); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *repos != "" {
+		if err := runRepos(*n, *cordon, *baseline, *repos); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpu {
-		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir); err != nil {
+		// -files only when given: the large workspace is an addition.
+		bigFiles := 0
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "files" {
+				bigFiles = *files
+			}
+		})
+		if err := runCPU(*n, *cordon, *bwrap, *baseline, *dir, bigFiles, *perDir); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
 			os.Exit(1)
 		}
@@ -201,9 +238,9 @@ func run(n int, cordon, bwrap string, files, perDir int, baseline string, repo b
 		fmt.Printf("workspace of %d files: second and later runs +%.2f ms over the empty workspace (%.2fx; target <= +3 ms); first run +%.2f ms (%.2fx)\n",
 			files, ms(warm-med[2]), float64(warm)/float64(med[2]), ms(first-med[2]), float64(first)/float64(med[2]))
 		if baseline != "" {
-			be, bb := med[bigAt+2], med[bigAt+3]
-			fmt.Printf("baseline %s: workspace of %d files +%.2f ms over its empty workspace (%.2fx)\n", baseline, files, ms(bb-be), float64(bb)/float64(be))
-			fmt.Printf("this build against the baseline: empty workspace %.2fx, workspace of %d files %.2fx (later runs)\n", float64(med[2])/float64(be), files, float64(warm)/float64(bb))
+			be, bb, bf := med[bigAt+2], med[bigAt+3], med[bigAt+4]
+			fmt.Printf("baseline %s: workspace of %d files +%.2f ms over its empty workspace (%.2fx); first run +%.2f ms\n", baseline, files, ms(bb-be), float64(bb)/float64(be), ms(bf-be))
+			fmt.Printf("this build against the baseline: empty workspace %.2fx, workspace of %d files %.2fx (later runs), %.2fx (first run)\n", float64(med[2])/float64(be), files, float64(warm)/float64(bb), float64(first)/float64(bf))
 		}
 	}
 	return nil

@@ -52,5 +52,10 @@
 // whose errno wins over a notification. SuperviseFilter is the same program
 // over more calls (Supervised: the metadata calls too) for the
 // Landlock-only backend's supervisor, which performs or refuses each one
-// (InstallSupervise).
+// (InstallSupervise). TreeFilter sends the rename calls and the calls
+// that can add a name to a directory (Creating: open and openat only with
+// O_CREAT in their flags' register), which the host counts (ChangesTree)
+// and lets go on (InstallTree); every notify filter also sends the btrfs
+// ioctls that make a subvolume or a snapshot, and the calls that change a
+// file's permissions (chmod, an ACL).
 package seccomp

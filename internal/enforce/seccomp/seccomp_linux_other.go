@@ -22,3 +22,6 @@ func archWatched() []Call { return nil }
 
 // archMeta: the supervisor is not built for this architecture.
 func archMeta() []Call { return nil }
+
+// archPermission: nothing more here.
+func archPermission() []uint32 { return nil }

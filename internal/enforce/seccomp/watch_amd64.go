@@ -35,3 +35,6 @@ func archMeta() []Call {
 		at(unix.SYS_FUTIMESAT, "futimesat", CallMeta, 0),
 	}
 }
+
+// archPermission are amd64's older permission calls (chmod).
+func archPermission() []uint32 { return []uint32{unix.SYS_CHMOD} }

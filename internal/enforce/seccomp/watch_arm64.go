@@ -14,3 +14,6 @@ func archWatched() []Call {
 
 // archMeta: arm64 has no older metadata calls.
 func archMeta() []Call { return nil }
+
+// archPermission: arm64 has only the *at and descriptor forms.
+func archPermission() []uint32 { return nil }

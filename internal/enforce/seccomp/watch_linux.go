@@ -5,6 +5,7 @@ package seccomp
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -118,13 +119,13 @@ func Watched() []Call {
 // address. Calls of a foreign architecture are left to the enforcing
 // filter, which denies them.
 func WatchFilter() ([]unix.SockFilter, error) {
-	return notifyFilter(Watched())
+	return notifyFilter(Watched(), false)
 }
 
 // SuperviseFilter returns the program of the Landlock-only backend's
 // supervisor: WatchFilter's, over the Supervised calls.
 func SuperviseFilter() ([]unix.SockFilter, error) {
-	return notifyFilter(Supervised())
+	return notifyFilter(Supervised(), false)
 }
 
 // Renamed returns the rename calls of Watched (rename, renameat,
@@ -144,7 +145,7 @@ func Renamed() []Call {
 // (Renamed): a host that serves a file from a private copy performs a
 // rename onto it itself, and lets every other go on.
 func RenameFilter() ([]unix.SockFilter, error) {
-	return notifyFilter(Renamed())
+	return notifyFilter(Renamed(), false)
 }
 
 // InstallRenames is InstallWatch with RenameFilter.
@@ -165,10 +166,128 @@ func Opened() []Call {
 }
 
 // InstallCalls is InstallWatch with WatchFilter's program over calls
-// only (some of Watched: Opened, Renamed): the host sees those, and every
-// other call goes on unseen, at no cost.
+// only (some of Watched: Opened, Renamed, AskTreeCalls), each sent
+// whatever its arguments (an open without O_CREAT too), with the
+// btrfsCreates ioctls and the permissionCalls, as every notify filter:
+// the host sees those, and every other call goes on unseen, at no cost.
 func InstallCalls(calls []Call) (int, error) {
-	prog, err := notifyFilter(calls)
+	prog, err := notifyFilter(calls, false)
+	if err != nil {
+		return -1, err
+	}
+	return installNotify(prog)
+}
+
+// Creating returns the calls of Watched that can create a directory
+// entry: open, openat and creat with O_CREAT, openat2 (its flags sit
+// behind a pointer, so every one), mkdir, mknod, link, symlink and rename
+// in each form the architecture has, and bind (a socket's path; its
+// address sits behind a pointer, so every one). With the btrfs ioctls
+// that make a subvolume or a snapshot (btrfsCreates), which every notify
+// filter sends too, these are every way a process can add a name to a
+// directory that the enforcing filter leaves it (io_uring, mount and
+// open_by_handle_at fail there).
+func Creating() []Call {
+	var out []Call
+	for _, c := range Watched() {
+		if creating[c.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// creating names the calls of Creating.
+var creating = map[string]bool{
+	"open": true, "openat": true, "openat2": true, "creat": true,
+	"mkdir": true, "mkdirat": true, "mknod": true, "mknodat": true,
+	"link": true, "linkat": true, "symlink": true, "symlinkat": true,
+	"rename": true, "renameat": true, "renameat2": true, "bind": true,
+}
+
+// Requests of ioctl(2) that create a directory entry on btrfs (any user
+// may make a subvolume where it may make a directory, and a snapshot of
+// a subvolume it owns, with all that subvolume holds): _IOW(0x94, nr,
+// 4096 bytes).
+const (
+	btrfsIocSnapCreate     = 0x50009401
+	btrfsIocSubvolCreate   = 0x5000940e
+	btrfsIocSnapCreateV2   = 0x50009417
+	btrfsIocSubvolCreateV2 = 0x50009418
+)
+
+// btrfsCreates are the ioctl requests every notify filter sends.
+var btrfsCreates = []uint32{btrfsIocSnapCreate, btrfsIocSubvolCreate, btrfsIocSnapCreateV2, btrfsIocSubvolCreateV2}
+
+// permissionCalls are the calls that change who may read or search a
+// file: chmod in every form (by path, at a dirfd, on a descriptor) and
+// the extended attribute calls that set a POSIX ACL (the attribute's
+// name sits behind a pointer, so every one). A directory made unreadable
+// hides what it holds from a check that only looks up what it knew;
+// every notify filter sends them.
+func permissionCalls() []uint32 {
+	return append([]uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR}, archPermission()...)
+}
+
+// ChangesTree reports whether a call the listener received (its number
+// nr and arguments args, as the kernel passed them: registers, which no
+// other thread can change) may have added a name to a directory (a call
+// of Creating, an open only with O_CREAT, or a btrfsCreates ioctl) or
+// changed a file's permissions (permissionCalls): what a check that
+// walks no tree after the run cannot see. It never reads the caller's
+// memory, so that a count of them cannot be raced.
+func ChangesTree(nr uint32, args [6]uint64) bool {
+	if nr == unix.SYS_IOCTL {
+		return slices.Contains(btrfsCreates, uint32(args[1]))
+	}
+	if slices.Contains(permissionCalls(), nr) {
+		return true
+	}
+	for _, c := range Creating() {
+		if c.Nr == nr {
+			return c.Kind != CallOpen || args[c.Flags]&unix.O_CREAT != 0
+		}
+	}
+	return false
+}
+
+// TreeFilter returns the program that sends the rename calls (as
+// RenameFilter does), the calls that can create a directory entry
+// (Creating: open and openat only with O_CREAT in their flags), and, as
+// every notify filter, the btrfsCreates ioctls and the permissionCalls
+// to the listener: the host counts them (ChangesTree), and a run that
+// made none changed nothing but the contents of files that existed.
+func TreeFilter() ([]unix.SockFilter, error) {
+	return notifyFilter(union(Renamed(), Creating()), true)
+}
+
+// AskTreeCalls returns the calls of the one filter of cordon run --ask
+// whose tree changes are counted too (InstallCalls): every open, with or
+// without O_CREAT (Opened: the opens a person may be asked about), the
+// renames and every other call that can add a name to a directory
+// (TreeFilter's): the host asks about the opens it may and counts every
+// call that may change the tree (ChangesTree: an open only with O_CREAT),
+// asked about or not.
+func AskTreeCalls() []Call {
+	return union(Opened(), Renamed(), Creating())
+}
+
+// union returns the calls of sets, each number once, in order.
+func union(sets ...[]Call) []Call {
+	var out []Call
+	for _, set := range sets {
+		for _, c := range set {
+			if !slices.ContainsFunc(out, func(o Call) bool { return o.Nr == c.Nr }) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// InstallTree is InstallWatch with TreeFilter.
+func InstallTree() (int, error) {
+	prog, err := TreeFilter()
 	if err != nil {
 		return -1, err
 	}
@@ -176,23 +295,35 @@ func InstallCalls(calls []Call) (int, error) {
 }
 
 // notifyFilter is the program that sends calls (sendto only with an
-// address) to the listener.
-func notifyFilter(calls []Call) ([]unix.SockFilter, error) {
+// address; with onlyCreate, open and openat only with O_CREAT), the
+// btrfsCreates ioctls and the permissionCalls to the listener.
+func notifyFilter(calls []Call, onlyCreate bool) ([]unix.SockFilter, error) {
 	if !archSupported {
 		return nil, unsupported()
 	}
-	const labNotify, labSendto = "notify", "sendto"
+	const labNotify, labSendto, labIoctl = "notify", "sendto", "ioctl"
 	var a asm
 	a.stmt(ldAbs, offArch)
 	a.jmp(jeqK, nativeArch, "", labAll)
 	a.stmt(ldAbs, offNr)
+	var creat []Call
 	for _, c := range calls {
-		if c.Nr == unix.SYS_SENDTO {
+		switch {
+		case c.Nr == unix.SYS_SENDTO:
 			a.jmp(jeqK, c.Nr, labSendto, "")
-			continue
+		case onlyCreate && c.Kind == CallOpen:
+			creat = append(creat, c)
+			a.jmp(jeqK, c.Nr, "creat"+c.Name, "")
+		default:
+			a.jmp(jeqK, c.Nr, labNotify, "")
 		}
-		a.jmp(jeqK, c.Nr, labNotify, "")
 	}
+	for _, nr := range permissionCalls() {
+		if !slices.ContainsFunc(calls, func(c Call) bool { return c.Nr == nr }) {
+			a.jmp(jeqK, nr, labNotify, "")
+		}
+	}
+	a.jmp(jeqK, unix.SYS_IOCTL, labIoctl, "")
 	a.stmt(retK, retAllow)
 	// sendto: only with a destination address (args[4] not NULL).
 	a.label(labSendto)
@@ -200,6 +331,22 @@ func notifyFilter(calls []Call) ([]unix.SockFilter, error) {
 	a.jmp(jeqK, 0, "", labNotify)
 	a.stmt(ldAbs, offArgLow(4)+4)
 	a.jmp(jeqK, 0, labAll, labNotify)
+	// An open that may create: O_CREAT in its flags' low word.
+	for _, c := range creat {
+		a.label("creat" + c.Name)
+		a.stmt(ldAbs, offArgLow(c.Flags))
+		a.jmp(jsetK, unix.O_CREAT, labNotify, labAll)
+	}
+	// ioctl: args[1] is an unsigned int request.
+	a.label(labIoctl)
+	a.stmt(ldAbs, offArgLow(1))
+	for i, r := range btrfsCreates {
+		jf := ""
+		if i == len(btrfsCreates)-1 {
+			jf = labAll
+		}
+		a.jmp(jeqK, r, labNotify, jf)
+	}
 	a.label(labNotify)
 	a.stmt(retK, unix.SECCOMP_RET_USER_NOTIF)
 	a.label(labAll)

@@ -137,7 +137,7 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 	}
 	auditCommand := "mcp run_command: " + strings.Join(argv, " ")
 	res, runErr := launch.RunCommand(ctx, launch.Request{Policy: &p, Command: argv, Options: opts, Helper: s.opts.Helper, Tell: tell,
-		Stdio: launch.Stdio{Stdout: w, Stderr: w, NetAsk: s.netAsk(ctx, auditCommand, warn)}, Audit: s.opts.Audit, SessionID: s.opts.SessionID, AuditCommand: auditCommand})
+		Stdio: launch.Stdio{Stdout: w, Stderr: w, NetAsk: s.netAsk(ctx, auditCommand, warn)}, Audit: s.opts.Audit, SessionID: s.opts.SessionID, AuditCommand: auditCommand, Session: s.session})
 	w.Close()
 	select {
 	case <-copied:

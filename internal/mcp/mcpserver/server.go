@@ -104,6 +104,8 @@ type Server struct {
 	askMu    sync.Mutex
 	asked    map[string]string
 	netSaved map[string]bool
+	// session keeps run_command's sandbox between calls (launch.Session).
+	session *launch.Session
 }
 
 // New opens the workspace and registers the tools.
@@ -124,7 +126,7 @@ func New(opts Options) (*Server, error) {
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = DefaultTimeout
 	}
-	s := &Server{opts: opts, p: opts.Policy, fs: fsys}
+	s := &Server{opts: opts, p: opts.Policy, fs: fsys, session: launch.NewSession()}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "cordon", Title: "cordon sandbox", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "cordon's confined tools. " + s.note(),
 		Capabilities: &mcp.ServerCapabilities{},
@@ -140,8 +142,11 @@ func (s *Server) MCP() *mcp.Server { return s.srv }
 // Run serves one session over t until the client disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.srv.Run(ctx, t) }
 
-// Close releases the workspace.
-func (s *Server) Close() error { return s.fs.Close() }
+// Close ends run_command's session sandbox and releases the workspace.
+func (s *Server) Close() error {
+	_ = s.session.Close()
+	return s.fs.Close()
+}
 
 // note is the sandbox sentence every tool description ends with.
 func (s *Server) note() string {

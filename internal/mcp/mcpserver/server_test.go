@@ -18,8 +18,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/internal/config"
-	"github.com/cordon-sandbox/cordon/internal/helper"
-	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/helpercmd"
 	"github.com/cordon-sandbox/cordon/internal/launch"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -29,8 +28,8 @@ import (
 // TestMain lets the test binary act as cordon's in-sandbox helper, since the
 // bwrap backend re-executes /proc/self/exe.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == helperspec.HelperCommand {
-		os.Exit(helper.Main(os.Args[2:]))
+	if s, ok := helpercmd.Lookup(os.Args[1:]); ok {
+		os.Exit(s.Run(os.Args[2:]))
 	}
 	code := m.Run()
 	if cordonBuild.dir != "" {

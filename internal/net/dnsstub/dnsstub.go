@@ -127,3 +127,11 @@ func (s *Server) Names() ([]string, int) {
 	defer s.mu.Unlock()
 	return append([]string(nil), s.names...), s.more
 }
+
+// Reset forgets the names recorded so far: a session's sandbox serves one
+// name server for many commands, and each names its own lookups.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names, s.seen, s.more = nil, nil, 0
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runRepos times `cordon run -- /bin/true` in workspaces holding each
+// count of nested repositories (a `git init` each, in the workspace,
+// itself one), interleaved run for run, on the Landlock-only backend too,
+// and with the baseline binary if one is given, and prints each median against the workspace without
+// nested repositories and how the cost grows: the increment of the
+// largest count over the empty workspace against that of the count
+// nearest 200 (linear growth gives the ratio of the counts).
+func runRepos(n int, cordon, baseline, counts string) error {
+	var ns []int
+	for _, f := range strings.Split(counts, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 0 {
+			return fmt.Errorf("-repos: %q is not a count of repositories", f)
+		}
+		ns = append(ns, c)
+	}
+	if !slices.Contains(ns, 0) {
+		ns = append([]int{0}, ns...)
+	}
+	tmp, err := os.MkdirTemp("", "cordon-bench-repos-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cordon, _, _, env, err := setUp(tmp, cordon)
+	if err != nil {
+		return err
+	}
+	// The cases: this build; this build on the Landlock-only backend,
+	// which makes no mounts (the part of the growth that is not theirs:
+	// the walk, the guard's snapshot and check); the baseline.
+	type repoCase struct {
+		name string
+		argv []string
+	}
+	cases := []repoCase{{"this build", []string{cordon, "run", "--", "/bin/true"}},
+		{"this build, --backend landlock", []string{cordon, "run", "--backend", "landlock", "--", "/bin/true"}}}
+	if baseline != "" {
+		cases = append(cases, repoCase{"baseline " + baseline, []string{baseline, "run", "--", "/bin/true"}})
+	}
+	bins := cases
+	wss := make([]string, len(ns))
+	for i, c := range ns {
+		ws := filepath.Join(tmp, fmt.Sprintf("ws-%d", c))
+		if err := gitInit(ws); err != nil {
+			return err
+		}
+		for r := range c {
+			if err := gitInit(filepath.Join(ws, fmt.Sprintf("r%04d", r))); err != nil {
+				return err
+			}
+		}
+		wss[i] = ws
+	}
+	times := make([][][]time.Duration, len(bins))
+	for b := range bins {
+		times[b] = make([][]time.Duration, len(ns))
+	}
+	// failed[b][w] says why a binary could not run in a workspace (the
+	// baseline's bwrap refuses more than 9,000 arguments): it is not
+	// timed there again.
+	failed := make([][]string, len(bins))
+	for b := range bins {
+		failed[b] = make([]string, len(ns))
+	}
+	for i := 0; i < n+2; i++ {
+		for w := range ns {
+			for b, c := range cases {
+				if failed[b][w] != "" {
+					continue
+				}
+				cmd := exec.Command(c.argv[0], c.argv[1:]...)
+				cmd.Dir, cmd.Env = wss[w], env
+				start := time.Now()
+				out, err := cmd.CombinedOutput()
+				d := time.Since(start)
+				if err != nil && b == 0 {
+					return fmt.Errorf("%s in %d repositories: %v: %s", c.name, ns[w], err, out)
+				}
+				if err != nil {
+					failed[b][w] = strings.TrimSpace(string(out))
+					continue
+				}
+				if i >= 2 { // warm-up
+					times[b][w] = append(times[b][w], d)
+				}
+			}
+		}
+	}
+	ref := slices.Index(ns, 200)
+	if ref < 0 {
+		ref = len(ns) - 1
+	}
+	for b, c := range cases {
+		name := c.name
+		med := make([]time.Duration, len(ns))
+		for w := range ns {
+			if failed[b][w] != "" {
+				continue
+			}
+			slices.Sort(times[b][w])
+			med[w] = times[b][w][len(times[b][w])/2]
+		}
+		fmt.Printf("%s:\n", name)
+		for w, c := range ns {
+			if failed[b][w] != "" {
+				fmt.Printf("  %5d nested repositories: failed: %s\n", c, failed[b][w])
+				continue
+			}
+			fmt.Printf("  %5d nested repositories: median %9.2f ms (p10 %.2f, p90 %.2f) = %6.2fx the empty workspace\n", c,
+				ms(med[w]), ms(times[b][w][len(times[b][w])/10]), ms(times[b][w][len(times[b][w])*9/10]), float64(med[w])/float64(med[0]))
+		}
+		last := len(ns) - 1
+		if last != ref && med[ref] > med[0] && med[last] > 0 {
+			fmt.Printf("  growth: %d repositories add %.2f ms, %d add %.2f ms: %.2fx (linear: %.2fx)\n", ns[ref], ms(med[ref]-med[0]),
+				ns[last], ms(med[last]-med[0]), float64(med[last]-med[0])/float64(med[ref]-med[0]), float64(ns[last])/float64(ns[ref]))
+		}
+	}
+	if baseline != "" {
+		last := len(cases) - 1
+		for w, c := range ns {
+			if failed[last][w] != "" {
+				continue
+			}
+			a, b := times[0][w][len(times[0][w])/2], times[last][w][len(times[last][w])/2]
+			fmt.Printf("this build against the baseline, %d nested repositories: %.2fx\n", c, float64(a)/float64(b))
+		}
+	}
+	return nil
+}
+
+// gitInit makes dir a new git repository.
+func gitInit(dir string) error {
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("git init %s: %v: %s", dir, err, out)
+	}
+	return nil
+}

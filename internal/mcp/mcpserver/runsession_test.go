@@ -1,0 +1,60 @@
+//go:build linux
+
+package mcpserver
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunCommandSession: run_command's calls share one sandbox (the
+// server's launch.Session): the shells' pids grow in its pid namespace,
+// where a sandbox of each call's own gives every shell the same pid. Each
+// call still ends with its whole tree (a setsid process it left is killed
+// before the call returns), its timeout kills the tree, and a hook it
+// planted is disarmed before its result.
+func TestRunCommandSession(t *testing.T) {
+	if !slices.Contains(runModes(t), "standard") {
+		t.Skip("no OS sandbox here")
+	}
+	e := start(t, "standard")
+	pid := func(out string) int {
+		t.Helper()
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		n, err := strconv.Atoi(lines[len(lines)-1])
+		if !strings.HasPrefix(out, "exit code: 0\n") || err != nil {
+			t.Fatalf("output %q", out)
+		}
+		return n
+	}
+	first := pid(e.ok(t, ToolRunCommand, map[string]any{"command": "echo $$"}))
+	start := time.Now()
+	out := e.ok(t, ToolRunCommand, map[string]any{"command": "setsid sh -c 'sleep 3; echo late > late' & echo $$"})
+	second := pid(out)
+	out = e.ok(t, ToolRunCommand, map[string]any{"command": "setsid sh -c 'sleep 3; echo late > tlate' & sleep 30", "timeout_seconds": 1})
+	if !strings.HasPrefix(out, "exit code: 124 (timed out after 1s") {
+		t.Errorf("timeout: %q", out)
+	}
+	third := pid(e.ok(t, ToolRunCommand, map[string]any{"command": "echo $$"}))
+	if first == third || second == third {
+		t.Errorf("pids %d %d %d: the calls did not share a sandbox", first, second, third)
+	}
+	out = e.ok(t, ToolRunCommand, map[string]any{"command": "mkdir -p nested/.git/hooks && git init -q nested && printf '#!/bin/sh\\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit; echo $?"})
+	if !strings.Contains(out, "planted git hook nested/.git/hooks/pre-commit: disarmed") {
+		t.Errorf("the planted hook: %q", out)
+	}
+	if fi, err := os.Stat(filepath.Join(e.ws, "nested", ".git", "hooks", "pre-commit")); err == nil && fi.Mode()&0o111 != 0 {
+		t.Errorf("the planted hook is still armed: %v", fi.Mode())
+	}
+	time.Sleep(time.Until(start.Add(4 * time.Second)))
+	for _, f := range []string{"late", "tlate"} {
+		if _, err := os.Stat(filepath.Join(e.ws, f)); err == nil {
+			t.Errorf("%s: a process a call left ran on", f)
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/host/probe"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/result"
+)
+
+// sessionRun runs script with sh in ws through ss and returns its result
+// and output (stdout and stderr together).
+func sessionRun(t *testing.T, ss *Session, ws, script string) (*result.Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = ws
+	cmd.Stdout, cmd.Stderr = &out, &out
+	res, err := ss.Run(context.Background(), cmd)
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return res, out.String()
+}
+
+// hostGit runs git on the host in dir.
+func hostGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestSession: many commands run in one sandbox (the pid namespace is
+// the session's: the shells' pids grow, where a sandbox of its own gives
+// each the same), each with its own streams, environment, directory and
+// exit status, the policy applied to each.
+func TestSession(t *testing.T) {
+	home, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var pids []int
+	for i := range n {
+		var out, errb bytes.Buffer
+		cmd := exec.Command("sh", "-c", `read -r line; echo "$$ $line $X $(pwd)"; cat "$HOME/.ssh/id_rsa"; echo x >> made; exit $N`)
+		cmd.Dir = filepath.Join(ws, "sub")
+		cmd.Env = []string{"X=x" + strconv.Itoa(i), "N=" + strconv.Itoa(i%3), "PATH=/usr/bin:/bin", "HOME=" + home}
+		cmd.Stdin = strings.NewReader("in" + strconv.Itoa(i) + "\n")
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		res, err := ss.Run(context.Background(), cmd)
+		if err != nil {
+			t.Fatal(i, err)
+		}
+		f := strings.Fields(out.String())
+		if res.ExitCode != i%3 || len(f) != 4 || f[1] != "in"+strconv.Itoa(i) || f[2] != "x"+strconv.Itoa(i) || f[3] != filepath.Join(ws, "sub") {
+			t.Fatalf("command %d: exit %d, stdout %q, stderr %q", i, res.ExitCode, out.String(), errb.String())
+		}
+		if !strings.Contains(errb.String(), "Permission denied") {
+			t.Fatalf("command %d read the secret: %q", i, errb.String())
+		}
+		pid, _ := strconv.Atoi(f[0])
+		pids = append(pids, pid)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "sub", "made")); strings.Count(string(b), "x") != n {
+		t.Errorf("the commands' writes: %q", b)
+	}
+	st := ss.Stats()
+	// The first sandbox is replaced once: its placeholders exist on the
+	// host for the second command's plan.
+	if st.Commands != n || st.Sandboxes > 2 {
+		t.Errorf("stats %+v: the commands did not share the session's sandbox", st)
+	}
+	if pids[n-1] <= pids[n-2] {
+		t.Errorf("pids %v: not one pid namespace", pids)
+	}
+}
+
+// TestSessionKillsLeftovers: what a command leaves running, in its
+// process group or in a session of its own (setsid), is killed when the
+// command ends; on a timeout the whole tree is killed, and the next
+// command runs in the same sandbox.
+func TestSessionKillsLeftovers(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws), WithTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	start := time.Now()
+	res, out := sessionRun(t, ss, ws, `(sleep 3; echo late > bg) & setsid sh -c 'sleep 3; echo late > sid' & echo started`)
+	if res.ExitCode != 0 || out != "started\n" {
+		t.Fatalf("exit %d output %q", res.ExitCode, out)
+	}
+	// Killed after the timeout (1s) and the grace period (2s).
+	res, out = sessionRun(t, ss, ws, `setsid sh -c 'sleep 4; echo late > tsid' & trap '' TERM; sleep 30`)
+	if !res.TimedOut || res.ExitCode != result.ExitTimeout || time.Since(start) > 10*time.Second {
+		t.Fatalf("timeout: %+v after %s, output %q", res, time.Since(start), out)
+	}
+	res, out = sessionRun(t, ss, ws, `echo again`)
+	if res.ExitCode != 0 || out != "again\n" {
+		t.Fatalf("after the timeout: exit %d output %q", res.ExitCode, out)
+	}
+	time.Sleep(time.Until(start.Add(5 * time.Second)))
+	for _, f := range []string{"bg", "sid", "tsid"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s: a process the command left ran on", f)
+		}
+	}
+	if st := ss.Stats(); st.Commands != 3 || st.Sandboxes > 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestSessionPlantedAndRepos: a hook that a command plants in a
+// repository it creates is disarmed before its result is returned; the
+// next command's plan protects that repository's git directory, so the
+// session's sandbox is replaced first and the command cannot write
+// there. A change of the repository's config between commands
+// (core.hooksPath) is noticed the same way.
+func TestSessionPlantedAndRepos(t *testing.T) {
+	_, ws := fakeHost(t)
+	hostGit(t, ws, "init", "-q")
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	sessionRun(t, ss, ws, `true`)
+	sessionRun(t, ss, ws, `true`) // the placeholders' sandbox
+	before := ss.Stats().Sandboxes
+	res, out := sessionRun(t, ss, ws, `git init -q nested && printf '#!/bin/sh\necho pwned\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit && echo planted`)
+	if res.ExitCode != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("exit %d output %q", res.ExitCode, out)
+	}
+	hook := filepath.Join(ws, "nested", ".git", "hooks", "pre-commit")
+	if fi, err := os.Stat(hook); err == nil && fi.Mode()&0o111 != 0 {
+		t.Errorf("the planted hook is still armed: %s %v", hook, fi.Mode())
+	}
+	disarmed := false
+	for _, p := range res.Planted {
+		disarmed = disarmed || p.Path == hook && p.Disarmed
+	}
+	if !disarmed {
+		t.Errorf("planted %+v, output %q", res.Planted, out)
+	}
+	res, out = sessionRun(t, ss, ws, `touch nested/.git/hooks/post-checkout && echo wrote`)
+	if res.ExitCode == 0 || strings.Contains(out, "wrote") {
+		t.Errorf("the new repository's hooks were writable: exit %d output %q", res.ExitCode, out)
+	}
+	if st := ss.Stats(); st.Sandboxes != before+1 {
+		t.Errorf("stats %+v: the new repository did not replace the sandbox (was %d)", st, before)
+	}
+	before = ss.Stats().Sandboxes
+	hostGit(t, ws, "config", "core.hooksPath", filepath.Join(ws, "githooks"))
+	res, out = sessionRun(t, ss, ws, `mkdir -p githooks; touch githooks/pre-commit && echo wrote`)
+	if res.ExitCode == 0 || strings.Contains(out, "wrote") {
+		t.Errorf("core.hooksPath set between commands was writable: exit %d output %q", res.ExitCode, out)
+	}
+	if st := ss.Stats(); st.Sandboxes != before+1 {
+		t.Errorf("stats %+v: the config change did not replace the sandbox (was %d)", st, before)
+	}
+}
+
+// TestSessionLandlock: on the Landlock-only backend (no bwrap, or a bwrap
+// that cannot create a user namespace) a session runs each command in a
+// sandbox of its own, as Run does.
+func TestSessionLandlock(t *testing.T) {
+	home, ws := fakeHost(t)
+	if r := probe.Detect(probe.Options{}); r.Landlock.ABI < 1 {
+		testenv.SkipOrFail(t, "Landlock is unavailable: the Landlock-only backend cannot run here")
+	}
+	noUserNS := filepath.Join(home, "bin", "bwrap")
+	if err := os.MkdirAll(filepath.Dir(noUserNS), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noUserNS, []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opt  Option
+	}{
+		{"landlock at once", withBwrapPath(filepath.Join(home, "no", "bwrap"))},
+		{"fallback", withBwrapPath(noUserNS)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb, err := New(WithWorkspace(ws), WithWritePaths(ws), tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss := sb.NewSession()
+			defer ss.Close()
+			for i := range 3 {
+				res, out := sessionRun(t, ss, ws, `echo ok; cat "$HOME/.ssh/id_rsa"; exit 2`)
+				if res.ExitCode != 2 || !strings.HasPrefix(out, "ok\n") || strings.Contains(out, "SECRET") || res.Backend != "landlock" {
+					t.Fatalf("command %d: exit %d backend %s output %q", i, res.ExitCode, res.Backend, out)
+				}
+			}
+			if st := ss.Stats(); st.Commands != 0 {
+				t.Errorf("stats %+v: commands ran in a session's sandbox on the Landlock-only backend", st)
+			}
+		})
+	}
+}
+
+// TestSessionServerKilled: a command that kills the session's server
+// (same user, same sandbox: it can) ends the sandbox: Run returns an
+// error, what the command planted is disarmed all the same, and the next
+// command gets a new sandbox.
+func TestSessionServerKilled(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	sessionRun(t, ss, ws, `true`)
+	sessionRun(t, ss, ws, `true`)
+	before := ss.Stats().Sandboxes
+	var out bytes.Buffer
+	cmd := exec.Command("sh", "-c", `git init -q nested && printf '#!/bin/sh\necho pwned\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit && kill -9 $PPID; sleep 10`)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, &out, &out
+	if res, err := ss.Run(context.Background(), cmd); err == nil {
+		t.Fatalf("killing the server: no error, %+v %q", res, out.String())
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "nested", ".git", "hooks", "pre-commit")); err != nil || fi.Mode()&0o111 != 0 {
+		t.Errorf("the hook planted before the kill: %v %v", fi, err)
+	}
+	res, o := sessionRun(t, ss, ws, `echo again`)
+	if res.ExitCode != 0 || o != "again\n" || ss.Stats().Sandboxes != before+1 {
+		t.Errorf("after the kill: exit %d output %q stats %+v", res.ExitCode, o, ss.Stats())
+	}
+}
