@@ -1,6 +1,9 @@
 package policy
 
-import "os"
+import (
+	"os"
+	"strings"
+)
 
 // DecideHost returns the verdict on op of path, absolute and clean, when a
 // program outside the sandbox makes the access on the host on behalf of
@@ -32,11 +35,19 @@ func (d *Decider) DecideHost(op Op, path string) Decision {
 // because the directory that would hold it is too broad to name (the
 // home, /) and the file does not exist yet, the Fix names the file
 // itself, as once it is made ("--allow-write ~/new.txt"), unless a
-// relative deny glob would hide it (then a secret). Every other denial is
-// DecideHost's: a protected, deny_write or git directory path, a system
-// directory, the sandbox's own trees.
+// relative deny glob would hide it (then a secret). A lock file (a name
+// ending in .lock) never has a Fix: its program renames it over the file
+// it locks, which is refused, and a lock left on the host blocks the
+// host's own program (git refuses to write a config whose config.lock
+// exists). Every other denial is DecideHost's: a protected, deny_write or
+// git directory path, a system directory, the sandbox's own trees.
 func (d *Decider) DecideHostCreate(path string) Decision {
 	dec := d.DecideHost(OpWrite, path)
+	if dec.Denied && !dec.Secret && strings.HasSuffix(path, ".lock") {
+		if _, err := os.Lstat(path); err != nil {
+			return Decision{Denied: true, Rule: dec.Rule}
+		}
+	}
 	if !dec.Denied || dec.Secret || dec.Fix != "" || dec.Rule != ruleWriteNo && dec.Rule != ruleWriteRO {
 		return dec
 	}

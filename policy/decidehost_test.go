@@ -49,8 +49,8 @@ func TestDecideHost(t *testing.T) {
 }
 
 // TestDecideHostCreate: a new file whose directory is too broad to name
-// (the home) is askable by its own path; an existing one, a protected
-// name (absent or not), a secret glob, a git directory's entry, a system
+// (the home) is askable by its own path; a new lock file, an existing
+// one, a protected name (absent or not), a secret glob, a git directory's entry, a system
 // directory and the sandbox's own /tmp never are; an allowed path stays
 // allowed.
 func TestDecideHostCreate(t *testing.T) {
@@ -62,6 +62,8 @@ func TestDecideHostCreate(t *testing.T) {
 	}{
 		{"new in the home", h.home + "/new.txt", "--allow-write " + h.home + "/new.txt", false},
 		{"new in another project", h.home + "/other/new", "--allow-write " + h.home + "/other", false},
+		{"a lock file", h.home + "/.gitconfig.lock", "", false},
+		{"a lock file in another project", h.home + "/other/f.lock", "", false},
 		{"shell rc absent", h.home + "/.zshrc", "", false},
 		{"shell rc", h.home + "/.bashrc", "", false},
 		{"secret glob", h.home + "/.env", "", false},

@@ -148,19 +148,36 @@ func Main(args []string) int {
 		if err := handOverWatch(status, seccomp.InstallWatch, nil); err != nil {
 			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; what the command is denied is not reported")
 		}
-	} else if (spec.Renames || spec.TreeChanges) && status != nil {
-		// Last of all, as the watch filter. The count of creating
-		// calls sends the renames too.
+	} else if (spec.Ask || spec.Renames || spec.TreeChanges) && status != nil {
+		// Last of all, as the watch filter, and one filter for all
+		// three: the opens a person may be asked about, the renames onto
+		// a config's copy, the creating calls the host counts (with the
+		// renames). Under --ask with the count, every open and every
+		// creating call (seccomp.AskTreeCalls).
 		// Without it (cordon inside a watched cordon: EBUSY) the host
 		// gets no listener, and the check after the run walks every
-		// writable tree: nothing is lost but time, and nothing is said
-		// unless the renames were asked for.
+		// writable tree: nothing is lost to the count but time, and
+		// nothing is said unless the opens or the renames were asked for.
 		install := seccomp.InstallRenames
-		if spec.TreeChanges {
+		switch {
+		case spec.Ask && spec.TreeChanges:
+			install = func() (int, error) { return seccomp.InstallCalls(seccomp.AskTreeCalls()) }
+		case spec.Ask && spec.Renames:
+			install = func() (int, error) { return seccomp.InstallCalls(append(seccomp.Opened(), seccomp.Renamed()...)) }
+		case spec.Ask:
+			install = func() (int, error) { return seccomp.InstallCalls(seccomp.Opened()) }
+		case spec.TreeChanges:
 			install = seccomp.InstallTree
 		}
-		if err := handOverWatch(status, install, nil); err != nil && spec.Renames {
-			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; git cannot write a repository's config (its copy)")
+		var lost []string
+		if spec.Ask {
+			lost = append(lost, "nothing is asked about files: what the policy refuses is refused")
+		}
+		if spec.Renames {
+			lost = append(lost, "git cannot write a repository's config (its copy)")
+		}
+		if err := handOverWatch(status, install, nil); err != nil && len(lost) > 0 {
+			notes = append(notes, helperspec.WatchUnavailable+": "+err.Error()+"; "+strings.Join(lost, "; "))
 		}
 	}
 	if status == nil {

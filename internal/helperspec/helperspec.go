@@ -63,7 +63,7 @@ const HelperExec = "/proc/self/fd/3"
 // Version is the version of the Spec: the launcher sends it, and a helper
 // built with another refuses to run (install all binaries together). It
 // changes whenever the Spec or the status messages change meaning.
-const Version = 4
+const Version = 5
 
 // HelperCommand is the hidden subcommand that runs the helper: a binary
 // that embeds cordon calls the helper when its first argument is this.
@@ -128,6 +128,16 @@ type Spec struct {
 	// cannot be installed, MsgReady says why as a note starting
 	// WatchUnavailable, and such a rename fails as onto any mount point.
 	Renames bool `json:"renames,omitempty"`
+	// Ask asks, when neither Watch nor Supervise does, for a filter that
+	// sends the open calls to the host (seccomp.Opened; with Renames, the
+	// rename calls too; with TreeChanges, every call of the count's too,
+	// in the same filter: seccomp.AskTreeCalls), handed over as Watch's
+	// is: cordon run --ask holds an open the policy may refuse while it
+	// asks, and lets every other go on. Only the opens: a run where
+	// nothing is asked pays for no other call. If it cannot be
+	// installed, MsgReady says why as a note starting WatchUnavailable,
+	// and nothing is asked about files.
+	Ask bool `json:"ask,omitempty"`
 	// TreeChanges asks, when neither Watch nor Supervise does, for the
 	// filter that also sends every call that can add a name to a
 	// directory or change a file's permissions (seccomp.InstallTree: an
@@ -135,10 +145,10 @@ type Spec struct {
 	// btrfs subvolume or snapshot, chmod, an ACL), handed over as
 	// Watch's is: the host counts them and lets each go on (renames as
 	// with Renames), so that a run that made none is not walked again
-	// after it (planted.Options.TreeUnchanged). If it cannot be
-	// installed, the host gets no listener and the check after the run
-	// walks every writable tree (MsgReady says why only when Renames was
-	// asked too).
+	// after it (planted.Options.TreeUnchanged). With Ask, the one filter
+	// sends both's calls. If it cannot be installed, the host gets no
+	// listener and the check after the run walks every writable tree
+	// (MsgReady says why only when Renames or Ask was asked too).
 	TreeChanges bool `json:"tree_changes,omitempty"`
 	// Files are files the helper creates inside before it applies
 	// Landlock (the trust bundle of a run with credentials), each new,

@@ -33,18 +33,18 @@ func TestDecode(t *testing.T) {
 		err      string
 	}{
 		{"full", string(data), &full, ""},
-		{"empty", `{"version":4}`, &Spec{Version: Version}, ""},
-		{"standard seccomp", `{"version":4,"seccomp":{}}`, &Spec{Version: Version, Seccomp: &seccomp.Options{}}, ""},
-		{"unknown field", `{"version":4,"seccomp":{"strict":true},"deny_ptrace":true}`, nil, `unknown field "deny_ptrace"`},
-		{"unknown seccomp option", `{"version":4,"seccomp":{"strictest":true}}`, nil, `unknown field "strictest"`},
-		{"old string mode", `{"version":4,"seccomp":"strict"}`, nil, "cannot unmarshal string"},
+		{"empty", `{"version":5}`, &Spec{Version: Version}, ""},
+		{"standard seccomp", `{"version":5,"seccomp":{}}`, &Spec{Version: Version, Seccomp: &seccomp.Options{}}, ""},
+		{"unknown field", `{"version":5,"seccomp":{"strict":true},"deny_ptrace":true}`, nil, `unknown field "deny_ptrace"`},
+		{"unknown seccomp option", `{"version":5,"seccomp":{"strictest":true}}`, nil, `unknown field "strictest"`},
+		{"old string mode", `{"version":5,"seccomp":"strict"}`, nil, "cannot unmarshal string"},
 		{"truncated", string(data[:len(data)-1]), nil, "unexpected end of JSON input"},
 		{"too long", `{"env":["` + strings.Repeat("x", MaxSpec) + `"]}`, nil, "longer than"},
 		// A launcher of another build: its version is checked before
 		// any field it may have added or dropped.
-		{"no version", `{"seccomp":{}}`, nil, "the helper binary is from another cordon build (spec version 4, cordon wants 0): install all binaries together"},
-		{"newer version", `{"version":5,"binary":"/opt/cordon/cordon-helper","deny_ptrace":true}`, nil,
-			"the helper /opt/cordon/cordon-helper is from another cordon build (spec version 4, cordon wants 5): install all binaries together"},
+		{"no version", `{"seccomp":{}}`, nil, "the helper binary is from another cordon build (spec version 5, cordon wants 0): install all binaries together"},
+		{"newer version", `{"version":6,"binary":"/opt/cordon/cordon-helper","deny_ptrace":true}`, nil,
+			"the helper /opt/cordon/cordon-helper is from another cordon build (spec version 5, cordon wants 6): install all binaries together"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Decode(strings.NewReader(tc.in))
@@ -67,7 +67,7 @@ func TestSpecJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"version":4,"wait_go":true,"seccomp":{"strict":true,"deny_unix":true}}`; string(data) != want {
+	if want := `{"version":5,"wait_go":true,"seccomp":{"strict":true,"deny_unix":true}}`; string(data) != want {
 		t.Errorf("spec JSON %s, want %s", data, want)
 	}
 }

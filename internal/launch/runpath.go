@@ -183,8 +183,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		req.Stdio.NetAsk = func(ctx context.Context, host string, port int) bool {
 			return a.Ask(ctx, ask.Question{Kind: ask.Net, Host: host, Port: port, Rule: netrule.RuleNoAllow})
 		}
-		// Files: the watch of the bubblewrap backend holds each open the
-		// policy refuses but a person may allow.
+		// Files: the monitor holds each open the policy refuses but a
+		// person may allow (on bubblewrap without the violation
+		// monitor, the helper sends it the opens only:
+		// helperspec.Spec.Ask).
 		req.Stdio.WatchOptions.Ask = fileAsker{d: p.Decider(req.Options.Home), s: a}
 	}
 	var viols *violations
@@ -192,9 +194,6 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		viols = newViolations(req, pl, tell)
 		req.Stdio.Watch = viols.observe
 		req.Stdio.WatchOptions.FollowIn = viols.followIn()
-	}
-	if req.Ask != nil && req.Stdio.Watch == nil {
-		req.Stdio.Watch = func(monitor.Event) {} // the listener, for Ask
 	}
 	// In a session's sandbox, git's writes of a repository's config are
 	// refused (its copies are a run's own): reported as refused below.

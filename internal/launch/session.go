@@ -20,9 +20,9 @@ import (
 // session's sandbox (Session), or "" when it can: the bubblewrap backend
 // in a pid namespace, without what a session's server does not serve yet
 // (the network proxy's and forwarded ports' listeners, the violation
-// monitor, asking at a terminal, files written inside, a terminal, the
-// protected paths' mounts the helper makes). Such a command runs in a
-// sandbox of its own.
+// monitor, asking at a terminal or about files, files written inside, a
+// terminal, the protected paths' mounts the helper makes). Such a command
+// runs in a sandbox of its own.
 func sessionable(pl *plan.Plan, stdio Stdio) string {
 	switch {
 	case pl.Backend != backend.Bwrap || !pl.PidNamespace:
@@ -31,6 +31,8 @@ func sessionable(pl *plan.Plan, stdio Stdio) string {
 		return "the network proxy or forwarded ports"
 	case stdio.Watch != nil || pl.Supervise != nil:
 		return "the violation monitor"
+	case stdio.WatchOptions.Ask != nil:
+		return "asking about files"
 	case stdio.Console != nil:
 		return "asking at a terminal"
 	case len(pl.Spec.Files) > 0:

@@ -449,6 +449,9 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	r.spec.Watch = r.stdio.Watch != nil
 	r.spec.Supervise = r.pl.Supervise != nil
 	r.spec.Renames = len(r.pl.GitConfigs) > 0 && !r.spec.Watch && !r.spec.Supervise
+	// --ask without the violation monitor: the opens (with the count's
+	// calls, in one filter, when the tree changes are counted too).
+	r.spec.Ask = r.stdio.WatchOptions.Ask != nil && !r.spec.Watch && !r.spec.Supervise
 	// The watch and the supervisor see every tree change already.
 	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise
 	if exe, err = r.helperExe(); err != nil {

@@ -23,7 +23,7 @@ const watchLinger = 500 * time.Millisecond
 // the command's terminals). It runs on readStatus's goroutine, before the
 // ready status is sent on statusCh.
 func (r *sandboxRun) handWatch(fd int, terminals []string) {
-	if r.stdio.Watch == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 && !r.spec.TreeChanges || r.watch != nil {
+	if r.stdio.Watch == nil && r.stdio.WatchOptions.Ask == nil && r.pl.Supervise == nil && len(r.pl.GitConfigs) == 0 && !r.spec.TreeChanges || r.watch != nil {
 		unix.Close(fd) // not asked for: the watched calls fail (ENOSYS)
 		return
 	}
@@ -44,8 +44,9 @@ func (r *sandboxRun) handWatch(fd int, terminals []string) {
 // it returns. It runs after statusCh is drained. It returns the
 // monitor's Stats, and whether its listener was sent every call that
 // can create a directory entry (the watch's, the supervisor's or the
-// count's filter: seccomp.Creating), installed before the command
-// started.
+// count's filter, alone or in --ask's: seccomp.Creating), installed
+// before the command started. --ask's filter without the count sends
+// only the opens: that run is walked.
 func (r *sandboxRun) stopWatch() (monitor.Stats, bool) {
 	if r.watchErr != nil && r.pl.Supervise != nil {
 		r.passDegraded([]string{"the Landlock-only backend's supervisor could not start: " + r.watchErr.Error() + "; every call it supervises (open, create, remove, rename, link, metadata) failed (ENOSYS)"})

@@ -209,7 +209,8 @@ func (m *Monitor) serve() {
 		}
 		// The process is still the one that made the call: its memory
 		// and /proc entries were read from it, not from a successor.
-		valid := idValid(m.fd, n.ID)
+		// (Without emit, nothing read is passed on: not asked.)
+		valid := m.emit == nil || idValid(m.fd, n.ID)
 		if c, ok := m.calls[uint32(n.Data.Nr)]; ok && c.Path2 != seccomp.NoArg && len(m.opts.Redirects) > 0 {
 			// A rename: onto a copy bound in the sandbox, the monitor
 			// performs it (Options.Redirects).
@@ -517,7 +518,9 @@ func procLink(pid int, name string) (string, bool) {
 const deleted = " (deleted)"
 
 // readString reads the NUL-terminated string at addr in pid's memory, at
-// most PATH_MAX bytes, a page at a time (a string may end just before an
+// most PATH_MAX bytes: first firstRead bytes (most paths are shorter, and
+// the kernel copies what it is asked for), then a page at a time, never
+// across the end of a page in one read (a string may end just before an
 // unmapped page).
 func readString(pid int, addr uint64) (string, bool) {
 	if addr == 0 {
@@ -528,6 +531,9 @@ func readString(pid int, addr uint64) (string, bool) {
 	for len(out) < unix.PathMax {
 		chunk := pageSize - int(addr%uint64(pageSize))
 		chunk = min(chunk, unix.PathMax-len(out))
+		if len(out) == 0 {
+			chunk = min(chunk, firstRead)
+		}
 		if !readMem(pid, addr, buf[:chunk]) {
 			return "", false
 		}
@@ -541,6 +547,9 @@ func readString(pid int, addr uint64) (string, bool) {
 }
 
 var pageSize = unix.Getpagesize()
+
+// firstRead is how much readString reads first.
+const firstRead = 256
 
 // readMem fills b from pid's memory at addr.
 func readMem(pid int, addr uint64, b []byte) bool {

@@ -7,14 +7,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/cordon-sandbox/cordon/internal/bench/benchpty"
 )
 
 // runAsk is -cordon BIN -base BIN: whole cordon runs of a command that
@@ -57,7 +55,7 @@ func runAsk(cordon, base string, reqs, runs int) error {
 	times := make([][]time.Duration, len(variants))
 	for r := 0; r < runs+1; r++ {
 		for i, v := range variants {
-			d, err := onPty(ws, v.argv)
+			d, err := benchpty.Run(ws, nil, v.argv)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
@@ -73,52 +71,6 @@ func runAsk(cordon, base string, reqs, runs int) error {
 		fmt.Printf("  %-13s median %8.1f ms  (%.1f ms per request)  ratio to main %.3f\n", v.name, ms(m), ms(m)/float64(reqs), float64(m)/float64(m0))
 	}
 	return nil
-}
-
-// onPty runs argv in dir with a new pseudo-terminal as its standard
-// streams, what it writes drained, and returns how long it took.
-func onPty(dir string, argv []string) (time.Duration, error) {
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer master.Close()
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		return 0, err
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		return 0, err
-	}
-	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		return 0, err
-	}
-	out := make(chan []byte, 1)
-	go func() {
-		var all []byte
-		buf := make([]byte, 4096)
-		for {
-			k, err := master.Read(buf)
-			all = append(all, buf[:max(k, 0)]...)
-			if err != nil {
-				out <- all
-				return
-			}
-		}
-	}()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	start := time.Now()
-	err = cmd.Run()
-	d := time.Since(start)
-	slave.Close()
-	if err != nil {
-		master.Close()
-		return 0, fmt.Errorf("%v: %s", err, <-out)
-	}
-	return d, nil
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -16,13 +16,15 @@
 // -concurrent N it instead times N runs at once of cordon against N of
 // plain bwrap (runConcurrent); with -cpu, the CPU time of one run, of
 // cordon and everything it starts, against the baseline's and the parts
-// no run can avoid (runCPU); with -session, /bin/true run in a session
-// (run_command's, the library's Session) against plain bwrap and cordon
-// run (runSession). Run it with:
+// no run can avoid (runCPU); with -ask, runs on a pseudo-terminal where
+// nothing is asked, with and without --ask (runAsk); with -session,
+// /bin/true run in a session (run_command's, the library's Session)
+// against plain bwrap and cordon run (runSession). Run it with:
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
 //	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON] [-files 100000]
+//	go run ./internal/bench/startup -ask [-n 30] [-backend bwrap|landlock] [-cats 50] [-opens 1000] [-baseline MAIN-CORDON]
 //	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON]
 //	go run ./internal/bench/startup -session [-n 200] [-repo]
 //
@@ -72,9 +74,20 @@ func main() {
 	repo := flag.Bool("repo", false, "make the workspaces git repositories with a hooksPath, an include and a virtualenv")
 	cpu := flag.Bool("cpu", false, "measure the CPU time of one run (cordon and all it starts) instead, against -baseline")
 	dir := flag.String("dir", "", "with -cpu: where to make the fake home and the workspace (not under /tmp, as a real home is not)")
+	ask := flag.Bool("ask", false, "time runs on a pty where nothing is asked, with and without --ask (and -baseline without), instead")
+	backend := flag.String("backend", "bwrap", "with -ask: the backend")
+	cats := flag.Int("cats", 50, "with -ask: the cat processes of the first workload that opens files")
+	opens := flag.Int("opens", 1000, "with -ask: the opens of the shell's own in the second")
 	repos := flag.String("repos", "", "time workspaces holding these counts of nested git repositories instead (e.g. 0,50,200,1000), against -baseline")
 	session := flag.Bool("session", false, "time commands in a session (run_command's, the library's Session) against plain bwrap and cordon run instead")
 	flag.Parse()
+	if *ask {
+		if err := runAsk(*n, *cordon, *baseline, *backend, *cats, *opens); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *session {
 		if err := runSession(*n, *cordon, *bwrap, *repo); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)

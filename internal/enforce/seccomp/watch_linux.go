@@ -150,7 +150,28 @@ func RenameFilter() ([]unix.SockFilter, error) {
 
 // InstallRenames is InstallWatch with RenameFilter.
 func InstallRenames() (int, error) {
-	prog, err := RenameFilter()
+	return InstallCalls(Renamed())
+}
+
+// Opened returns the open calls of Watched (open, openat, openat2,
+// creat): those cordon run --ask holds while it asks about a file.
+func Opened() []Call {
+	var out []Call
+	for _, c := range Watched() {
+		if c.Kind == CallOpen || c.Kind == CallOpenHow || c.Name == "creat" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// InstallCalls is InstallWatch with WatchFilter's program over calls
+// only (some of Watched: Opened, Renamed, AskTreeCalls), each sent
+// whatever its arguments (an open without O_CREAT too), with the
+// btrfsCreates ioctls and the permissionCalls, as every notify filter:
+// the host sees those, and every other call goes on unseen, at no cost.
+func InstallCalls(calls []Call) (int, error) {
+	prog, err := notifyFilter(calls, false)
 	if err != nil {
 		return -1, err
 	}
@@ -237,13 +258,31 @@ func ChangesTree(nr uint32, args [6]uint64) bool {
 // to the listener: the host counts them (ChangesTree), and a run that
 // made none changed nothing but the contents of files that existed.
 func TreeFilter() ([]unix.SockFilter, error) {
-	calls := Renamed()
-	for _, c := range Creating() {
-		if !slices.ContainsFunc(calls, func(r Call) bool { return r.Nr == c.Nr }) {
-			calls = append(calls, c)
+	return notifyFilter(union(Renamed(), Creating()), true)
+}
+
+// AskTreeCalls returns the calls of the one filter of cordon run --ask
+// whose tree changes are counted too (InstallCalls): every open, with or
+// without O_CREAT (Opened: the opens a person may be asked about), the
+// renames and every other call that can add a name to a directory
+// (TreeFilter's): the host asks about the opens it may and counts every
+// call that may change the tree (ChangesTree: an open only with O_CREAT),
+// asked about or not.
+func AskTreeCalls() []Call {
+	return union(Opened(), Renamed(), Creating())
+}
+
+// union returns the calls of sets, each number once, in order.
+func union(sets ...[]Call) []Call {
+	var out []Call
+	for _, set := range sets {
+		for _, c := range set {
+			if !slices.ContainsFunc(out, func(o Call) bool { return o.Nr == c.Nr }) {
+				out = append(out, c)
+			}
 		}
 	}
-	return notifyFilter(calls, true)
+	return out
 }
 
 // InstallTree is InstallWatch with TreeFilter.

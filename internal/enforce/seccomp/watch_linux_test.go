@@ -95,6 +95,105 @@ func TestSuperviseFilterProgram(t *testing.T) {
 	}
 }
 
+// TestOpenedFilterProgram: the program of cordon run --ask without the
+// violation monitor (InstallCalls(Opened()), with the renames when git
+// configs are served from copies) sends the open calls, and the renames
+// only with them; every other watched call goes on unseen.
+func TestOpenedFilterProgram(t *testing.T) {
+	opens, err := notifyFilter(Opened(), false)
+	if err != nil {
+		t.Skip(err)
+	}
+	both, err := notifyFilter(append(Opened(), Renamed()...), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, retAllow
+	for _, tc := range []struct {
+		name        string
+		nr          uint32
+		opens, both uint32
+	}{
+		{"openat", unix.SYS_OPENAT, notify, notify},
+		{"openat2", unix.SYS_OPENAT2, notify, notify},
+		{"renameat2", unix.SYS_RENAMEAT2, allow, notify},
+		{"execve", unix.SYS_EXECVE, allow, allow},
+		{"mkdirat", unix.SYS_MKDIRAT, allow, allow},
+		{"unlinkat", unix.SYS_UNLINKAT, allow, allow},
+		{"connect", unix.SYS_CONNECT, allow, allow},
+		{"read", unix.SYS_READ, allow, allow},
+	} {
+		if got := run(t, opens, nativeArch, tc.nr); got != tc.opens {
+			t.Errorf("%s, opens: %#x, want %#x", tc.name, got, tc.opens)
+		}
+		if got := run(t, both, nativeArch, tc.nr); got != tc.both {
+			t.Errorf("%s, opens and renames: %#x, want %#x", tc.name, got, tc.both)
+		}
+	}
+	var names []string
+	for _, c := range Opened() {
+		names = append(names, c.Name)
+	}
+	if len(names) < 2 || names[0] != "openat" || names[1] != "openat2" {
+		t.Errorf("Opened() = %v", names)
+	}
+}
+
+// TestAskTreeFilterProgram: the one filter of cordon run --ask whose tree
+// changes are counted too (InstallCalls(AskTreeCalls())) sends every open,
+// with or without O_CREAT (a person may be asked about any), and every
+// call the count's filter sends (TreeFilter's), so that a run under --ask
+// is counted as completely as without it; ChangesTree still counts an
+// open only with O_CREAT.
+func TestAskTreeFilterProgram(t *testing.T) {
+	prog, err := notifyFilter(AskTreeCalls(), false)
+	if err != nil {
+		t.Skip(err)
+	}
+	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, retAllow
+	for _, tc := range []struct {
+		name    string
+		nr      uint32
+		args    []uint64
+		want    uint32
+		creates bool
+	}{
+		{"openat for reading (asked about, not counted)", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_RDONLY}, notify, false},
+		{"openat O_WRONLY|O_TRUNC", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_WRONLY | unix.O_TRUNC}, notify, false},
+		{"openat O_CREAT", unix.SYS_OPENAT, []uint64{3, 0x1000, unix.O_WRONLY | unix.O_CREAT}, notify, true},
+		{"openat2", unix.SYS_OPENAT2, []uint64{3, 0x1000, 0x2000, 24}, notify, true},
+		{"mkdirat", unix.SYS_MKDIRAT, nil, notify, true},
+		{"symlinkat", unix.SYS_SYMLINKAT, nil, notify, true},
+		{"linkat", unix.SYS_LINKAT, nil, notify, true},
+		{"renameat2", unix.SYS_RENAMEAT2, nil, notify, true},
+		{"bind", unix.SYS_BIND, nil, notify, true},
+		{"fchmodat", unix.SYS_FCHMODAT, nil, notify, true},
+		{"btrfs subvolume create", unix.SYS_IOCTL, []uint64{3, btrfsIocSubvolCreate}, notify, true},
+		{"ioctl TIOCGWINSZ", unix.SYS_IOCTL, []uint64{3, unix.TIOCGWINSZ}, allow, false},
+		{"unlinkat", unix.SYS_UNLINKAT, nil, allow, false},
+		{"execve", unix.SYS_EXECVE, nil, allow, false},
+		{"read", unix.SYS_READ, nil, allow, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := run(t, prog, nativeArch, tc.nr, tc.args...); got != tc.want {
+				t.Errorf("got %#x, want %#x", got, tc.want)
+			}
+			var args [6]uint64
+			copy(args[:], tc.args)
+			if got := ChangesTree(tc.nr, args); got != tc.creates {
+				t.Errorf("ChangesTree: %v, want %v", got, tc.creates)
+			}
+		})
+	}
+	// Every call of the ask's and of the count's filter, whatever its
+	// flags (an open without O_CREAT too), goes to the listener.
+	for _, c := range append(append(Opened(), Creating()...), Renamed()...) {
+		if got := run(t, prog, nativeArch, c.Nr, 0, 0, 0, 0, 0, 0); got != notify {
+			t.Errorf("%s: %#x, want the listener", c.Name, got)
+		}
+	}
+}
+
 // TestTreeFilterProgram: the program of the count of tree changes sends
 // the renames, the permission changes and every call that can add a name
 // to a directory
