@@ -90,7 +90,7 @@ func Serve([]string) int {
 	}
 	buf := make([]byte, helperspec.MaxCommand)
 	oob := make([]byte, unix.CmsgSpace(helperspec.CommandFds*4))
-	next := prestart(self)
+	next := prestartAndSay(self)
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(helperspec.FdStatus, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
@@ -109,8 +109,18 @@ func Serve([]string) int {
 		}
 		// The next command's helper starts now, after the answer: its
 		// start is off every command's path.
-		next = prestart(self)
+		next = prestartAndSay(self)
 	}
+}
+
+// prestartAndSay is prestart, then MsgPrestarted to the host when it
+// started one.
+func prestartAndSay(self string) *prestarted {
+	p := prestart(self)
+	if p != nil {
+		_ = unix.Sendmsg(helperspec.FdStatus, []byte{helperspec.MsgPrestarted}, nil, nil, 0)
+	}
+	return p
 }
 
 // serveOne starts the command of the MsgCommand msg with its descriptors

@@ -39,6 +39,11 @@ const (
 	// ended and every other process of the sandbox was killed and reaped:
 	// a JSON Exited after the type byte.
 	MsgExited = 'X'
+	// MsgPrestarted tells the host, after a MsgExited (or the MsgReady),
+	// that the server started the next command's helper ahead
+	// (SessionExecCommand): its only child now, which the host may move
+	// into the next command's cgroup meanwhile.
+	MsgPrestarted = 'P'
 )
 
 // CommandFds is the number of descriptors a MsgCommand carries.

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,10 +36,122 @@ type sessionSandbox struct {
 	// cur is the Stdio of the command running, whose NetEvents receive
 	// the denied network's lookups (the name server is the sandbox's).
 	cur atomic.Pointer[Stdio]
+	// mu guards what follows, shared with prepareAhead.
+	mu        sync.Mutex
+	serverPid int        // the server's pid on the host (read's, from its MsgReady)
+	lastPlan  *plan.Plan // the last command's plan, for the next one's cgroup
+	running   bool       // a command runs: nothing is prepared ahead
+	closed    bool
+	ahead     *aheadGroup   // the next command's cgroup, its helper in it
+	aheadDone chan struct{} // closed once a preparation under way ended
 	// noGroup remembers, for the limits it was asked for, that newGroup
 	// made no cgroup here (none usable, its notes said again to every
 	// command), so that later commands do not try again.
 	noGroup *noGroup
+}
+
+// aheadGroup is a cgroup made for the next command, with the helper the
+// server started ahead already moved into it: on cgroup v1 a move waits for
+// an RCU grace period (about 10 ms), which then costs no command.
+type aheadGroup struct {
+	g      *limits.Group
+	pid    int
+	limits limits.Limits
+	notes  []string
+}
+
+// prepareAhead makes the next command's cgroup, with the limits of the
+// last command, and moves into it the helper the server just started
+// ahead (helperspec.MsgPrestarted: the server's only child), unless a
+// command already runs. takeAhead waits for it.
+func (sb *sessionSandbox) prepareAhead() {
+	sb.mu.Lock()
+	pl := sb.lastPlan
+	if pl == nil || sb.running || sb.closed || sb.ahead != nil || pl.Limits.MaxProcesses == 0 && pl.Limits.MaxMemoryMB == 0 {
+		sb.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	sb.aheadDone = done
+	server := sb.serverPid
+	sb.mu.Unlock()
+	defer close(done)
+	pid := onlyChild(server)
+	if pid <= 0 {
+		return
+	}
+	g, notes, err := newGroup(pl)
+	if g == nil || err != nil {
+		return
+	}
+	if err := g.Add(pid); err != nil {
+		_ = g.Close()
+		return
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.closed {
+		_ = g.Close()
+		return
+	}
+	sb.ahead = &aheadGroup{g: g, pid: pid, limits: pl.Limits, notes: notes}
+}
+
+// takeAhead marks a command of pl running and returns the cgroup
+// prepared ahead for it, if one was for its limits (waiting for a
+// preparation under way); nil otherwise.
+func (sb *sessionSandbox) takeAhead(pl *plan.Plan) *aheadGroup {
+	sb.mu.Lock()
+	sb.running, sb.lastPlan = true, pl
+	done := sb.aheadDone
+	sb.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(readyTimeout):
+		}
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	a := sb.ahead
+	sb.ahead, sb.aheadDone = nil, nil
+	if a != nil && a.limits != pl.Limits {
+		go a.g.Close()
+		return nil
+	}
+	return a
+}
+
+// finished marks the command over: the next one may be prepared for.
+func (sb *sessionSandbox) finished() {
+	sb.mu.Lock()
+	sb.running = false
+	sb.mu.Unlock()
+}
+
+// onlyChild is the one child of the process pid (its threads' children
+// together), or 0 when it has none or several.
+func onlyChild(pid int) int {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var kids []string
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			return 0
+		}
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	if len(kids) != 1 {
+		return 0
+	}
+	n, err := strconv.Atoi(kids[0])
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // noGroup is newGroup's answer when it made no cgroup.
@@ -138,14 +253,51 @@ func (sb *sessionSandbox) read() {
 		if err != nil || n == 0 {
 			return
 		}
+		switch buf[0] {
+		case helperspec.MsgReady:
+			if pid := credPid(oob[:oobn]); pid > 0 {
+				sb.mu.Lock()
+				sb.serverPid = pid
+				sb.mu.Unlock()
+			}
+		case helperspec.MsgPrestarted:
+			closeFds(rightsOf(oob[:oobn]))
+			go sb.prepareAhead()
+			continue
+		}
 		sb.msgs <- sessionMessage{append([]byte(nil), buf[:n]...), rightsOf(oob[:oobn])}
 	}
+}
+
+// credPid is the pid of the credentials a control message carries, or 0.
+func credPid(oob []byte) int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0
+	}
+	for _, m := range msgs {
+		if c, err := unix.ParseUnixCredentials(&m); err == nil {
+			return int(c.Pid)
+		}
+	}
+	return 0
 }
 
 // close kills the sandbox (bwrap's init dies with it, and the pid
 // namespace with everything in it) and releases what its run held: the
 // workspace lock, the placeholders.
 func (sb *sessionSandbox) close() {
+	sb.mu.Lock()
+	sb.closed = true
+	a, done := sb.ahead, sb.aheadDone
+	sb.ahead = nil
+	sb.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	if a != nil {
+		_ = a.g.Close()
+	}
 	sb.r.killAll()
 	<-sb.ended
 	<-sb.r.bwErrDone
@@ -186,6 +338,8 @@ func (sb *sessionSandbox) run(ctx context.Context, pl *plan.Plan, stdio Stdio) (
 		return nil, &SetupError{Err: err}
 	}
 	c := &sessionCmd{sb: sb, pl: pl, stdio: stdio, res: res, release: func() {}}
+	c.ahead = sb.takeAhead(pl)
+	defer sb.finished()
 	defer func() { c.release() }()
 	if err := c.start(); err != nil {
 		return nil, err
@@ -206,6 +360,7 @@ type sessionCmd struct {
 	statusHost *os.File        // the host's end of the command's status socket
 	group      *limits.Group   // the command's cgroup (newGroup), or nil
 	nproc      *nprocWatch     // without a cgroup, the count against RLIMIT_NPROC
+	ahead      *aheadGroup     // the cgroup made ahead for this command, or nil
 	statusCh   chan status
 	guard      *guard
 	journal    string
@@ -238,8 +393,11 @@ func (c *sessionCmd) start() error {
 	c.statusHost = statusHost
 	// The command's cgroup, as a run's (newGroup): the helper waits for
 	// the move into it before exec (WaitGo).
-	g, notes, err := c.sb.newGroup(c.pl)
-	if err != nil {
+	var g *limits.Group
+	var notes []string
+	if a := c.ahead; a != nil {
+		g, notes = a.g, a.notes
+	} else if g, notes, err = c.sb.newGroup(c.pl); err != nil {
 		return &SetupError{Err: err}
 	}
 	for _, n := range notes {
@@ -510,8 +668,12 @@ func (c *sessionCmd) onReady(pid int) error {
 		}
 		return nil
 	}
-	if err := c.group.Add(pid); err != nil {
-		return fmt.Errorf("moving the command into its cgroup: %w", err)
+	// The helper started ahead was moved in meanwhile (prepareAhead):
+	// checked, not trusted.
+	if in, err := c.group.Contains(pid); err != nil || !in {
+		if err := c.group.Add(pid); err != nil {
+			return fmt.Errorf("moving the command into its cgroup: %w", err)
+		}
 	}
 	if err := limitProcesses(c.group, c.pl); err != nil {
 		return err
