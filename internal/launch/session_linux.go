@@ -40,7 +40,7 @@ type sessionSandbox struct {
 	mu        sync.Mutex
 	serverPid int        // the server's pid on the host (read's, from its MsgReady)
 	lastPlan  *plan.Plan // the last command's plan, for the next one's cgroup
-	running   bool       // a command runs: nothing is prepared ahead
+	claimed   int        // commands taken (takeAhead), each before it is handed over
 	closed    bool
 	ahead     *aheadGroup   // the next command's cgroup, its helper in it
 	aheadDone chan struct{} // closed once a preparation under way ended
@@ -60,21 +60,31 @@ type aheadGroup struct {
 	notes  []string
 }
 
-// prepareAhead makes the next command's cgroup, with the limits of the
-// last command, and moves into it the helper the server just started
-// ahead (helperspec.MsgPrestarted: the server's only child), unless a
-// command already runs. takeAhead waits for it.
-func (sb *sessionSandbox) prepareAhead() {
+// aheadFor starts, for the MsgPrestarted that said the server answered
+// served commands, the preparation of the next command's cgroup
+// (prepareAhead), unless a command was taken since (its helper is that
+// one: it must not be moved) or the last plan needs no cgroup. Called by
+// the reader of the server's messages, before it passes on the answer
+// that follows, so that the next command's takeAhead waits for it.
+func (sb *sessionSandbox) aheadFor(served int) {
 	sb.mu.Lock()
+	defer sb.mu.Unlock()
 	pl := sb.lastPlan
-	if pl == nil || sb.running || sb.closed || sb.ahead != nil || pl.Limits.MaxProcesses == 0 && pl.Limits.MaxMemoryMB == 0 {
-		sb.mu.Unlock()
+	if pl == nil || served != sb.claimed || sb.closed || sb.ahead != nil || sb.aheadDone != nil || pl.Limits.MaxProcesses == 0 && pl.Limits.MaxMemoryMB == 0 {
 		return
+	}
+	if ng := sb.noGroup; ng != nil && ng.limits == pl.Limits {
+		return // no cgroup here
 	}
 	done := make(chan struct{})
 	sb.aheadDone = done
-	server := sb.serverPid
-	sb.mu.Unlock()
+	go sb.prepareAhead(pl, sb.serverPid, done)
+}
+
+// prepareAhead makes the next command's cgroup, with the limits of the
+// last command, and moves into it the helper the server started ahead
+// (the server's only child); takeAhead waits for done.
+func (sb *sessionSandbox) prepareAhead(pl *plan.Plan, server int, done chan struct{}) {
 	defer close(done)
 	pid := onlyChild(server)
 	if pid <= 0 {
@@ -102,7 +112,8 @@ func (sb *sessionSandbox) prepareAhead() {
 // preparation under way); nil otherwise.
 func (sb *sessionSandbox) takeAhead(pl *plan.Plan) *aheadGroup {
 	sb.mu.Lock()
-	sb.running, sb.lastPlan = true, pl
+	sb.claimed++
+	sb.lastPlan = pl
 	done := sb.aheadDone
 	sb.mu.Unlock()
 	if done != nil {
@@ -120,13 +131,6 @@ func (sb *sessionSandbox) takeAhead(pl *plan.Plan) *aheadGroup {
 		return nil
 	}
 	return a
-}
-
-// finished marks the command over: the next one may be prepared for.
-func (sb *sessionSandbox) finished() {
-	sb.mu.Lock()
-	sb.running = false
-	sb.mu.Unlock()
 }
 
 // onlyChild is the one child of the process pid (its threads' children
@@ -162,12 +166,17 @@ type noGroup struct {
 
 // newGroup is newGroup(pl), asked once while it makes none.
 func (sb *sessionSandbox) newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
-	if ng := sb.noGroup; ng != nil && ng.limits == pl.Limits {
+	sb.mu.Lock()
+	ng := sb.noGroup
+	sb.mu.Unlock()
+	if ng != nil && ng.limits == pl.Limits {
 		return nil, ng.notes, nil
 	}
 	g, notes, err := newGroup(pl)
 	if g == nil && err == nil {
+		sb.mu.Lock()
 		sb.noGroup = &noGroup{pl.Limits, notes}
+		sb.mu.Unlock()
 	}
 	return g, notes, err
 }
@@ -262,7 +271,9 @@ func (sb *sessionSandbox) read() {
 			}
 		case helperspec.MsgPrestarted:
 			closeFds(rightsOf(oob[:oobn]))
-			go sb.prepareAhead()
+			if served, err := strconv.Atoi(string(buf[1:n])); err == nil {
+				sb.aheadFor(served)
+			}
 			continue
 		}
 		sb.msgs <- sessionMessage{append([]byte(nil), buf[:n]...), rightsOf(oob[:oobn])}
@@ -339,7 +350,6 @@ func (sb *sessionSandbox) run(ctx context.Context, pl *plan.Plan, stdio Stdio) (
 	}
 	c := &sessionCmd{sb: sb, pl: pl, stdio: stdio, res: res, release: func() {}}
 	c.ahead = sb.takeAhead(pl)
-	defer sb.finished()
 	defer func() { c.release() }()
 	if err := c.start(); err != nil {
 		return nil, err
@@ -441,7 +451,9 @@ func (c *sessionCmd) start() error {
 			return &SetupError{Err: err}
 		}
 	}
-	msg, err := helperspec.CommandMessage(helperspec.Command{Argv: sessionCommand(c.pl), Dir: c.pl.Dir})
+	// With a cgroup, the next command likely has one too: the server
+	// starts its helper before it answers, for the host to move it.
+	msg, err := helperspec.CommandMessage(helperspec.Command{Argv: sessionCommand(c.pl), Dir: c.pl.Dir, PrestartFirst: g != nil})
 	if err != nil {
 		return &SetupError{Err: err}
 	}
