@@ -417,7 +417,10 @@ func (c *sessionCmd) start() error {
 	spec := c.pl.Spec
 	if g != nil {
 		c.group = g
-		held = append(held, func() { _ = g.Close() })
+		// Removed in the background, as a run's (closeGroup): its
+		// processes are gone (the server emptied the sandbox), its
+		// usage read.
+		held = append(held, func() { go g.Close() })
 		spec.WaitGo = true
 		spec.Rlimits = withoutGroupLimits(spec.Rlimits, g)
 	}
