@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -91,7 +92,8 @@ func Serve([]string) int {
 	}
 	buf := make([]byte, helperspec.MaxCommand)
 	oob := make([]byte, unix.CmsgSpace(helperspec.CommandFds*4))
-	next := prestart(self)
+	served := 0
+	next := prestartAndSay(self, served)
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(helperspec.FdStatus, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
@@ -105,13 +107,33 @@ func Serve([]string) int {
 		for _, fd := range fds {
 			_ = unix.Close(fd)
 		}
+		served++
+		next = nil
+		c, _ := helperspec.ParseCommand(buf[:n])
+		if c.PrestartFirst {
+			// The host moves it into the next command's cgroup while
+			// it reads the answer.
+			next = prestartAndSay(self, served)
+		}
 		if err := unix.Sendmsg(helperspec.FdStatus, helperspec.ExitedMessage(ex), nil, nil, 0); err != nil {
 			return 125
 		}
-		// The next command's helper starts now, after the answer: its
-		// start is off every command's path.
-		next = prestart(self)
+		if next == nil {
+			// The next command's helper starts now, after the answer:
+			// its start is off every command's path.
+			next = prestartAndSay(self, served)
+		}
 	}
+}
+
+// prestartAndSay is prestart, then MsgPrestarted to the host when it
+// started one.
+func prestartAndSay(self string, served int) *prestarted {
+	p := prestart(self)
+	if p != nil {
+		_ = unix.Sendmsg(helperspec.FdStatus, append([]byte{helperspec.MsgPrestarted}, strconv.Itoa(served)...), nil, nil, 0)
+	}
+	return p
 }
 
 // serveOne starts the command of the MsgCommand msg with its descriptors

@@ -39,6 +39,13 @@ const (
 	// ended and every other process of the sandbox was killed and reaped:
 	// a JSON Exited after the type byte.
 	MsgExited = 'X'
+	// MsgPrestarted tells the host that the server started the next
+	// command's helper ahead (SessionExecCommand): its only child now,
+	// which the host may move into the next command's cgroup until it
+	// hands the server another command. The decimal number after it
+	// counts the commands the server answered so far, so that the host
+	// knows which command that helper will serve.
+	MsgPrestarted = 'P'
 )
 
 // CommandFds is the number of descriptors a MsgCommand carries.
@@ -54,6 +61,10 @@ type Command struct {
 	Argv []string `json:"argv"`
 	// Dir is its working directory inside the sandbox.
 	Dir string `json:"dir"`
+	// PrestartFirst asks the server to start the next command's helper
+	// and say so (MsgPrestarted) before it answers MsgExited: the host
+	// then has that helper's pid before the next command, for its cgroup.
+	PrestartFirst bool `json:"prestart_first,omitempty"`
 }
 
 // Exited is the payload of MsgExited.

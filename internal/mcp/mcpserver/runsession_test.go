@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/config"
 )
 
 // TestRunCommandSession: run_command's calls share one sandbox (the
@@ -55,6 +57,29 @@ func TestRunCommandSession(t *testing.T) {
 	for _, f := range []string{"late", "tlate"} {
 		if _, err := os.Stat(filepath.Join(e.ws, f)); err == nil {
 			t.Errorf("%s: a process a call left ran on", f)
+		}
+	}
+}
+
+// TestRunCommandSessionLimits: each call in the session has its own
+// process limit (a cgroup of its own as root, made ahead of the call with
+// the helper started ahead in it; RLIMIT_NPROC counted otherwise): a call
+// that forks past it is refused, and told so where a cgroup counts the
+// refused forks, every time, and a call after it runs.
+func TestRunCommandSessionLimits(t *testing.T) {
+	if !slices.Contains(runModes(t), "standard") {
+		t.Skip("no OS sandbox here")
+	}
+	e := startWith(t, "standard", func(l *config.Layer) { l.Resources.MaxProcesses = config.Ptr(20) })
+	for i := range 3 {
+		out := e.ok(t, ToolRunCommand, map[string]any{"command": "i=0; while [ $i -lt 40 ]; do sleep 2 & i=$((i+1)); done; wait"})
+		// Without a cgroup (a normal user) the line is best effort
+		// (nprocWatch samples): the refused fork says the limit held.
+		if !strings.Contains(out, "process limit of 20") && (os.Geteuid() == 0 || !strings.Contains(out, "Cannot fork")) {
+			t.Errorf("call %d: no line naming the process limit: %q", i, out)
+		}
+		if out := e.ok(t, ToolRunCommand, map[string]any{"command": "echo fine"}); !strings.HasPrefix(out, "exit code: 0\n") || !strings.Contains(out, "fine\n") {
+			t.Errorf("call %d after the limit: %q", i, out)
 		}
 	}
 }
