@@ -72,7 +72,17 @@ func runConcurrent(n, rounds, workspaces int, cordon, bwrap string) error {
 		alone[c] /= aloneRuns
 	}
 	// What the runs leave: compared after the rounds (the state directory
-	// holds lock files while runs are in a workspace, and the walk caches).
+	// holds lock files while runs are in a workspace). A first run in each
+	// workspace makes what cordon keeps for it (its walk cache, sandbox
+	// cache and check lock), as TestManyRunsAtOnce does.
+	for _, d := range dirs {
+		if _, err := atOnce(1, cases[1].argv, []string{d}, env); err != nil {
+			return fmt.Errorf("a first run in %s: %w", d, err)
+		}
+	}
+	if err := reapOrphans(); err != nil {
+		return err
+	}
 	watched := append(slices.Clone(dirs), filepath.Join(tmp, "home", ".state", "cordon", "locks"))
 	before, err := snapshotLeftovers(watched)
 	if err != nil {
