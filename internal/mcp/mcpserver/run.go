@@ -104,11 +104,23 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 		_, _ = io.Copy(buf, r)
 		close(copied)
 	}()
-	// What the run says goes into the result: the degraded rules, limits
-	// reached, the hosts the network proxy refused, the hint and the
-	// notes before the output; the fall back to the Landlock-only backend
-	// in the output, where it happened.
+	// What the run says goes into the result: the degraded rules, the
+	// warnings (why a command that exited 0 ends with exit code 1: a git
+	// config change that did not reach the host, a key the merge
+	// refused), limits reached, the hosts the network proxy refused, what
+	// the violation monitor saw denied, the hint and the notes before the
+	// output; the fall back to the Landlock-only backend in the output,
+	// where it happened. A connection to a target no rule names asks the
+	// person, when the client can be asked while the command runs
+	// (netask.go), and may warn meanwhile: the warnings are guarded.
 	var degraded, said, notes []string
+	var warnMu sync.Mutex
+	var warned []string
+	warn := func(s string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		warned = append(warned, "warning: "+s)
+	}
 	tell := func(l launch.Line) {
 		switch l.Kind {
 		case launch.Degraded:
@@ -116,24 +128,21 @@ func (s *Server) runCommand(ctx context.Context, in RunCommandInput) (*mcp.CallT
 			for _, d := range l.Details {
 				degraded = append(degraded, "degraded: "+d)
 			}
+		case launch.Warning:
+			warn(l.Text)
 		case launch.NetRefused:
 			said = append(said, "network: "+l.Text)
+		case launch.Denied:
+			said = append(said, "denied: "+l.Text)
 		case launch.Limit, launch.Hint:
 			said = append(said, l.Text)
 		case launch.Note:
 			notes = append(notes, "note: "+l.Text)
 		case launch.FallingBack:
 			fmt.Fprintln(w, "cordon: "+l.Text)
+		case launch.TimedOut:
+			// The exit code's line says it.
 		}
-	}
-	// A connection to a target no rule names asks the person, when the
-	// client can be asked while the command runs (netask.go).
-	var warnMu sync.Mutex
-	var warned []string
-	warn := func(s string) {
-		warnMu.Lock()
-		defer warnMu.Unlock()
-		warned = append(warned, "warning: "+s)
 	}
 	auditCommand := "mcp run_command: " + strings.Join(argv, " ")
 	res, runErr := launch.RunCommand(ctx, launch.Request{Policy: &p, Command: argv, Options: opts, Helper: s.opts.Helper, Tell: tell,

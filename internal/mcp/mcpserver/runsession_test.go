@@ -83,3 +83,36 @@ func TestRunCommandSessionLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCommandSaysWarnings: run_command's result carries the run's
+// warnings and the violation monitor's denials, as cordon run prints them:
+// a git command that could not write the repository's config ends with
+// exit code 1 where the shell exited 0, and the result says why, before
+// the output (found by using cordon mcp: the exit code came without a
+// word); with on_violation: warn each denied access is named.
+func TestRunCommandSaysWarnings(t *testing.T) {
+	if !slices.Contains(runModes(t), "standard") {
+		t.Skip("no OS sandbox here")
+	}
+	e := start(t, "standard")
+	nestedRepo(t, e.ws, filepath.Dir(e.ws))
+	for range 2 { // the second call runs in the session's sandbox
+		out := e.ok(t, ToolRunCommand, map[string]any{"command": "git config core.fsmonitor 'touch planted'; git config core.hooksPath h; echo done"})
+		if !strings.HasPrefix(out, "exit code: 1\n") || !strings.Contains(out, "\nwarning: ") || !strings.Contains(out, "done\n") {
+			t.Errorf("a refused git config change: no warning: %q", out)
+		}
+		if !strings.Contains(out, "a git command could not write .git/config") && !strings.Contains(out, "not written to the host's config") {
+			t.Errorf("the warning does not say what was refused: %q", out)
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(e.ws, ".git", "config"))
+	if err != nil || strings.Contains(string(cfg), "fsmonitor") || strings.Contains(string(cfg), "hooksPath") {
+		t.Errorf("the host's config: %q %v", cfg, err)
+	}
+
+	e = startWith(t, "standard", func(l *config.Layer) { l.OnViolation = config.Ptr("warn") })
+	out := e.ok(t, ToolRunCommand, map[string]any{"command": "cat .env; echo done"})
+	if !strings.Contains(out, "\ndenied: ") || !strings.Contains(out, ".env") {
+		t.Errorf("on_violation warn: the denial is not named: %q", out)
+	}
+}
