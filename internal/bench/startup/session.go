@@ -154,12 +154,12 @@ func sessionChild(args []string) error {
 			ms(med[c]), ms(times[c][len(times[c])/10]), ms(times[c][len(times[c])*9/10]), n)
 	}
 	st := sess.Stats()
-	fmt.Printf("session commands: %d in the session's sandbox, %d sandboxes started\n", st.Commands, st.Sandboxes)
+	fmt.Printf("session commands: %d in the session's sandbox, %d sandboxes started, %d walks spared by the watcher\n", st.Commands, st.Sandboxes, st.WalksSpared)
 	fmt.Printf("ratio session/bwrap: %.2fx (target <= 1.0x); session/cordon run: %.2fx\n",
 		float64(med[2])/float64(med[0]), float64(med[2])/float64(med[1]))
 	if bigSess != nil {
 		st := bigSess.Stats()
-		fmt.Printf("large workspace's session: %d commands in its sandbox, %d sandboxes started\n", st.Commands, st.Sandboxes)
+		fmt.Printf("large workspace's session: %d commands in its sandbox, %d sandboxes started, %d walks spared by the watcher\n", st.Commands, st.Sandboxes, st.WalksSpared)
 		fmt.Printf("session in the large workspace: %+.2f ms over the empty one (target <= +1 ms), %.2fx\n",
 			ms(med[3]-med[2]), float64(med[3])/float64(med[2]))
 	}
