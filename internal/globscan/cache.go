@@ -86,7 +86,6 @@ type Cache struct {
 // scan started, top the root's record.
 type memo struct {
 	events  uint64
-	lim     Limits
 	top     dirID
 	matches []Match
 	st      Stats
@@ -227,7 +226,9 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 		return nil, Stats{}, 0, false
 	}
 	m := c.memos[key]
-	if m == nil || m.events != events || m.lim.MaxEntries != lim.MaxEntries || m.lim.MaxMatches != lim.MaxMatches {
+	// Within this scan's bounds, the scan would end as that one did
+	// (the plan's walk and the check's bound the same root otherwise).
+	if m == nil || m.events != events || m.st.Entries > lim.MaxEntries || len(m.matches) > lim.MaxMatches {
 		return nil, Stats{}, events, false
 	}
 	// The root itself: its parents are not watched.
@@ -243,13 +244,13 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 // remember keeps the result of a scan of key that started when the
 // watcher's count was events, when the watcher vouches for it (see
 // Watch), and watches the directories of its tree new to it.
-func (c *Cache) remember(key, root string, lim Limits, events uint64, cr *cacheRun, matches []Match, st Stats) {
+func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats) {
 	delete(c.memos, key)
 	had := c.watch.watchTree(root, cr.top)
 	if !had || cr.untrusted.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
 		return
 	}
-	c.memos[key] = &memo{events: events, lim: lim.withDefaults(), top: cr.top.id, matches: slices.Clone(matches), st: st}
+	c.memos[key] = &memo{events: events, top: cr.top.id, matches: slices.Clone(matches), st: st}
 }
 
 // ScanPatterns is the package's ScanPatterns, taking from the cache every
@@ -297,7 +298,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 		return nil, st, err
 	}
 	if c.watch != nil {
-		c.remember(key, root, lim.withDefaults(), events, cr, matches, st)
+		c.remember(key, root, events, cr, matches, st)
 	}
 	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
 	c.trees[key] = t

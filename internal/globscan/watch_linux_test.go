@@ -196,3 +196,28 @@ func TestWatchMount(t *testing.T) {
 		t.Fatal("the scan after a mount was answered by the watcher")
 	}
 }
+
+// TestWatchBounds: scans of one root and patterns under other bounds
+// (the plan's and the check's) share what the watcher vouches for while
+// it lies within their bounds; a scan whose bound the earlier one passed
+// ends at its bound, as without Watch.
+func TestWatchBounds(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	must(t, c.Watch(0))
+	defer c.Close()
+	firstSettle(t, c, root)
+	_, st, err := c.ScanPatterns(root, cachePats, Limits{})
+	must(t, err)
+	before := c.Stats().Reused
+	if _, _, err := c.ScanPatterns(root, cachePats, Limits{MaxEntries: st.Entries}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stats().Reused != before+1 {
+		t.Error("a scan within its bound was not answered by the watcher")
+	}
+	if _, _, err := c.ScanPatterns(root, cachePats, Limits{MaxEntries: st.Entries - 1}); err == nil {
+		t.Error("a scan past its bound ended without its error")
+	}
+}
