@@ -196,6 +196,8 @@ func (c *Cache) Watch(max int) error {
 	}
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
+	c.mu.Lock() // for Stats
+	defer c.mu.Unlock()
 	if c.watch != nil {
 		c.watch.close()
 	}
@@ -210,6 +212,8 @@ func (c *Cache) Close() error {
 	}
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
+	c.mu.Lock() // for Stats
+	defer c.mu.Unlock()
 	if c.watch != nil {
 		c.watch.close()
 		c.watch, c.memos = nil, nil

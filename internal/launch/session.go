@@ -137,11 +137,12 @@ type Session struct {
 	factsFor *factsKey
 	// cache is the walk cache of the session's commands, kept between
 	// them and watched (globscan.Cache.Watch), for the state directory
-	// cacheDir; maxWatches bounds its watches (0: the default).
-	cacheMu    sync.Mutex
-	cache      *globscan.Cache
-	cacheDir   string
-	maxWatches int
+	// cacheDir, until Close (cacheClosed).
+	cacheMu     sync.Mutex
+	cache       *globscan.Cache
+	cacheDir    string
+	cacheClosed bool
+	spared      int // walks spared by caches closed since
 }
 
 // factsKey is what HostFacts depends on.
@@ -177,7 +178,7 @@ func (s *Session) Stats() SessionStats {
 	s.mu.Unlock()
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
-	st.WalksSpared = s.cache.Stats().Reused
+	st.WalksSpared = s.spared + s.cache.Stats().Reused
 	return st
 }
 
@@ -193,11 +194,15 @@ func (s *Session) walkCache(stateDir string) *globscan.Cache {
 	}
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
+	if s.cacheClosed {
+		return WalkCache(stateDir)
+	}
 	if s.cache == nil || s.cacheDir != stateDir {
+		s.spared += s.cache.Stats().Reused
 		_ = s.cache.Close()
 		s.cache, s.cacheDir = WalkCache(stateDir), stateDir
 		// Without a watcher it still keeps the trees in memory.
-		_ = s.cache.Watch(s.maxWatches)
+		_ = s.cache.Watch(0)
 	}
 	return s.cache
 }
@@ -214,8 +219,9 @@ func (s *Session) Close() error {
 	}
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
+	s.spared += s.cache.Stats().Reused
 	_ = s.cache.Close()
-	s.cache = nil
+	s.cache, s.cacheClosed = nil, true
 	return nil
 }
 
