@@ -3,7 +3,7 @@
 package globscan
 
 import (
-	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,14 +98,14 @@ func TestWatchSeesChanges(t *testing.T) {
 			if n > 100_000 {
 				t.Skipf("max_queued_events is %d: too many files to make", n)
 			}
-			d := filepath.Join(root, "sub", "many")
-			must(t, os.Mkdir(d, 0o755))
+			// A chmod is an event (IN_ATTRIB), and the cheapest; of
+			// two files in turn, so that none is merged with the one
+			// queued before it.
+			files := []string{filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "a", "b", "c", "f.txt")}
 			for i := range n + 10 {
-				f, err := os.Create(filepath.Join(d, fmt.Sprint(i)))
-				must(t, err)
-				f.Close()
+				must(t, os.Chmod(files[i%2], 0o600|fs.FileMode(i/2%2)<<6))
 			}
-			mkTree(t, root, "sub/many/.env")
+			mkTree(t, root, "sub/.env")
 		}},
 	}
 	for _, tc := range cases {
