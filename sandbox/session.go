@@ -57,12 +57,17 @@ type SessionStats struct {
 	// Sandboxes were started: the first, and one for each change of the
 	// plan (policy, config, repositories) or sandbox that ended.
 	Sandboxes int
+	// WalksSpared are the walks of the writable trees (a plan's, a
+	// check's after a command) that read no directory: the session
+	// watches the trees (inotify) and saw nothing change since the same
+	// walk before.
+	WalksSpared int
 }
 
 // Stats says what the session did so far.
 func (ss *Session) Stats() SessionStats {
 	st := ss.ls.Stats()
-	return SessionStats{Commands: st.Commands, Sandboxes: st.Sandboxes}
+	return SessionStats{Commands: st.Commands, Sandboxes: st.Sandboxes, WalksSpared: st.WalksSpared}
 }
 
 // Close ends the session's sandbox, once the command running in it ended.

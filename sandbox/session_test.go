@@ -181,6 +181,74 @@ func TestSessionPlantedAndRepos(t *testing.T) {
 	}
 }
 
+// settleWatch waits until the session's watcher vouches for the
+// workspace and a command's walks read no directory: a directory's
+// record is trusted once its ctime is 2 s older than a walk, and the
+// session's sandbox changes the workspace as it starts (its
+// placeholders).
+func settleWatch(t *testing.T, ss *Session, ws string) {
+	t.Helper()
+	for i := range 8 {
+		before := ss.Stats().WalksSpared
+		sessionRun(t, ss, ws, `true`)
+		if ss.Stats().WalksSpared > before {
+			return
+		}
+		if i%2 == 1 {
+			time.Sleep(2100 * time.Millisecond)
+		}
+	}
+	t.Fatalf("stats %+v: the session's walks never read nothing", ss.Stats())
+}
+
+// TestSessionWatchSeesHostChanges: once the session's watcher spares
+// its commands the walks of the workspace, a repository made on the host
+// between two commands (below the top, whose change the walk would see
+// without an event) is still protected in the next, a core.hooksPath
+// set on the host too, and a hook a command plants in a repository it
+// makes there is still disarmed before its result is returned.
+func TestSessionWatchSeesHostChanges(t *testing.T) {
+	_, ws := fakeHost(t)
+	hostGit(t, ws, "init", "-q")
+	if err := os.MkdirAll(filepath.Join(ws, "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	settleWatch(t, ss, ws)
+	hostGit(t, ws, "init", "-q", "sub/deeper/nested")
+	res, out := sessionRun(t, ss, ws, `touch sub/deeper/nested/.git/hooks/post-checkout && echo wrote`)
+	if res.ExitCode == 0 || strings.Contains(out, "wrote") {
+		t.Errorf("the hooks of a repository made on the host were writable: exit %d output %q", res.ExitCode, out)
+	}
+	settleWatch(t, ss, ws)
+	hostGit(t, ws, "config", "core.hooksPath", filepath.Join(ws, "githooks"))
+	res, out = sessionRun(t, ss, ws, `mkdir -p githooks; touch githooks/pre-commit && echo wrote`)
+	if res.ExitCode == 0 || strings.Contains(out, "wrote") {
+		t.Errorf("core.hooksPath set on the host was writable: exit %d output %q", res.ExitCode, out)
+	}
+	settleWatch(t, ss, ws)
+	res, out = sessionRun(t, ss, ws, `cd sub/deeper && git init -q n2 && printf '#!/bin/sh\necho pwned\n' > n2/.git/hooks/pre-commit && chmod +x n2/.git/hooks/pre-commit && echo planted`)
+	if res.ExitCode != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("exit %d output %q", res.ExitCode, out)
+	}
+	hook := filepath.Join(ws, "sub", "deeper", "n2", ".git", "hooks", "pre-commit")
+	if fi, err := os.Stat(hook); err == nil && fi.Mode()&0o111 != 0 {
+		t.Errorf("the planted hook is still armed: %s %v", hook, fi.Mode())
+	}
+	disarmed := false
+	for _, p := range res.Planted {
+		disarmed = disarmed || p.Path == hook && p.Disarmed
+	}
+	if !disarmed {
+		t.Errorf("planted %+v, output %q", res.Planted, out)
+	}
+}
+
 // TestSessionLandlock: on the Landlock-only backend (no bwrap, or a bwrap
 // that cannot create a user namespace) a session runs each command in a
 // sandbox of its own, as Run does.

@@ -74,6 +74,21 @@ type Cache struct {
 	loads    int
 	rejected int
 	why      string
+
+	// watch, when not nil, vouches for the scans in memos (see Watch).
+	watch  *watcher
+	memos  map[string]*memo
+	reused int
+}
+
+// memo is a scan's result, kept while the watcher vouches that nothing
+// it depends on changed: events is the watcher's count read before the
+// scan started, top the root's record.
+type memo struct {
+	events  uint64
+	top     dirID
+	matches []Match
+	st      Stats
 }
 
 // Bounds of a Cache.
@@ -130,6 +145,11 @@ type CacheStats struct {
 	Why string
 	// Dirty is the number of trees Save would write.
 	Dirty int
+	// Reused is the number of scans answered from a watched earlier
+	// scan without reading a directory (see Watch).
+	Reused int
+	// Watches is the number of directories watched.
+	Watches int
 }
 
 // Stats reports what the cache loaded and rejected so far.
@@ -139,7 +159,102 @@ func (c *Cache) Stats() CacheStats {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty)}
+	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused}
+	if c.watch != nil {
+		st.Watches = c.watch.watching()
+	}
+	return st
+}
+
+// Watch makes c watch, with inotify, every directory of its scans (at
+// most max watches; 0: DefaultWatches), and answer a scan of a root with
+// the same patterns as an earlier one without reading a directory when
+// nothing that scan depends on can have changed since it started:
+//
+//   - every directory it entered was watched before it started, and no
+//     event came since from any watched directory (an entry added,
+//     removed, renamed, an attribute changed; the queue drained first);
+//   - the queue did not overflow (IN_Q_OVERFLOW: events were lost) and
+//     the mount table did not change (a mount sends no event);
+//   - every directory was recorded trusted (see Cache: a file system
+//     whose changes are all local, so that inotify sees them), none was
+//     skipped, and the root is still the same directory, unchanged.
+//
+// Any of these failing, the scan reads as without Watch, and the
+// directories new to it are watched for the next. A tree that would take
+// more than the watches left, or a system whose watches run out
+// (fs.inotify.max_user_watches), is scanned every time, as without
+// Watch. Watching is for a process that scans the same trees again and
+// again (a session of many commands); Close ends it.
+func (c *Cache) Watch(max int) error {
+	if c == nil {
+		return nil
+	}
+	w, err := newWatcher(max)
+	if err != nil {
+		return err
+	}
+	c.scanMu.Lock()
+	defer c.scanMu.Unlock()
+	c.mu.Lock() // for Stats
+	defer c.mu.Unlock()
+	if c.watch != nil {
+		c.watch.close()
+	}
+	c.watch, c.memos = w, map[string]*memo{}
+	return nil
+}
+
+// Close ends Watch. The cache still works, without it.
+func (c *Cache) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.scanMu.Lock()
+	defer c.scanMu.Unlock()
+	c.mu.Lock() // for Stats
+	defer c.mu.Unlock()
+	if c.watch != nil {
+		c.watch.close()
+		c.watch, c.memos = nil, nil
+	}
+	return nil
+}
+
+// remembered is the result of the scan of key kept by Watch, when it
+// still holds (see Watch); events is the watcher's count now, for the
+// scan that follows when it does not.
+func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st Stats, events uint64, ok bool) {
+	events, ok = c.watch.count()
+	if !ok {
+		return nil, Stats{}, 0, false
+	}
+	m := c.memos[key]
+	// Within this scan's bounds, the scan would end as that one did
+	// (the plan's walk and the check's bound the same root otherwise).
+	if m == nil || m.events != events || m.st.Entries > lim.MaxEntries || len(m.matches) > lim.MaxMatches {
+		return nil, Stats{}, events, false
+	}
+	// The root itself: its parents are not watched.
+	if id, isDir, err := statID(root, true); err != nil || !isDir || id != m.top {
+		return nil, Stats{}, events, false
+	}
+	st = m.st
+	st.SkippedPaths = nil
+	st.Cached, st.Elapsed = st.Dirs, 0
+	return slices.Clone(m.matches), st, events, true
+}
+
+// remember keeps the result of a scan of key that started when the
+// watcher's count was events, when the watcher vouches for it (see
+// Watch), and watches the directories of its tree new to it.
+func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats) {
+	delete(c.memos, key)
+	had := c.watch.watchTree(root, cr.top)
+	if !had || cr.untrusted.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
+		return
+	}
+	c.memos[key] = &memo{events: events, top: cr.top.id, matches: slices.Clone(matches), st: st}
 }
 
 // ScanPatterns is the package's ScanPatterns, taking from the cache every
@@ -157,6 +272,17 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
 	key := cacheKey(root, patterns)
+	var events uint64
+	if c.watch != nil {
+		m, st, n, ok := c.remembered(key, root, lim.withDefaults())
+		if ok {
+			c.mu.Lock()
+			c.reused++
+			c.mu.Unlock()
+			return m, st, nil
+		}
+		events = n
+	}
 	old := c.tree(key, root, patterns)
 	cr := &cacheRun{start: c.now()}
 	if old != nil {
@@ -172,7 +298,11 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 		// dirty).
 		delete(c.trees, key)
 		delete(c.dirty, key)
+		delete(c.memos, key)
 		return nil, st, err
+	}
+	if c.watch != nil {
+		c.remember(key, root, events, cr, matches, st)
 	}
 	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
 	c.trees[key] = t
@@ -290,6 +420,9 @@ type cacheRun struct {
 	differ atomic.Int64
 	// cached counts the directories taken from the earlier tree.
 	cached atomic.Int64
+	// untrusted counts the directories recorded untrusted (see
+	// nodeTrusted), which a watched scan cannot vouch for.
+	untrusted atomic.Int64
 
 	fsMu sync.Mutex
 	fsOK map[uint64]bool // by device: a file system that keeps ctimes

@@ -160,6 +160,9 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 	// workspace changed at every run, by the placeholders of the
 	// protected paths, does not change the tree).
 	n.id, n.flags, n.entries, n.matches = dirID{}, flags, 0, nil
+	if flags&nodeTrusted == 0 {
+		s.cr.untrusted.Add(1)
+	}
 	if flags&nodeTrusted != 0 {
 		n.id, n.entries = id, entries
 		for _, m := range w.matches[mstart:] {

@@ -16,6 +16,11 @@
 // never followed, and the walk is bounded in entries, matches and time; going
 // over a bound is an error, because a partial list of secrets is not safe to
 // act on.
+//
+// A Cache keeps what earlier scans found, so that a scan reads again only
+// the directories changed since; with Watch, it also watches every
+// directory of its scans with inotify, and answers a scan that nothing
+// can have changed since the same scan before without reading one.
 package globscan
 
 import (

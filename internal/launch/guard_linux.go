@@ -82,15 +82,18 @@ func (g *guard) treeChanges(n int64) {
 // that is checked. While the run lasts, a journal in the state directory
 // names its roots (see startJournal), so that if cordon is killed before
 // its check (kill -9), the next run reports what it may have planted (see
-// sweepJournals).
-func startGuard(pl *plan.Plan) *guard {
+// sweepJournals). cache is the walk cache to use (a session's), or nil
+// for the state directory's (WalkCache).
+func startGuard(pl *plan.Plan, cache *globscan.Cache) *guard {
 	g := pl.Guard
 	if len(g.Roots) == 0 {
 		return nil
 	}
 	// cordon's own files (masks, locks, journals) are not the run's.
 	ignore := append(pl.PlaceholderPaths(), pl.StateDir)
-	cache := WalkCache(pl.StateDir)
+	if cache == nil {
+		cache = WalkCache(pl.StateDir)
+	}
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, KeptReadOnly: g.KeptReadOnly, Cache: cache}
 	gitDirs, names := append(slices.Clone(g.GitDirs), g.UnwalkedGitDirs...), append(slices.Clone(g.Names), g.UnwalkedNames...)
 	gd := &guard{cache: cache, before: planted.Snapshot(gitDirs, names).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace, complete: g.Complete}

@@ -141,7 +141,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	p := req.Policy
 	req.Options.Host = req.Session.hostFacts(p, req.Helper)
 	if req.Options.WalkCache == nil {
-		req.Options.WalkCache = WalkCache(req.Options.StateDir)
+		req.Options.WalkCache = req.Session.walkCache(req.Options.StateDir)
 	}
 	pl, lock, err := buildLocked(p, req.Command, req.Options)
 	if err != nil {

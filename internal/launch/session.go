@@ -10,6 +10,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
+	"github.com/cordon-sandbox/cordon/internal/globscan"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -134,6 +135,14 @@ type Session struct {
 	factsMu  sync.Mutex
 	facts    plan.Host
 	factsFor *factsKey
+	// cache is the walk cache of the session's commands, kept between
+	// them and watched (globscan.Cache.Watch), for the state directory
+	// cacheDir, until Close (cacheClosed).
+	cacheMu     sync.Mutex
+	cache       *globscan.Cache
+	cacheDir    string
+	cacheClosed bool
+	spared      int // walks spared by caches closed since
 }
 
 // factsKey is what HostFacts depends on.
@@ -151,6 +160,11 @@ type SessionStats struct {
 	// Sandboxes were started (the first, and one after each change of
 	// the plan or a sandbox that died).
 	Sandboxes int
+	// WalksSpared are the walks of the writable trees (the plan's, the
+	// check's after a command) answered without reading a directory:
+	// the session's watcher saw no change since the same walk before
+	// (globscan.Cache.Watch).
+	WalksSpared int
 }
 
 // NewSession returns a Session; its sandbox starts with its first
@@ -160,8 +174,37 @@ func NewSession() *Session { return &Session{} }
 // Stats says what the session did so far.
 func (s *Session) Stats() SessionStats {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	s.mu.Unlock()
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	st.WalksSpared = s.spared + s.cache.Stats().Reused
+	return st
+}
+
+// walkCache is the walk cache of a command of the session with the
+// state directory stateDir (WalkCache without a session): one for the
+// session, kept between its commands and watched, so that a walk of a
+// tree nothing changed since the last costs no directory read
+// (globscan.Cache.Watch). Where it cannot watch (no inotify, the
+// system's watches used up), the walks read as without a session.
+func (s *Session) walkCache(stateDir string) *globscan.Cache {
+	if s == nil || stateDir == "" {
+		return WalkCache(stateDir)
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.cacheClosed {
+		return WalkCache(stateDir)
+	}
+	if s.cache == nil || s.cacheDir != stateDir {
+		s.spared += s.cache.Stats().Reused
+		_ = s.cache.Close()
+		s.cache, s.cacheDir = WalkCache(stateDir), stateDir
+		// Without a watcher it still keeps the trees in memory.
+		_ = s.cache.Watch(0)
+	}
+	return s.cache
 }
 
 // Close ends the session's sandbox, once the command running in it (if
@@ -174,6 +217,11 @@ func (s *Session) Close() error {
 		s.sb.close()
 		s.sb = nil
 	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	s.spared += s.cache.Stats().Reused
+	_ = s.cache.Close()
+	s.cache, s.cacheClosed = nil, true
 	return nil
 }
 
@@ -213,7 +261,7 @@ func (s *Session) runIn(ctx context.Context, pl *plan.Plan, stdio Stdio) (*resul
 		s.sb = sb
 		s.stats.Sandboxes++
 	}
-	res, err := s.sb.run(ctx, pl, stdio)
+	res, err := s.sb.run(ctx, pl, stdio, s.walkCache(pl.StateDir))
 	if err == nil || !errors.Is(err, errSessionDied) {
 		s.stats.Commands++
 	}

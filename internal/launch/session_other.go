@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cordon-sandbox/cordon/internal/globscan"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/result"
 )
@@ -21,6 +22,6 @@ func startSession(*plan.Plan) (*sessionSandbox, error) { return nil, &SetupError
 func (*sessionSandbox) close()      {}
 func (*sessionSandbox) alive() bool { return false }
 
-func (*sessionSandbox) run(context.Context, *plan.Plan, Stdio) (*result.Result, error) {
+func (*sessionSandbox) run(context.Context, *plan.Plan, Stdio, *globscan.Cache) (*result.Result, error) {
 	return nil, &SetupError{Err: errSessionDied}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
+	"github.com/cordon-sandbox/cordon/internal/globscan"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/result"
@@ -29,7 +30,7 @@ var errSessionDied = errors.New("the session's sandbox ended while the command r
 // kills everything the command left behind before it answers. The
 // timeout and ctx signal the command's process group, then kill it; the
 // sandbox itself is killed only when the command never started.
-func (sb *sessionSandbox) run(ctx context.Context, pl *plan.Plan, stdio Stdio) (*result.Result, error) {
+func (sb *sessionSandbox) run(ctx context.Context, pl *plan.Plan, stdio Stdio, cache *globscan.Cache) (*result.Result, error) {
 	res := &result.Result{Backend: pl.Backend, Degraded: append(append([]string(nil), pl.Degraded...), sb.notes...)}
 	for _, n := range sb.notes {
 		stdio.sayDegraded(n)
@@ -37,7 +38,7 @@ func (sb *sessionSandbox) run(ctx context.Context, pl *plan.Plan, stdio Stdio) (
 	if err := Prepare(pl); err != nil {
 		return nil, &SetupError{Err: err}
 	}
-	c := &sessionCmd{sb: sb, pl: pl, stdio: stdio, res: res, release: func() {}}
+	c := &sessionCmd{sb: sb, pl: pl, stdio: stdio, res: res, release: func() {}, cache: cache}
 	c.ahead = sb.takeAhead(pl)
 	defer func() { c.release() }()
 	if err := c.start(); err != nil {
@@ -64,6 +65,7 @@ type sessionCmd struct {
 	guard      *guard
 	journal    string
 	started    time.Time
+	cache      *globscan.Cache // the session's walk cache, for the check
 }
 
 // start hands the command over to the server.
@@ -152,7 +154,7 @@ func (c *sessionCmd) start() error {
 	// What exists now is the user's; what the command plants is checked
 	// for after it. The journal names the roots, for the next run to
 	// check if this process is killed before it does.
-	c.guard = startGuard(c.pl)
+	c.guard = startGuard(c.pl, c.cache)
 	if needsJournal(c.pl) {
 		c.journal = writeJournal(c.pl.StateDir, journal{Start: time.Now().UnixNano(), Roots: c.pl.Guard.Roots, Git: c.pl.Guard.Git})
 		held = append(held, func() { os.Remove(c.journal) })

@@ -19,14 +19,16 @@
 // no run can avoid (runCPU); with -ask, runs on a pseudo-terminal where
 // nothing is asked, with and without --ask (runAsk); with -session,
 // /bin/true run in a session (run_command's, the library's Session)
-// against plain bwrap and cordon run (runSession). Run it with:
+// against plain bwrap and cordon run, and with -files N a session in a
+// workspace of N files against one in the empty workspace (runSession).
+// Run it with:
 //
 //	go run ./internal/bench/startup [-n 200] [-files 100000] [-perdir 10] [-baseline OLD-CORDON] [-repo]
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
 //	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON] [-files 100000]
 //	go run ./internal/bench/startup -ask [-n 30] [-backend bwrap|landlock] [-cats 50] [-opens 1000] [-baseline MAIN-CORDON]
 //	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON]
-//	go run ./internal/bench/startup -session [-n 200] [-repo]
+//	go run ./internal/bench/startup -session [-n 200] [-repo] [-files 100000]
 //
 // With -repos it instead times workspaces holding that many nested git
 // repositories each (runRepos).
@@ -89,7 +91,14 @@ func main() {
 		return
 	}
 	if *session {
-		if err := runSession(*n, *cordon, *bwrap, *repo); err != nil {
+		// -files only when given: the large workspace is an addition.
+		bigFiles := 0
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "files" {
+				bigFiles = *files
+			}
+		})
+		if err := runSession(*n, *cordon, *bwrap, *repo, bigFiles, *perDir); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
 			os.Exit(1)
 		}

@@ -1,0 +1,258 @@
+//go:build linux
+
+package globscan
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// watchMask are the events that can change what a scan finds in a
+// directory: an entry added, removed or renamed, an attribute changed
+// (a permission that makes a directory unreadable, a hook made
+// executable), the directory itself removed or moved. The contents of
+// files are not watched: no scan reads them.
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB |
+	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// watcher is a Cache's inotify instance (see Cache.Watch): a watch on
+// every directory of the scans it vouches for, and a count of the events
+// seen. Any event, an overflow of the queue (IN_Q_OVERFLOW: events were
+// lost) or a change of the mount table (a file system mounted over a
+// directory sends no event: the table is compared) counts; a scan is vouched for only while the
+// count is the one read before it started.
+type watcher struct {
+	mu  sync.Mutex
+	fd  int
+	max int // the most watches this watcher adds
+	// wds are the watches, and the directory (device and inode) each
+	// is on when known; byID the reverse, for the directories known.
+	wds  map[int32]dirKey
+	byID map[dirKey]int32
+	// events counts what was read: any change (see above).
+	events uint64
+	// broken says why the watcher vouches for nothing any more (the
+	// system's watches ran out, a read failed); "" while it works.
+	broken string
+	// mounts is /proc/self/mountinfo, read again at every drain;
+	// mountsSeen its last contents.
+	mounts                *os.File
+	mountsSeen, mountsBuf []byte
+	buf                   []byte
+}
+
+// dirKey identifies a directory: its device and inode number.
+type dirKey struct{ dev, ino uint64 }
+
+// DefaultWatches is the share of the system's inotify watches a Cache
+// takes by default (Watch with max 0): a quarter of
+// /proc/sys/fs/inotify/max_user_watches, which every program of the user
+// shares (editors, other sessions), or 8192 when it cannot be read.
+func DefaultWatches() int {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 8192
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return 8192
+	}
+	return n / 4
+}
+
+// newWatcher starts an inotify instance that adds at most max watches.
+func newWatcher(max int) (*watcher, error) {
+	if max <= 0 {
+		max = DefaultWatches()
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("globscan: starting an inotify instance: %w", err)
+	}
+	mounts, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("globscan: opening the mount table to watch it: %w", err)
+	}
+	w := &watcher{fd: fd, max: max, wds: map[int32]dirKey{}, byID: map[dirKey]int32{}, mounts: mounts, buf: make([]byte, 64<<10)}
+	w.mountsChanged() // from now on
+	return w, nil
+}
+
+// count drains the queue and returns the count of events, or ok false
+// when the watcher vouches for nothing.
+func (w *watcher) count() (n uint64, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	return w.events, w.broken == ""
+}
+
+// drain reads every event queued: the queue is filled as each change
+// is made, before the call that made it returns, so that what was done
+// before drain is counted.
+func (w *watcher) drain() {
+	if w.broken != "" {
+		return
+	}
+	for {
+		n, err := unix.Read(w.fd, w.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil || n <= 0 {
+			w.broken = fmt.Sprintf("reading the inotify queue failed (%v)", err)
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
+			w.events++
+			if ev.Mask&unix.IN_IGNORED != 0 {
+				// The watch is gone (its directory removed).
+				if k, ok := w.wds[ev.Wd]; ok {
+					delete(w.byID, k)
+					delete(w.wds, ev.Wd)
+				}
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+	if w.mountsChanged() {
+		w.events++
+	}
+}
+
+// mountsChanged reports whether the mount table differs from the one
+// read last. It is read whole each time (tens of microseconds for a
+// table of a few dozen mounts): its poll (POLLPRI) did not say every
+// mount on this kernel.
+func (w *watcher) mountsChanged() bool {
+	b, err := readAt0(w.mounts, w.mountsBuf[:0])
+	if err != nil {
+		return true
+	}
+	changed := string(b) != string(w.mountsSeen)
+	w.mountsSeen, w.mountsBuf = append(w.mountsSeen[:0], b...), b
+	return changed
+}
+
+// readAt0 reads f whole from its start into buf.
+func readAt0(f *os.File, buf []byte) ([]byte, error) {
+	for off := int64(0); ; {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.ReadAt(buf[len(buf):cap(buf)], off)
+		buf = buf[:len(buf)+n]
+		off += int64(n)
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if off > maxMountTable {
+			return nil, fmt.Errorf("the mount table is larger than %d bytes", maxMountTable)
+		}
+	}
+}
+
+// maxMountTable bounds the mount table read.
+const maxMountTable = 16 << 20
+
+// watchTree adds a watch on every directory of the tree whose root node
+// is top, at root, and reports whether each already had one: then
+// every change made in the tree since before the scan that recorded it
+// started is counted. A directory recorded without its identity (an
+// untrusted record) is watched by its path. When the watches would pass
+// w.max, none is added (the tree is left to the scans); when the system
+// refuses one for want of watches, the watcher breaks.
+func (w *watcher) watchTree(root string, top *node) (had bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != "" || top == nil {
+		return false
+	}
+	type todo struct {
+		path string
+		n    *node
+	}
+	var add []todo
+	var walk func(path string, n *node)
+	walk = func(path string, n *node) {
+		if n.id == (dirID{}) {
+			add = append(add, todo{path, n})
+		} else if _, ok := w.byID[dirKey{n.id.dev, n.id.ino}]; !ok {
+			add = append(add, todo{path, n})
+		}
+		for i := range n.kids {
+			walk(filepath.Join(path, n.kids[i].name), &n.kids[i])
+		}
+	}
+	walk(root, top)
+	if len(w.wds)+len(add) > w.max {
+		return false
+	}
+	had = true
+	for _, a := range add {
+		flags := uint32(watchMask)
+		if a.n != top {
+			// The root is scanned through a link; below, none is
+			// followed.
+			flags |= unix.IN_DONT_FOLLOW
+		}
+		wd, err := unix.InotifyAddWatch(w.fd, a.path, flags)
+		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.ENOMEM) {
+			w.broken = "the system's inotify watches ran out (fs.inotify.max_user_watches)"
+			return false
+		}
+		if err != nil {
+			// Gone since: its parent's event says so.
+			had = false
+			continue
+		}
+		key, known := w.wds[int32(wd)]
+		if !known {
+			had = false
+		}
+		if a.n.id != (dirID{}) {
+			key = dirKey{a.n.id.dev, a.n.id.ino}
+			w.byID[key] = int32(wd)
+		}
+		w.wds[int32(wd)] = key
+	}
+	return had
+}
+
+// watching is the number of watches, for the tests.
+func (w *watcher) watching() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.wds)
+}
+
+// close ends the watcher.
+func (w *watcher) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd >= 0 {
+		// Closing an inotify instance waits for an SRCU grace period
+		// (about 12 ms): not on the caller's path.
+		go unix.Close(w.fd)
+		w.mounts.Close()
+		w.fd = -1
+		w.broken = "closed"
+	}
+}

@@ -1,0 +1,223 @@
+//go:build linux
+
+package globscan
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// watchedScan scans root with c and checks the result against a scan
+// without a cache; it returns whether the scan was answered by the
+// watcher (CacheStats.Reused went up).
+func watchedScan(t *testing.T, c *Cache, root string) bool {
+	t.Helper()
+	before := c.Stats().Reused
+	ms, _, err := c.ScanPatterns(root, cachePats, Limits{})
+	if err != nil {
+		t.Fatalf("watched scan: %v", err)
+	}
+	if got, want := rels(ms), plainScan(t, root); !slices.Equal(got, want) {
+		t.Fatalf("watched scan: %q, want %q", got, want)
+	}
+	return c.Stats().Reused > before
+}
+
+// settle scans until the watcher answers: a scan that read watches the
+// directories new to it, and the next, read with every directory
+// watched, is vouched for.
+func settle(t *testing.T, c *Cache, root string) {
+	t.Helper()
+	for range 4 {
+		if watchedScan(t, c, root) {
+			return
+		}
+	}
+	t.Fatalf("the watcher never answered (%d watches)", c.Stats().Watches)
+}
+
+// firstSettle is settle on a cache that scans root the first time: the
+// first two scans read.
+func firstSettle(t *testing.T, c *Cache, root string) {
+	t.Helper()
+	for i := range 2 {
+		if watchedScan(t, c, root) {
+			t.Fatalf("scan %d answered by the watcher: the first two read", i+1)
+		}
+	}
+	settle(t, c, root)
+}
+
+// TestWatchSeesChanges: a watched cache answers a scan without reading
+// once every directory of the tree is watched, and every change of
+// TestCacheSeesChanges made since (and a change below a directory made
+// since the tree was watched) makes the next scan read, and find what
+// a scan without a cache finds.
+func TestWatchSeesChanges(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(t *testing.T, root string)
+	}{
+		{"a .env created", func(t *testing.T, root string) { mkTree(t, root, "a/b/c/.env") }},
+		{"a file renamed to .env", func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "sub", ".env")))
+		}},
+		{"a .env removed", func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, ".env"))) }},
+		{"a directory holding a .env moved in", func(t *testing.T, root string) {
+			other := filepath.Join(filepath.Dir(root), filepath.Base(root)+"-other")
+			mkTree(t, other, "x/y/.env")
+			must(t, os.Rename(filepath.Join(other, "x"), filepath.Join(root, "a", "b", "d", "x")))
+		}},
+		{"a directory replaced by a link", func(t *testing.T, root string) {
+			must(t, os.RemoveAll(filepath.Join(root, "a", "b", "c")))
+			must(t, os.Symlink("/", filepath.Join(root, "a", "b", "c")))
+		}},
+		{"a directory replaced by another of the same name", func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "sub.old")))
+			mkTree(t, root, "sub/deep/secrets.yaml")
+		}},
+		{"a git directory made", func(t *testing.T, root string) { mkTree(t, root, "a/b/d/.git/HEAD") }},
+		{"a mode changed (chmod)", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "deep"), 0o700)) }},
+		{"a file's mode changed", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "plain.txt"), 0o755)) }},
+		{"the root replaced", func(t *testing.T, root string) {
+			must(t, os.Rename(root, root+".old"))
+			mkTree(t, root, "new/.env")
+		}},
+		{"the queue overflowed", func(t *testing.T, root string) {
+			b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+			must(t, err)
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			must(t, err)
+			if n > 100_000 {
+				t.Skipf("max_queued_events is %d: too many files to make", n)
+			}
+			// A chmod is an event (IN_ATTRIB), and the cheapest; of
+			// two files in turn, so that none is merged with the one
+			// queued before it.
+			files := []string{filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "a", "b", "c", "f.txt")}
+			for i := range n + 10 {
+				must(t, os.Chmod(files[i%2], 0o600|fs.FileMode(i/2%2)<<6))
+			}
+			mkTree(t, root, "sub/.env")
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			mkTree(t, root, cacheTree0...)
+			c := newTestCache(dir, ahead)
+			must(t, c.Watch(0))
+			defer c.Close()
+			firstSettle(t, c, root)
+			if !watchedScan(t, c, root) {
+				t.Fatal("an unchanged tree was read again")
+			}
+			tc.change(t, root)
+			if watchedScan(t, c, root) {
+				t.Fatal("the scan after the change was answered by the watcher")
+			}
+			// The new directories are watched in turn.
+			settle(t, c, root)
+			mkTree(t, root, "a/b/d/later/.env")
+			if watchedScan(t, c, root) {
+				t.Fatal("the scan after a .env made in a new directory was answered by the watcher")
+			}
+		})
+	}
+}
+
+// TestWatchNewDirectory: a directory made after the tree was watched, and
+// a .env made in it after the next scan (which watches it), are found.
+func TestWatchNewDirectory(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	must(t, c.Watch(0))
+	defer c.Close()
+	firstSettle(t, c, root)
+	mkTree(t, root, "fresh/deeper/")
+	if watchedScan(t, c, root) {
+		t.Fatal("the scan after a directory was made was answered by the watcher")
+	}
+	mkTree(t, root, "fresh/deeper/.env")
+	if watchedScan(t, c, root) {
+		t.Fatal("a .env made in a directory made since was not looked for")
+	}
+}
+
+// TestWatchLimit: a tree with more directories than the watches left is
+// read at every scan, and still found right, as without Watch.
+func TestWatchLimit(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	must(t, c.Watch(3))
+	defer c.Close()
+	for i := range 4 {
+		if watchedScan(t, c, root) {
+			t.Fatalf("scan %d answered by the watcher, over its limit of 3 watches", i)
+		}
+	}
+	if n := c.Stats().Watches; n != 0 {
+		t.Errorf("%d watches, want none", n)
+	}
+	mkTree(t, root, "sub/deep/.env")
+	if watchedScan(t, c, root) {
+		t.Fatal("answered by the watcher")
+	}
+}
+
+// TestWatchMount: a file system mounted over a directory of the tree
+// (which sends no inotify event) makes the next scan read. Mounting
+// needs root.
+func TestWatchMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	must(t, c.Watch(0))
+	defer c.Close()
+	firstSettle(t, c, root)
+	over := filepath.Join(root, "a", "b")
+	if err := unix.Mount("tmpfs", over, "tmpfs", 0, ""); err != nil {
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	defer unix.Unmount(over, unix.MNT_DETACH)
+	if watchedScan(t, c, root) {
+		t.Fatal("the scan after a mount was answered by the watcher")
+	}
+}
+
+// TestWatchBounds: scans of one root and patterns under other bounds
+// (the plan's and the check's) share what the watcher vouches for while
+// it lies within their bounds; a scan whose bound the earlier one passed
+// ends at its bound, as without Watch.
+func TestWatchBounds(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	must(t, c.Watch(0))
+	defer c.Close()
+	firstSettle(t, c, root)
+	_, st, err := c.ScanPatterns(root, cachePats, Limits{})
+	must(t, err)
+	before := c.Stats().Reused
+	if _, _, err := c.ScanPatterns(root, cachePats, Limits{MaxEntries: st.Entries}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stats().Reused != before+1 {
+		t.Error("a scan within its bound was not answered by the watcher")
+	}
+	if _, _, err := c.ScanPatterns(root, cachePats, Limits{MaxEntries: st.Entries - 1}); err == nil {
+		t.Error("a scan past its bound ended without its error")
+	}
+}
