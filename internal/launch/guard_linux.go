@@ -96,7 +96,7 @@ func startGuard(pl *plan.Plan, cache *globscan.Cache) *guard {
 	}
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, KeptReadOnly: g.KeptReadOnly, Cache: cache}
 	gitDirs, names := append(slices.Clone(g.GitDirs), g.UnwalkedGitDirs...), append(slices.Clone(g.Names), g.UnwalkedNames...)
-	gd := &guard{cache: cache, before: planted.Snapshot(gitDirs, names).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace, complete: g.Complete}
+	gd := &guard{cache: cache, before: planted.SnapshotKeeping(gitDirs, names, g.KeptReadOnly).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace, complete: g.Complete}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
 	}

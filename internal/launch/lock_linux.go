@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/subpath"
 
@@ -198,10 +199,83 @@ func record(file string, paths []string) error {
 // created with mkdirat or openat(O_EXCL|O_NOFOLLOW) relative to that
 // descriptor, or linked there with its content (createWithContentAt),
 // which never follows a symlink there.
+//
+// From parallelPlaceholdersFrom placeholders on, two goroutines create
+// them, each the placeholders of half the parent directories: creating a
+// file is the kernel's work (an inode allocated, 0.1 to 0.3 ms each on
+// this VM's ext4, which looks past the recently freed inodes of its
+// group), which the two cores then share, so a workspace of many nested
+// repositories (two placeholders each) waits for it about half as long,
+// for the same CPU time. A plan with a placeholder below another
+// (created first) is created in order, by one.
 func createPlaceholders(pl *plan.Plan) error {
+	lists := splitPlaceholders(pl.Placeholders)
+	if len(lists) == 1 {
+		return createPlaceholderList(lists[0])
+	}
+	errs := make([]error, len(lists))
+	var wg sync.WaitGroup
+	for i, l := range lists {
+		wg.Go(func() { errs[i] = createPlaceholderList(l) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // one line: the first list's first failure
+		}
+	}
+	return nil
+}
+
+// parallelPlaceholdersFrom is the fewest placeholders that
+// createPlaceholders shares between two goroutines: below it, starting
+// the second costs about what it saves.
+const parallelPlaceholdersFrom = 32
+
+// splitPlaceholders returns phs as one list, or, from
+// parallelPlaceholdersFrom on, as two lists that share no parent
+// directory, each in the plan's order: the placeholders of every other
+// parent directory (in the order of their first placeholder) in each. A
+// placeholder below another keeps them in one list.
+func splitPlaceholders(phs []plan.Placeholder) [][]plan.Placeholder {
+	if len(phs) < parallelPlaceholdersFrom {
+		return [][]plan.Placeholder{phs}
+	}
+	paths := make(map[string]bool, len(phs))
+	for _, ph := range phs {
+		paths[filepath.Clean(ph.Path)] = true
+	}
+	index := map[string]int{} // parent directory -> its list
+	lists := make([][]plan.Placeholder, 2)
+	for _, ph := range phs {
+		dir := filepath.Dir(filepath.Clean(ph.Path))
+		for d := dir; ; d = filepath.Dir(d) {
+			if paths[d] {
+				return [][]plan.Placeholder{phs}
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+		i, ok := index[dir]
+		if !ok {
+			i = len(index) % 2
+			index[dir] = i
+		}
+		lists[i] = append(lists[i], ph)
+	}
+	if len(lists[1]) == 0 {
+		return lists[:1]
+	}
+	return lists
+}
+
+// createPlaceholderList creates the placeholders phs in order, opening
+// each parent directory once.
+func createPlaceholderList(phs []plan.Placeholder) error {
 	dirs := newParentDirs(openDirFollowing)
 	defer dirs.close()
-	for _, ph := range pl.Placeholders {
+	for _, ph := range phs {
 		if err := createPlaceholder(dirs, ph); err != nil {
 			return fmt.Errorf("creating placeholder %s for a missing protected path: %w", ph.Path, err)
 		}

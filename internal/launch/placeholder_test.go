@@ -4,9 +4,11 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,4 +246,99 @@ func placeholderPlan(t *testing.T) (*lockFixture, *plan.Plan, []string) {
 	}
 	pl.Helper = ""
 	return f, pl, pl.PlaceholderPaths()
+}
+
+// TestPlaceholdersInTwo: from parallelPlaceholdersFrom placeholders on,
+// createPlaceholders shares them between two goroutines by parent
+// directory (each list in the plan's order, no parent in both), keeps a
+// placeholder below another in one list after it, and creates every one,
+// of its kind, on a real file system; a failure in either list fails the
+// whole with one line naming the placeholder.
+func TestPlaceholdersInTwo(t *testing.T) {
+	root := t.TempDir()
+	var many []plan.Placeholder
+	for i := range 40 {
+		git := filepath.Join(root, fmt.Sprintf("r%02d", i), ".git")
+		if err := os.MkdirAll(git, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		many = append(many, plan.Placeholder{Path: filepath.Join(git, "config.worktree"), Kind: plan.PlaceholderFile},
+			plan.Placeholder{Path: filepath.Join(git, "commondir"), Kind: plan.PlaceholderCommondir})
+	}
+	nested := append(slices.Clone(many[:len(many)-2]), plan.Placeholder{Path: filepath.Join(root, "new"), Kind: plan.PlaceholderDir},
+		plan.Placeholder{Path: filepath.Join(root, "new", "hooks"), Kind: plan.PlaceholderDir})
+	tests := []struct {
+		name  string
+		phs   []plan.Placeholder
+		lists int
+	}{
+		{"few", many[:parallelPlaceholdersFrom-1], 1},
+		{"many", many, 2},
+		{"one below another", nested, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lists := splitPlaceholders(tc.phs)
+			if len(lists) != tc.lists {
+				t.Fatalf("%d lists, want %d", len(lists), tc.lists)
+			}
+			var all []plan.Placeholder
+			parents := map[string]int{}
+			for i, l := range lists {
+				for _, ph := range l {
+					if j, ok := parents[filepath.Dir(ph.Path)]; ok && j != i {
+						t.Errorf("%s is in both lists", filepath.Dir(ph.Path))
+					}
+					parents[filepath.Dir(ph.Path)] = i
+				}
+				all = append(all, l...)
+			}
+			if len(all) != len(tc.phs) {
+				t.Fatalf("%d placeholders in the lists, want %d", len(all), len(tc.phs))
+			}
+			for _, l := range lists {
+				if !isSubsequence(l, tc.phs) {
+					t.Errorf("a list is not in the plan's order: %v", l)
+				}
+			}
+			if err := createPlaceholders(&plan.Plan{Placeholders: tc.phs}); err != nil {
+				t.Fatal(err)
+			}
+			for _, ph := range tc.phs {
+				fi, err := os.Lstat(ph.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fi.IsDir() != (ph.Kind == plan.PlaceholderDir) {
+					t.Errorf("%s: directory %v, want kind %s", ph.Path, fi.IsDir(), ph.Kind)
+				}
+				if ph.Kind == plan.PlaceholderCommondir {
+					if b, _ := os.ReadFile(ph.Path); string(b) != ".\n" {
+						t.Errorf("%s holds %q", ph.Path, b)
+					}
+				}
+			}
+			for _, ph := range slices.Backward(tc.phs) {
+				removeIfEmpty(ph.Path)
+			}
+		})
+	}
+	// A parent that cannot be opened, in one list: the whole fails.
+	bad := slices.Clone(many)
+	bad[3].Path = filepath.Join(root, "missing", "config.worktree")
+	err := createPlaceholders(&plan.Plan{Placeholders: bad})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), bad[3].Path) {
+		t.Errorf("err = %v, want one line naming %s", err, bad[3].Path)
+	}
+}
+
+// isSubsequence reports whether sub holds elements of all in their order.
+func isSubsequence(sub, all []plan.Placeholder) bool {
+	i := 0
+	for _, p := range all {
+		if i < len(sub) && sub[i] == p {
+			i++
+		}
+	}
+	return i == len(sub)
 }

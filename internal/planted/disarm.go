@@ -33,8 +33,14 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 	}
 	defer g.Close()
 	d := &dirCheck{c: c, g: g, root: ref.root, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
-	if d.prev == nil {
+	switch {
+	case d.prev == nil:
 		d.fresh = c.becameGitDir(ref)
+	case d.prev.keptOnly && !kept:
+		// Recorded as kept read-only (SnapshotKeeping), but another
+		// directory is at its path now: nothing of it was recorded, and
+		// everything in it counts as the run's.
+		d.prev, d.fresh = nil, true
 	}
 	d.todos()
 	if kept {

@@ -60,6 +60,10 @@ type dirState struct {
 	hooks     map[string]fileState  // by name; nil when not recorded
 	hooksLink *fileState            // hooks itself is a symbolic link
 	todos     map[string]*fileState // the to-do lists (todoFiles) that exist
+	// keptOnly: the run's mounts keep the directory's config, hooks and
+	// commondir read-only (SnapshotKeeping), so only its to-do lists were
+	// recorded.
+	keptOnly bool
 }
 
 // fileState identifies a version of a file: its stat fields and, for
@@ -128,7 +132,24 @@ func (b *Before) recordName(n string) {
 // MaxSnapshotDirs directories are recorded. It never fails: what it cannot
 // read is recorded as absent or unreadable.
 func Snapshot(gitDirs, names []string) *Before {
+	return SnapshotKeeping(gitDirs, names, nil)
+}
+
+// SnapshotKeeping is Snapshot for a run whose mounts keep the git
+// directories in kept read-only (the git directories of
+// Options.KeptReadOnly): Check looks in such a directory only at its to-do
+// lists (its config, hooks and commondir could change only from the host),
+// so of it only those and its inode are recorded, which spares reading its
+// config and listing its hooks. A kept directory that Check finds replaced
+// (another inode at its path) is examined whole, everything in it counted
+// as the run's, as in a directory that became a git directory during the
+// run.
+func SnapshotKeeping(gitDirs, names, kept []string) *Before {
 	b := newBefore(time.Now())
+	keep := make(map[string]bool, len(kept))
+	for _, k := range kept {
+		keep[filepath.Clean(k)] = true
+	}
 	for _, n := range names {
 		n = filepath.Clean(n)
 		b.names[n] = true
@@ -142,7 +163,13 @@ func Snapshot(gitDirs, names []string) *Before {
 			continue
 		}
 		b.known[d] = true
-		if len(b.dirs) < MaxSnapshotDirs {
+		switch {
+		case len(b.dirs) >= MaxSnapshotDirs:
+		case keep[d]:
+			s := &dirState{keptOnly: true}
+			s.recordTodos(d)
+			b.dirs[d] = s
+		default:
 			b.dirs[d] = recordDir(d)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -62,14 +63,27 @@ func venvRoots(r *os.Root) []string {
 			continue
 		}
 		n := e.Name()
-		if isVenv(n) {
-			out = append(out, n)
+		// One descriptor of n answers the common case, where none of
+		// the three is there (a workspace of many repositories: each
+		// path looked up through r resolves n again); what is there is
+		// then looked up through r, as before.
+		d, err := r.OpenRoot(n)
+		if err != nil {
+			continue
 		}
-		for _, sub := range []string{".venv", "venv"} {
-			if isVenv(filepath.Join(n, sub)) {
-				out = append(out, filepath.Join(n, sub))
+		for _, sub := range []string{".", ".venv", "venv"} {
+			probe := sub
+			if sub == "." {
+				probe = "pyvenv.cfg"
+			}
+			if _, err := d.Lstat(probe); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if p := filepath.Join(n, sub); isVenv(p) {
+				out = append(out, p)
 			}
 		}
+		d.Close()
 		if n == ".tox" || n == ".nox" {
 			ents, _ := readRootDir(r, n, 1000)
 			for _, s := range ents {

@@ -17,7 +17,10 @@ import (
 // and with the baseline binary if one is given, and prints each median against the workspace without
 // nested repositories and how the cost grows: the increment of the
 // largest count over the empty workspace against that of the count
-// nearest 200 (linear growth gives the ratio of the counts).
+// nearest 200 (linear growth gives the ratio of the counts). Each median
+// comes with the median CPU time of the run (cordon and what it waited
+// for: bwrap, the helper, the command), which a loaded machine inflates
+// less than the wall time.
 func runRepos(n int, cordon, baseline, counts string) error {
 	var ns []int
 	for _, f := range strings.Split(counts, ",") {
@@ -66,8 +69,10 @@ func runRepos(n int, cordon, baseline, counts string) error {
 		wss[i] = ws
 	}
 	times := make([][][]time.Duration, len(bins))
+	cpus := make([][][]time.Duration, len(bins))
 	for b := range bins {
 		times[b] = make([][]time.Duration, len(ns))
+		cpus[b] = make([][]time.Duration, len(ns))
 	}
 	// failed[b][w] says why a binary could not run in a workspace (the
 	// baseline's bwrap refuses more than 9,000 arguments): it is not
@@ -96,6 +101,7 @@ func runRepos(n int, cordon, baseline, counts string) error {
 				}
 				if i >= 2 { // warm-up
 					times[b][w] = append(times[b][w], d)
+					cpus[b][w] = append(cpus[b][w], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 				}
 			}
 		}
@@ -106,13 +112,15 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	}
 	for b, c := range cases {
 		name := c.name
-		med := make([]time.Duration, len(ns))
+		med, cpu := make([]time.Duration, len(ns)), make([]time.Duration, len(ns))
 		for w := range ns {
 			if failed[b][w] != "" {
 				continue
 			}
 			slices.Sort(times[b][w])
+			slices.Sort(cpus[b][w])
 			med[w] = times[b][w][len(times[b][w])/2]
+			cpu[w] = cpus[b][w][len(cpus[b][w])/2]
 		}
 		fmt.Printf("%s:\n", name)
 		for w, c := range ns {
@@ -120,8 +128,9 @@ func runRepos(n int, cordon, baseline, counts string) error {
 				fmt.Printf("  %5d nested repositories: failed: %s\n", c, failed[b][w])
 				continue
 			}
-			fmt.Printf("  %5d nested repositories: median %9.2f ms (p10 %.2f, p90 %.2f) = %6.2fx the empty workspace\n", c,
-				ms(med[w]), ms(times[b][w][len(times[b][w])/10]), ms(times[b][w][len(times[b][w])*9/10]), float64(med[w])/float64(med[0]))
+			fmt.Printf("  %5d nested repositories: median %9.2f ms (p10 %.2f, p90 %.2f) = %6.2fx the empty workspace; CPU %8.2f ms = %6.2fx\n", c,
+				ms(med[w]), ms(times[b][w][len(times[b][w])/10]), ms(times[b][w][len(times[b][w])*9/10]), float64(med[w])/float64(med[0]),
+				ms(cpu[w]), float64(cpu[w])/float64(cpu[0]))
 		}
 		last := len(ns) - 1
 		if last != ref && med[ref] > med[0] && med[last] > 0 {
@@ -136,7 +145,8 @@ func runRepos(n int, cordon, baseline, counts string) error {
 				continue
 			}
 			a, b := times[0][w][len(times[0][w])/2], times[last][w][len(times[last][w])/2]
-			fmt.Printf("this build against the baseline, %d nested repositories: %.2fx\n", c, float64(a)/float64(b))
+			ca, cb := cpus[0][w][len(cpus[0][w])/2], cpus[last][w][len(cpus[last][w])/2]
+			fmt.Printf("this build against the baseline, %d nested repositories: %.2fx, CPU %.2fx\n", c, float64(a)/float64(b), float64(ca)/float64(cb))
 		}
 	}
 	return nil
