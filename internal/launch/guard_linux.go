@@ -155,25 +155,37 @@ func needsJournal(pl *plan.Plan) bool {
 // writeJournal records a run in progress and returns its file, or "" if
 // it could not (the run goes on; only a kill -9 would then go unchecked).
 func writeJournal(stateDir string, j journal) string {
+	f := createJournal(stateDir, j)
+	if f == nil {
+		return ""
+	}
+	f.Close()
+	return f.Name()
+}
+
+// createJournal is writeJournal, returning the journal open for writing
+// (see sessionJournal), or nil.
+func createJournal(stateDir string, j journal) *os.File {
 	dir := journalDir(stateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ""
+		return nil
 	}
 	j.Pid = os.Getpid()
 	b, err := json.Marshal(j)
 	if err != nil {
-		return ""
+		return nil
 	}
 	var rnd [6]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		return ""
+		return nil
 	}
 	// Whole or not at all: other runs read it meanwhile.
 	p := filepath.Join(dir, fmt.Sprintf("%d-%s.json", j.Pid, hex.EncodeToString(rnd[:])))
-	if err := createWithContent(p, b, 0o600); err != nil {
-		return ""
+	f, err := createKeeping(p, b, 0o600)
+	if err != nil {
+		return nil
 	}
-	return p
+	return f
 }
 
 // journalPid is the pid a journal's name begins with (PID-HEX.json).

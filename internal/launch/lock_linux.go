@@ -385,19 +385,40 @@ func openDirNoSymlinks(dir string) (int, error) {
 // it is a broken repository), and a run's journal, which other runs read.
 // See createWithContentAt.
 func createWithContent(p string, content []byte, perm uint32) error {
+	f, err := createKeeping(p, content, perm)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// createKeeping is createWithContent, returning the file created open for
+// writing (a session's journal, rewritten in place).
+func createKeeping(p string, content []byte, perm uint32) (*os.File, error) {
 	dfd, err := openDirFollowing(filepath.Dir(p))
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
+		return nil, &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
 	}
 	defer unix.Close(dfd)
-	return createWithContentAt(dfd, p, content, perm)
+	return keepWithContentAt(dfd, p, content, perm)
 }
 
 // createWithContentAt is createWithContent in the directory dfd, p's
-// parent. The file is written unnamed (O_TMPFILE) there and linked into
-// place, which never replaces nor follows what is there. Where the file
-// system has no O_TMPFILE it is created and then written.
+// parent (see keepWithContentAt).
 func createWithContentAt(dfd int, p string, content []byte, perm uint32) error {
+	f, err := keepWithContentAt(dfd, p, content, perm)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// keepWithContentAt creates p in the directory dfd, p's parent, with
+// content, and returns it open for writing. The file is written unnamed
+// (O_TMPFILE) there and linked into place, which never replaces nor
+// follows what is there. Where the file system has no O_TMPFILE it is
+// created and then written.
+func keepWithContentAt(dfd int, p string, content []byte, perm uint32) (*os.File, error) {
 	name := filepath.Base(p)
 	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
 	if err != nil {
@@ -405,40 +426,41 @@ func createWithContentAt(dfd int, p string, content []byte, perm uint32) error {
 		return createThenWrite(dfd, p, name, content, perm)
 	}
 	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
 	if _, err := f.Write(content); err != nil {
-		return err
+		f.Close()
+		return nil, err
 	}
 	err = unix.Linkat(fd, "", dfd, name, unix.AT_EMPTY_PATH)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EPERM) {
 		// AT_EMPTY_PATH wants CAP_DAC_READ_SEARCH: through /proc.
 		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
 	}
-	if errors.Is(err, unix.EEXIST) {
-		return fs.ErrExist
-	}
 	if err != nil {
-		return &fs.PathError{Op: "link", Path: p, Err: err}
+		f.Close()
+		if errors.Is(err, unix.EEXIST) {
+			return nil, fs.ErrExist
+		}
+		return nil, &fs.PathError{Op: "link", Path: p, Err: err}
 	}
-	return nil
+	return f, nil
 }
 
 // createThenWrite creates name in the directory dfd (never through a
-// link) and writes content to it.
-func createThenWrite(dfd int, p, name string, content []byte, perm uint32) error {
+// link), writes content to it and returns it open for writing.
+func createThenWrite(dfd int, p, name string, content []byte, perm uint32) (*os.File, error) {
 	fd, err := unix.Openat(dfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if errors.Is(err, unix.EEXIST) {
-		return fs.ErrExist
+		return nil, fs.ErrExist
 	}
 	if err != nil {
-		return &fs.PathError{Op: "create", Path: p, Err: err}
+		return nil, &fs.PathError{Op: "create", Path: p, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), p)
-	_, err = f.Write(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return nil, err
 	}
-	return err
+	return f, nil
 }
 
 // release removes placeholders and the lock file if no other run holds

@@ -44,6 +44,8 @@ type sessionSandbox struct {
 	// made no cgroup here (none usable, its notes said again to every
 	// command), so that later commands do not try again.
 	noGroup *noGroup
+	// journal is the commands' journal (commands run one at a time).
+	journal sessionJournal
 }
 
 // aheadGroup is a cgroup made for the next command, with the helper the
@@ -312,6 +314,7 @@ func (sb *sessionSandbox) close() {
 	for m := range sb.msgs {
 		closeFds(m.fds)
 	}
+	sb.journal.close()
 }
 
 // alive reports whether the sandbox still runs.

@@ -63,7 +63,6 @@ type sessionCmd struct {
 	ahead      *aheadGroup     // the cgroup made ahead for this command, or nil
 	statusCh   chan status
 	guard      *guard
-	journal    string
 	started    time.Time
 	cache      *globscan.Cache // the session's walk cache, for the check
 }
@@ -155,9 +154,8 @@ func (c *sessionCmd) start() error {
 	// for after it. The journal names the roots, for the next run to
 	// check if this process is killed before it does.
 	c.guard = startGuard(c.pl, c.cache)
-	if needsJournal(c.pl) {
-		c.journal = writeJournal(c.pl.StateDir, journal{Start: time.Now().UnixNano(), Roots: c.pl.Guard.Roots, Git: c.pl.Guard.Git})
-		held = append(held, func() { os.Remove(c.journal) })
+	if needsJournal(c.pl) && c.sb.journal.record(c.pl.StateDir, journal{Start: time.Now().UnixNano(), Roots: c.pl.Guard.Roots, Git: c.pl.Guard.Git}) {
+		held = append(held, c.sb.journal.idle)
 	}
 	c.statusCh = make(chan status, 1)
 	if nr := c.sb.r.net; nr != nil && nr.dns != nil {
