@@ -205,6 +205,28 @@ func (c *Cache) Watch(max int) error {
 	return nil
 }
 
+// HoldMounts makes the scans of a watched cache (see Watch), until the
+// release it returns is called, read the mount table once, at the first
+// of them, rather than at each: the walks of one step (the plan of a
+// command, the check after it) then see the mounts as they were when the
+// step began, as a single walk sees them as they were when it began. The
+// next scan after the release reads it again. Without Watch it does
+// nothing. Release once.
+func (c *Cache) HoldMounts() (release func()) {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	w := c.watch
+	c.mu.Unlock()
+	if w == nil {
+		return func() {}
+	}
+	w.hold()
+	var once sync.Once
+	return func() { once.Do(w.unhold) }
+}
+
 // Close ends Watch. The cache still works, without it.
 func (c *Cache) Close() error {
 	if c == nil {

@@ -43,10 +43,13 @@ type watcher struct {
 	// broken says why the watcher vouches for nothing any more (the
 	// system's watches ran out, a read failed); "" while it works.
 	broken string
-	// mounts is /proc/self/mountinfo, read again at every drain;
+	// mounts is /proc/self/mountinfo, read again at every drain but
+	// those while held (see Cache.HoldMounts) after the first;
 	// mountsSeen its last contents.
 	mounts                *os.File
 	mountsSeen, mountsBuf []byte
+	held                  int  // holds not yet released
+	heldRead              bool // the table was read since the first hold
 	buf                   []byte
 }
 
@@ -129,8 +132,27 @@ func (w *watcher) drain() {
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}
 	}
+	if w.held > 0 && w.heldRead {
+		return
+	}
+	w.heldRead = w.held > 0
 	if w.mountsChanged() {
 		w.events++
+	}
+}
+
+// hold and unhold count the holds of Cache.HoldMounts.
+func (w *watcher) hold() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held++
+}
+
+func (w *watcher) unhold() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held--; w.held == 0 {
+		w.heldRead = false
 	}
 }
 

@@ -197,6 +197,45 @@ func TestWatchMount(t *testing.T) {
 	}
 }
 
+// TestWatchHoldMounts: while the mount table is held (HoldMounts), the
+// scans after the first do not read it again: a mount made then is seen
+// by the first scan after the release, not before. Mounting needs root.
+func TestWatchHoldMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	root, dir := t.TempDir(), t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(dir, ahead)
+	must(t, c.Watch(0))
+	defer c.Close()
+	firstSettle(t, c, root)
+	release := c.HoldMounts()
+	if !watchedScan(t, c, root) {
+		t.Fatal("the first scan of a hold was not answered by the watcher")
+	}
+	over := filepath.Join(root, "a", "b")
+	if err := unix.Mount("tmpfs", over, "tmpfs", 0, ""); err != nil {
+		release()
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	defer unix.Unmount(over, unix.MNT_DETACH)
+	// Within the hold the table is not read again: the scan is answered
+	// (reading what the tree held when the hold's first scan began).
+	before := c.Stats().Reused
+	if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stats().Reused == before {
+		t.Error("a scan within the hold read the mount table again")
+	}
+	release()
+	release() // once only
+	if watchedScan(t, c, root) {
+		t.Fatal("the scan after the release, after a mount, was answered by the watcher")
+	}
+}
+
 // TestWatchBounds: scans of one root and patterns under other bounds
 // (the plan's and the check's) share what the watcher vouches for while
 // it lies within their bounds; a scan whose bound the earlier one passed

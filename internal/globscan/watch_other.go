@@ -18,3 +18,5 @@ func (*watcher) count() (uint64, bool)        { return 0, false }
 func (*watcher) watchTree(string, *node) bool { return false }
 func (*watcher) watching() int                { return 0 }
 func (*watcher) close()                       {}
+func (*watcher) hold()                        {}
+func (*watcher) unhold()                      {}

@@ -270,7 +270,9 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 		return nil
 	}
 	unlock := g.lockCheck()
+	held := g.cache.HoldMounts() // the check's walks read the mount table once
 	rep, err := g.before.Check(g.roots, g.opts)
+	held()
 	unlock()
 	// A cache that cannot be written only makes the next check read
 	// every directory.

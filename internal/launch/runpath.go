@@ -143,7 +143,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if req.Options.WalkCache == nil {
 		req.Options.WalkCache = req.Session.walkCache(req.Options.StateDir)
 	}
+	// The plan's walks read the mount table once (a session's cache).
+	held := req.Options.WalkCache.HoldMounts()
 	pl, lock, err := buildLocked(p, req.Command, req.Options)
+	held()
 	if err != nil {
 		return nil, err
 	}
