@@ -106,3 +106,24 @@ func TestSessionJournal(t *testing.T) {
 		t.Errorf("journals left after close: %v", ents)
 	}
 }
+
+// BenchmarkJournal compares a command's journal as a file made and
+// removed (a run's, writeJournal) with a session's, rewritten in place
+// and made idle (sessionJournal).
+func BenchmarkJournal(b *testing.B) {
+	state, ws := b.TempDir(), b.TempDir()
+	j := journal{Start: time.Now().UnixNano(), Roots: []string{ws}}
+	b.Run("file per command", func(b *testing.B) {
+		for b.Loop() {
+			os.Remove(writeJournal(state, j))
+		}
+	})
+	b.Run("session", func(b *testing.B) {
+		var s sessionJournal
+		defer s.close()
+		for b.Loop() {
+			s.record(state, j)
+			s.idle()
+		}
+	})
+}
