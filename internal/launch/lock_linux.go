@@ -378,22 +378,11 @@ func openDirNoSymlinks(dir string) (int, error) {
 	return unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 }
 
-// createWithContent creates the file p of mode perm (less the umask)
-// holding content, unless p exists (fs.ErrExist), so that nobody ever
-// sees it without its content: the commondir placeholder, which another
-// run's repository discovery and git on the host read meanwhile (empty,
-// it is a broken repository), and a run's journal, which other runs read.
-// See createWithContentAt.
-func createWithContent(p string, content []byte, perm uint32) error {
-	f, err := createKeeping(p, content, perm)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// createKeeping is createWithContent, returning the file created open for
-// writing (a session's journal, rewritten in place).
+// createKeeping creates the file p of mode perm (less the umask) holding
+// content, unless p exists (fs.ErrExist), so that nobody ever sees it
+// without its content (a run's journal, which other runs read), and
+// returns it open for writing (a session's journal is rewritten in
+// place). See keepWithContentAt.
 func createKeeping(p string, content []byte, perm uint32) (*os.File, error) {
 	dfd, err := openDirFollowing(filepath.Dir(p))
 	if err != nil {
@@ -403,8 +392,11 @@ func createKeeping(p string, content []byte, perm uint32) (*os.File, error) {
 	return keepWithContentAt(dfd, p, content, perm)
 }
 
-// createWithContentAt is createWithContent in the directory dfd, p's
-// parent (see keepWithContentAt).
+// createWithContentAt creates p in the directory dfd, p's parent,
+// holding content, unless p exists (fs.ErrExist), so that nobody ever
+// sees it without its content: the commondir placeholder, which another
+// run's repository discovery and git on the host read meanwhile (empty,
+// it is a broken repository). See keepWithContentAt.
 func createWithContentAt(dfd int, p string, content []byte, perm uint32) error {
 	f, err := keepWithContentAt(dfd, p, content, perm)
 	if err != nil {
