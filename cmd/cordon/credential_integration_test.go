@@ -431,7 +431,7 @@ func TestCredentialPipIndex(t *testing.T) {
 			writeFile(t, roots, string(ca.CertPEM()))
 			e.extra = append(e.extra, "SSL_CERT_FILE="+roots, "API_TOKEN="+credSecret)
 			writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, paths: [/simple/, /files/]}\n", port))
-			script := fmt.Sprintf(`python3 -m venv "$TMPDIR/v" && "$TMPDIR/v/bin/pip" install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && "$TMPDIR/v/bin/python" -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
+			script := fmt.Sprintf(`python3 -m venv --without-pip --system-site-packages "$TMPDIR/v" && "$TMPDIR/v/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && "$TMPDIR/v/bin/python" -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
 			r := e.runTimeout(90*time.Second, nil, "run", "--backend", be, "--allow-net", fmt.Sprintf("127.0.0.1:%d", port), "--env", "NO_PROXY=", "--env", "no_proxy=", "--", "sh", "-c", script)
 			t.Logf("%s", r)
 			mu.Lock()

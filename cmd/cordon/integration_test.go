@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 
 func testMain(m *testing.M) int {
 	flag.Parse() // for testing.Short
+	defer removeSharedDirs()
 	if b := os.Getenv("CORDON_BIN"); b != "" {
 		abs, err := filepath.Abs(b)
 		if err != nil {

@@ -40,6 +40,7 @@ func TestLearnDocsExample(t *testing.T) {
 	script := docsLearnExample(t)
 	e := newEnv(t)
 	goBin := requireGo(t)
+	seedGoCache(t, e)
 	lib := filepath.Join(e.home, "src", "lib")
 	writeFile(t, filepath.Join(lib, "go.mod"), "module example.com/lib\n\ngo 1.22\n")
 	writeFile(t, filepath.Join(lib, "lib.go"), "package lib\n\nfunc Hello() string { return \"hello\" }\n")

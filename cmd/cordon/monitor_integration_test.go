@@ -255,6 +255,7 @@ func TestLearn(t *testing.T) {
 	t.Run("go build to a directory outside the workspace", func(t *testing.T) {
 		e, _ := monitorFixture(t)
 		goBin := requireGo(t)
+		seedGoCache(t, e)
 		e.extra = append(e.extra, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
 		writeFile(t, filepath.Join(e.ws, "go.mod"), "module example.com/learn\n\ngo 1.22\n")
 		writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"learnt\") }\n")
