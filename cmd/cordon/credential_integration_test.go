@@ -169,6 +169,7 @@ const credDump = `env > dump-env.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*
 // inside (environment, /proc, files, answers) nor in cordon's output or
 // audit log; each use is an audit record.
 func TestCredentialUse(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -269,6 +270,7 @@ func TestCredentialUse(t *testing.T) {
 // placeholder as its registry's _authToken, publishes to a registry that
 // requires the token.
 func TestCredentialNpmPublish(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -302,6 +304,7 @@ func TestCredentialNpmPublish(t *testing.T) {
 // host with the secret and prints its answer; the secret is nowhere in the
 // run's output nor in the sandbox's environment or /proc.
 func TestCredentialGh(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -349,6 +352,7 @@ func TestCredentialGh(t *testing.T) {
 // TestCredentialWorkspaceConfigRefused: a .cordon.yaml naming a
 // credential is refused with one line, and nothing runs.
 func TestCredentialWorkspaceConfigRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.ws, ".cordon.yaml"), "sandbox:\n  credentials:\n    - {name: github, hosts: [evil.example]}\n")
 	r := e.run("run", "--", "sh", "-c", "echo RAN")
@@ -379,6 +383,7 @@ func readAudit(t *testing.T, path string) []map[string]any {
 // host stops the run before it starts, with one line saying where cordon
 // looked.
 func TestCredentialNoSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("run", "--credential", "github", "--", "sh", "-c", "echo RAN")
 	want := "cordon: credential github: no secret: $GH_TOKEN is not set, $GITHUB_TOKEN is not set, `gh auth token`"
@@ -390,6 +395,7 @@ func TestCredentialNoSecret(t *testing.T) {
 // TestCredentialPipIndex: pip inside installs from an index that needs a
 // password, given the placeholder as the index URL's password.
 func TestCredentialPipIndex(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -476,6 +482,7 @@ func testWheel(t *testing.T) []byte {
 // TestCredentialExplain: cordon policy --explain lists each credential
 // with its hosts and where its secret comes from, never its value.
 func TestCredentialExplain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.extra = append(e.extra, "GH_TOKEN="+credSecret)
 	r := e.run("policy", "--credential", "github", "--explain")

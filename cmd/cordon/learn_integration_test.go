@@ -37,6 +37,7 @@ func docsLearnExample(t *testing.T) string {
 // build under it runs with nothing denied but what the file lists as left
 // out (it, below it, or a directory made to hold it).
 func TestLearnDocsExample(t *testing.T) {
+	t.Parallel()
 	script := docsLearnExample(t)
 	e := newEnv(t)
 	goBin := requireGo(t)
@@ -115,6 +116,7 @@ func unlistedDenials(y, stderr string) []string {
 // inside the workspace (where cordon run refuses a --config that allows
 // more) says so in one line; to a file outside, it says nothing of it.
 func TestLearnOutputInsideWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mkdir(t, filepath.Join(e.home, ".config", "cordon"))
 	for _, tc := range []struct {

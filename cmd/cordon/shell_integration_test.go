@@ -82,6 +82,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // arrow recalls a line, and keys typed after a command ended reach the
 // shell, not the finished command.
 func TestShell(t *testing.T) {
+	t.Parallel()
 	e, _ := monitorFixture(t)
 	s := startShell(t, e)
 	// Each step waits for its output and the next prompt: keys typed

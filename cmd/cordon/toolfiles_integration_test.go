@@ -153,6 +153,7 @@ func toolCases() []toolCase {
 // --no-disarm a new file stays and the same host command runs it: the
 // test's plant is real. Both backends.
 func TestToolFilePlantsDoNotRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range toolCases() {
 		for _, backend := range []string{"bwrap", "landlock"} {
 			for _, keep := range []bool{false, true} {
@@ -303,6 +304,7 @@ func hostVenv(t *testing.T, e *sandboxEnv) string {
 // with --no-disarm both stay and run. pip install of a wheel whose .pth its
 // RECORD lists works inside and is not reported. Both backends.
 func TestVenvPlantsDoNotRun(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		for _, keep := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/%s", backend, map[bool]string{false: "disarm", true: "kept"}[keep]), func(t *testing.T) {
@@ -370,6 +372,7 @@ func TestVenvPlantsDoNotRun(t *testing.T) {
 // read-only), the routine commands still work inside: npm install of a
 // local tarball, cargo build offline, mvn -v and mvn -o.
 func TestToolsWorkInside(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, tool string
 		setup      func(t *testing.T, e *sandboxEnv)
