@@ -3,27 +3,82 @@
 package main
 
 import (
+	"context"
+	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // warmGoCache is a Go build cache holding the standard library that a
-// program using fmt needs, compiled once per test binary (by the first
-// test that asks, the others waiting) and copied into the fake homes of
-// the tests that build Go: a cold build of the standard library costs tens
-// of seconds of CPU on 2 cores, and every such test paid it. A user's
-// build cache is warm; the first builds from a cold one are the heavy
-// tests' (TestGoFirstBuildWarmHost, TestCacheCommandInside).
+// program using fmt needs, compiled once per test binary and copied into
+// the fake homes of the tests that build Go: a cold build of the standard
+// library costs tens of seconds of CPU on 2 cores, and every such test
+// paid it. A user's build cache is warm; the first builds from a cold one
+// are the heavy tests' (TestGoFirstBuildWarmHost, TestCacheCommandInside).
+// A run of the whole package starts it in TestMain, beside the tests that
+// run one at a time (they mostly wait); with -run, the first test that
+// asks makes it, and the others wait.
 var warmGoCache struct {
 	once sync.Once
-	dir  string // the go-build directory
-	err  string // why it could not be made, for every test that asks
+	dir  string // the go-build directory, once made
+	err  error
 }
 
 // sharedDirs are directories the tests share, removed after the run.
 var sharedDirs []string
+
+// startWarmGoCache makes the warm build cache in the background when the
+// whole package runs (no -test.run), and the go command is there.
+func startWarmGoCache() {
+	if f := flag.Lookup("test.run"); f == nil || f.Value.String() != "" {
+		return
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return
+	}
+	dir, err := os.MkdirTemp("", "cordon-itest-gocache-")
+	if err != nil {
+		return
+	}
+	sharedDirs = append(sharedDirs, dir)
+	go warmGoCache.once.Do(func() { warmGoCache.dir, warmGoCache.err = makeWarmGoCache(dir) })
+}
+
+// makeWarmGoCache builds a program using fmt in dir with the build cache
+// dir/go-build, and returns that cache.
+func makeWarmGoCache(dir string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	for name, body := range map[string]string{
+		"go.mod":  "module example.com/warm\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"warm\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			return "", err
+		}
+	}
+	cache := filepath.Join(dir, "go-build")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", filepath.Join(dir, "app"), ".")
+	cmd.Dir = src
+	cmd.Env = append(goOutsideEnv(goBin), "HOME="+dir, "GOCACHE="+cache, "GOPROXY=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build of the warm-up program: %v\n%s", err, out)
+	}
+	return cache, nil
+}
 
 // seedGoCache copies the warm build cache into e's home as its host's
 // build cache (~/.cache/go-build), which cordon's GOCACHEPROG reads inside
@@ -34,30 +89,14 @@ func seedGoCache(t *testing.T, e *sandboxEnv) {
 	warmGoCache.once.Do(func() {
 		dir, err := os.MkdirTemp("", "cordon-itest-gocache-")
 		if err != nil {
-			warmGoCache.err = err.Error()
+			warmGoCache.err = err
 			return
 		}
 		sharedDirs = append(sharedDirs, dir)
-		src := filepath.Join(dir, "src")
-		for name, body := range map[string]string{
-			"go.mod":  "module example.com/warm\n\ngo 1.22\n",
-			"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"warm\") }\n",
-		} {
-			if err := os.MkdirAll(src, 0o755); err != nil {
-				warmGoCache.err = err.Error()
-				return
-			}
-			if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-				warmGoCache.err = err.Error()
-				return
-			}
-		}
-		cache := filepath.Join(dir, "go-build")
-		goOutside(t, src, []string{"HOME=" + dir, "GOCACHE=" + cache, "GOPROXY=off"}, "build", "-o", filepath.Join(dir, "app"), ".")
-		warmGoCache.dir = cache
+		warmGoCache.dir, warmGoCache.err = makeWarmGoCache(dir)
 	})
-	if warmGoCache.dir == "" {
-		t.Fatalf("making the shared warm Go build cache failed (%s): see the first test that asked", warmGoCache.err)
+	if warmGoCache.err != nil {
+		t.Fatalf("making the shared warm Go build cache: %v", warmGoCache.err)
 	}
 	copyTree(t, warmGoCache.dir, filepath.Join(e.home, ".cache", "go-build"))
 }

@@ -64,6 +64,7 @@ func testMain(m *testing.M) int {
 			return 2
 		}
 		cordonBin = abs
+		startWarmGoCache()
 		return m.Run()
 	}
 	if testing.Short() && os.Getenv("CI") != "true" {
@@ -94,6 +95,7 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	cordonBin = bin
+	startWarmGoCache()
 	return m.Run()
 }
 

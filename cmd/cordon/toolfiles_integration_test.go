@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,8 +133,8 @@ func toolCases() []toolCase {
 		{
 			name: "maven-jvm-config", tool: "mvn",
 			setup: func(t *testing.T, e *sandboxEnv, marker string) []string {
-				javaAgent(t, filepath.Join(e.ws, "agent.jar"), marker)
-				return nil
+				javaAgent(t, filepath.Join(e.ws, "agent.jar"))
+				return []string{agentMarkerVar + "=" + marker}
 			},
 			newDir: true,
 			plant:  `mkdir -p .mvn && echo "-javaagent:$PWD/agent.jar" > .mvn/jvm.config`,
@@ -210,25 +211,55 @@ func TestToolFilePlantsDoNotRun(t *testing.T) {
 	}
 }
 
-// javaAgent compiles a Java agent whose premain creates marker, and writes
-// it as a jar at path; without javac the test skips (fails under CI=true).
-func javaAgent(t *testing.T, path, marker string) {
+// agentMarkerVar names the file the Java agent of javaAgent creates.
+const agentMarkerVar = "CORDON_TEST_AGENT_MARKER"
+
+// agentJar is the Java agent's jar, compiled once per test binary (javac
+// costs seconds of CPU): its bytes, or why it could not be made.
+var agentJar struct {
+	once  sync.Once
+	bytes []byte
+	err   string
+}
+
+// javaAgent writes at path a jar of a Java agent whose premain creates the
+// file $CORDON_TEST_AGENT_MARKER names; without javac the test skips
+// (fails under CI=true).
+func javaAgent(t *testing.T, path string) {
 	t.Helper()
 	javac := hostProgram(t, "javac")
-	dir := t.TempDir()
-	src := fmt.Sprintf("public class Agent { public static void premain(String a) throws Exception { new java.io.File(%q).createNewFile(); } }\n", marker)
-	writeFile(t, filepath.Join(dir, "Agent.java"), src)
-	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "Agent.java")).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
-	class, err := os.ReadFile(filepath.Join(dir, "Agent.class"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeZip(t, path, map[string]string{
-		"META-INF/MANIFEST.MF": "Manifest-Version: 1.0\nPremain-Class: Agent\n\n",
-		"Agent.class":          string(class),
+	agentJar.once.Do(func() {
+		dir, err := os.MkdirTemp("", "cordon-itest-agent-")
+		if err != nil {
+			agentJar.err = err.Error()
+			return
+		}
+		defer os.RemoveAll(dir)
+		src := fmt.Sprintf("public class Agent { public static void premain(String a) throws Exception { String m = System.getenv(%q); if (m != null) new java.io.File(m).createNewFile(); } }\n", agentMarkerVar)
+		if err := os.WriteFile(filepath.Join(dir, "Agent.java"), []byte(src), 0o644); err != nil {
+			agentJar.err = err.Error()
+			return
+		}
+		if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "Agent.java")).CombinedOutput(); err != nil {
+			agentJar.err = fmt.Sprintf("javac: %v\n%s", err, out)
+			return
+		}
+		class, err := os.ReadFile(filepath.Join(dir, "Agent.class"))
+		if err != nil {
+			agentJar.err = err.Error()
+			return
+		}
+		jar := filepath.Join(dir, "agent.jar")
+		writeZip(t, jar, map[string]string{
+			"META-INF/MANIFEST.MF": "Manifest-Version: 1.0\nPremain-Class: Agent\n\n",
+			"Agent.class":          string(class),
+		})
+		agentJar.bytes, _ = os.ReadFile(jar)
 	})
+	if agentJar.bytes == nil {
+		t.Fatalf("making the Java agent: %s", agentJar.err)
+	}
+	writeFile(t, path, string(agentJar.bytes))
 }
 
 // writeZip writes a zip archive of files at path.
