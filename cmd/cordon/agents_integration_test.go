@@ -52,6 +52,7 @@ type hookAnswer struct {
 // and it writes the workspace; quotes, $(...), backticks and newlines of
 // the agent's command reach the shell inside as written.
 func TestHookBashRunsConfined(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.extra = append(e.extra, "CLAUDE_PROJECT_DIR="+e.ws)
 	writeFile(t, filepath.Join(e.home, ".ssh", "id_rsa"), "SSH-KEY-5c1e")
@@ -104,6 +105,7 @@ func TestHookBashRunsConfined(t *testing.T) {
 // refused, a workspace file gets no decision) and refuses input it cannot
 // parse with exit status 2.
 func TestHookFileToolsBinary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.home, ".ssh", "id_rsa"), "SSH-KEY-5c1e")
 	writeFile(t, filepath.Join(e.ws, "main.go"), "package main")
@@ -138,6 +140,7 @@ func TestHookFileToolsBinary(t *testing.T) {
 // keys, a second run says nothing changed, --undo restores the files byte
 // for byte; an unparsable file is refused with one cordon: line.
 func TestSetupClaudeCodeBinary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	settings := filepath.Join(e.home, ".claude", "settings.json")
 	claudeJSON := filepath.Join(e.home, ".claude.json")

@@ -155,6 +155,7 @@ func (a *askEnv) audited(host string) []audit.Record {
 // entry names and a private address are refused without a question, and
 // --ask without a terminal is one cordon: line, exit 125.
 func TestAskNetwork(t *testing.T) {
+	t.Parallel()
 	a := newAskEnv(t)
 	url := fmt.Sprintf("http://name.test:%d/", a.port)
 	target := fmt.Sprintf("name.test:%d", a.port)
@@ -242,6 +243,7 @@ func TestAskNetwork(t *testing.T) {
 // (~/.ssh/id_rsa, a deny entry) and a protected path (.git/hooks/,
 // written in place) fail without a question.
 func TestAskFiles(t *testing.T) {
+	t.Parallel()
 	a := newAskEnv(t)
 	notes := filepath.Join(a.home, "notes.txt")
 	writeFile(t, notes, "NOTES-7c1b\n")

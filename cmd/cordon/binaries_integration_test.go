@@ -124,6 +124,7 @@ const reinstallFix = "install all of cordon's binaries together: go install gith
 // fix, exit 125, on bwrap and the Landlock-only backend, and the command
 // never runs (never cordon itself as the helper instead).
 func TestHelperSiblingChecked(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		break_ func(t *testing.T, dir string)
@@ -196,6 +197,7 @@ func TestHelperSiblingChecked(t *testing.T) {
 // real file, and cordon status names the helper and the MCP server it
 // found.
 func TestHelperSiblingRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cordon := installBins(e, "elsewhere", helperName, mcpName)
 	r := e.runBin(cordon, nil, "run", "--", "sh", "-c", "test -x /run/cordon/cordon-helper && echo RAN")
@@ -257,6 +259,7 @@ func landlockAvailable() bool {
 // applying anything: exit 125, one cordon: line naming the helper and
 // both versions, reported through the status socket, on both backends.
 func TestHelperVersionMismatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	src, err := os.ReadFile(filepath.Join("..", "..", "internal", "helperspec", "helperspec.go"))
 	if err != nil {
@@ -305,6 +308,7 @@ const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"
 // one-line error; and without cordon-mcp beside it, cordon mcp is one
 // cordon: line naming the missing path, exit 125.
 func TestMCPSibling(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cordon := installBins(e, "bin", helperName, mcpName)
 	dir := filepath.Dir(cordon)

@@ -169,6 +169,7 @@ const credDump = `env > dump-env.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*
 // inside (environment, /proc, files, answers) nor in cordon's output or
 // audit log; each use is an audit record.
 func TestCredentialUse(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -269,6 +270,7 @@ func TestCredentialUse(t *testing.T) {
 // placeholder as its registry's _authToken, publishes to a registry that
 // requires the token.
 func TestCredentialNpmPublish(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -302,6 +304,7 @@ func TestCredentialNpmPublish(t *testing.T) {
 // host with the secret and prints its answer; the secret is nowhere in the
 // run's output nor in the sandbox's environment or /proc.
 func TestCredentialGh(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -349,6 +352,7 @@ func TestCredentialGh(t *testing.T) {
 // TestCredentialWorkspaceConfigRefused: a .cordon.yaml naming a
 // credential is refused with one line, and nothing runs.
 func TestCredentialWorkspaceConfigRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.ws, ".cordon.yaml"), "sandbox:\n  credentials:\n    - {name: github, hosts: [evil.example]}\n")
 	r := e.run("run", "--", "sh", "-c", "echo RAN")
@@ -379,6 +383,7 @@ func readAudit(t *testing.T, path string) []map[string]any {
 // host stops the run before it starts, with one line saying where cordon
 // looked.
 func TestCredentialNoSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("run", "--credential", "github", "--", "sh", "-c", "echo RAN")
 	want := "cordon: credential github: no secret: $GH_TOKEN is not set, $GITHUB_TOKEN is not set, `gh auth token`"
@@ -390,6 +395,7 @@ func TestCredentialNoSecret(t *testing.T) {
 // TestCredentialPipIndex: pip inside installs from an index that needs a
 // password, given the placeholder as the index URL's password.
 func TestCredentialPipIndex(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -431,7 +437,7 @@ func TestCredentialPipIndex(t *testing.T) {
 			writeFile(t, roots, string(ca.CertPEM()))
 			e.extra = append(e.extra, "SSL_CERT_FILE="+roots, "API_TOKEN="+credSecret)
 			writeFile(t, filepath.Join(e.home, ".config", "cordon", "config.yaml"), fmt.Sprintf("sandbox:\n  credentials:\n    - {name: api, hosts: [\"localhost:%d\"], env: API_TOKEN, paths: [/simple/, /files/]}\n", port))
-			script := fmt.Sprintf(`python3 -m venv "$TMPDIR/v" && "$TMPDIR/v/bin/pip" install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && "$TMPDIR/v/bin/python" -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
+			script := fmt.Sprintf(`python3 -m venv --without-pip --system-site-packages "$TMPDIR/v" && "$TMPDIR/v/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir --index-url "https://u:$API_TOKEN@localhost:%d/simple/" credpkg 2>&1 && "$TMPDIR/v/bin/python" -c 'import credpkg; print("@@pip:" + credpkg.VALUE)'`, port)
 			r := e.runTimeout(90*time.Second, nil, "run", "--backend", be, "--allow-net", fmt.Sprintf("127.0.0.1:%d", port), "--env", "NO_PROXY=", "--env", "no_proxy=", "--", "sh", "-c", script)
 			t.Logf("%s", r)
 			mu.Lock()
@@ -476,6 +482,7 @@ func testWheel(t *testing.T) []byte {
 // TestCredentialExplain: cordon policy --explain lists each credential
 // with its hosts and where its secret comes from, never its value.
 func TestCredentialExplain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.extra = append(e.extra, "GH_TOKEN="+credSecret)
 	r := e.run("policy", "--credential", "github", "--explain")

@@ -19,6 +19,7 @@ import (
 // (a crate's secrets.rs in cargo's registry) stays readable. (Not Go's
 // module cache: on bwrap its host path shows the sandbox's own.)
 func TestDenyGlobsInReadPaths(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.home, "d")
 	envFile := filepath.Join(e.home, ".env")
@@ -95,6 +96,7 @@ func TestDenyGlobsInReadPaths(t *testing.T) {
 // profile makes readable (they are not caches), while the git config
 // itself stays readable.
 func TestGitConfigDirSecrets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.home, ".config", "git")
 	writeFile(t, filepath.Join(dir, "credentials"), "https://u:CRED-SECRET-9a1@example.com")
@@ -117,6 +119,7 @@ func TestGitConfigDirSecrets(t *testing.T) {
 // points for the nested matches inside the empty directory hiding it),
 // and nothing in it is readable.
 func TestDeniedDirHoldingDenyMatches(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	extra := filepath.Join(e.home, "extra")
 	writeFile(t, filepath.Join(extra, "deep", "x", ".env"), "NESTED-SECRET-4c1")

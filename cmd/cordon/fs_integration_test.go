@@ -474,6 +474,7 @@ func checkOneCordonLine(t *testing.T, r runResult) {
 // read-only under bubblewrap, so the shell the user opens next runs
 // nothing the command wrote.
 func TestHomeLinksIntoWorkspace(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t)

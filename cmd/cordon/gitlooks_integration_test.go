@@ -18,6 +18,7 @@ import (
 // program would write a marker file). On bubblewrap the write is refused
 // during the run; on the Landlock-only backend it is disarmed after it.
 func TestGitLooksPlanted(t *testing.T) {
+	t.Parallel()
 	const hook = `printf '#!/bin/sh\ntouch %s\n' > %s/pre-commit && chmod +x %s/pre-commit`
 	type setup struct {
 		repo   string // relative to the workspace: the repository host git uses
@@ -183,6 +184,7 @@ func worktree(t *testing.T, e *sandboxEnv) {
 // with --allow-write ~, an include in ~/.gitconfig of a file in the home
 // is read-only.
 func TestGitLooksDocumented(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hostGit(t, e, e.root, "init", "-q", e.ws)
 	hostGit(t, e, e.ws, "config", "core.hooksPath", ".githooks")

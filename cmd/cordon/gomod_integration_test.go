@@ -161,15 +161,21 @@ func goOutside(t *testing.T, dir string, env []string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{
-		"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod -buildvcs=false",
-		"GONOSUMDB=", "GONOSUMCHECK=", "GOPRIVATE=", "GONOPROXY=", "GOINSECURE=", "GOWORK=off", "CGO_ENABLED=0",
-	}, env...)
+	cmd.Env = append(goOutsideEnv(goBin), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %s outside (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
 	return string(out)
+}
+
+// goOutsideEnv is the environment of the go command run on the host,
+// before the caller's HOME and the rest: nothing of the test's own.
+func goOutsideEnv(goBin string) []string {
+	return []string{
+		"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod -buildvcs=false",
+		"GONOSUMDB=", "GONOSUMCHECK=", "GOPRIVATE=", "GONOPROXY=", "GOINSECURE=", "GOWORK=off", "CGO_ENABLED=0",
+	}
 }
 
 // requireGo returns the go command; it is required under CI=true.

@@ -94,6 +94,7 @@ func TestGoModulesInside(t *testing.T) {
 			e := newEnv(t)
 			p := newModProxy(t, e.root, testModules)
 			hostEnv := goSandboxEnv(t, e, p)
+			seedGoCache(t, e)
 			warmHost(t, e, hostEnv)
 			hostGo := filepath.Join(e.home, "go")
 			hostHead := filepath.Join(hostGo, "pkg", "sumdb", sumdbName, "latest")

@@ -23,8 +23,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +51,8 @@ func TestMain(m *testing.M) {
 
 func testMain(m *testing.M) int {
 	flag.Parse() // for testing.Short
+	defer removeSharedDirs()
+	setParallel()
 	if b := os.Getenv("CORDON_BIN"); b != "" {
 		abs, err := filepath.Abs(b)
 		if err != nil {
@@ -60,6 +64,7 @@ func testMain(m *testing.M) int {
 			return 2
 		}
 		cordonBin = abs
+		startWarmGoCache()
 		return m.Run()
 	}
 	if testing.Short() && os.Getenv("CI") != "true" {
@@ -90,7 +95,25 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	cordonBin = bin
+	startWarmGoCache()
 	return m.Run()
+}
+
+// testsPerCPU is how many tests run at once per CPU (-test.parallel),
+// unless the command line sets -parallel: an integration test mostly waits
+// (for cordon's runs to start and end, for its helper, a terminal, a
+// server, a question's timeout), so that running only as many tests at
+// once as there are CPUs, go test's default, leaves the CPUs idle.
+const testsPerCPU = 2
+
+// setParallel sets -test.parallel to testsPerCPU per CPU unless the
+// command line set it.
+func setParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(testsPerCPU*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // --- skip rule ---------------------------------------------------------

@@ -36,6 +36,7 @@ func requireLandlock(t *testing.T) {
 // namespaces, but secrets, writes and the network are still confined, what
 // it cannot enforce is printed, and strict mode refuses it.
 func TestLandlockBackend(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireLandlock(t)
 	writeFile(t, filepath.Join(e.home, ".ssh", "id_rsa"), "LL-SECRET-5c1")
@@ -102,6 +103,7 @@ func TestLandlockBackend(t *testing.T) {
 // writes outside the workspace refused, the network denied, a planted
 // hook disarmed.
 func TestAutoFallsBackToLandlock(t *testing.T) {
+	t.Parallel()
 	requireBwrap(t)
 	requireLandlock(t)
 	for _, tc := range []struct {

@@ -72,6 +72,7 @@ func drained(ch chan struct{}) int {
 // refusing them (--allow-unix-socket on Landlock ABI < 9, --net open), the
 // run says so on a degraded line.
 func TestLandlockBackendUnixSockets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireLandlock(t)
 	if _, err := os.Stat("/usr/bin/perl"); err != nil {
@@ -192,6 +193,7 @@ func readFor(f *os.File, d time.Duration) string {
 // other terminals: it can neither read what is typed in one nor write
 // into it.
 func TestLandlockBackendDevices(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireLandlock(t)
 	other, otherName := openPty(t)
@@ -257,6 +259,7 @@ func TestLandlockBackendDevices(t *testing.T) {
 // them; strict mode still refuses the backend for what remains (no pid
 // namespace).
 func TestLandlockBackendMetadataEnforced(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireLandlock(t)
 	key := filepath.Join(e.home, ".ssh", "id_rsa")

@@ -17,6 +17,7 @@ import (
 // Landlock's scoping must refuse a connect to one, while the same connect
 // from outside cordon works.
 func TestLandlockScopesAbstractSockets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, err := os.Stat("/usr/bin/perl"); err != nil {
 		skipOrFail(t, "perl is needed to connect to an abstract unix socket")

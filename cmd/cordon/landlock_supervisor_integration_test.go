@@ -33,6 +33,7 @@ func landlockEnv(t *testing.T) *sandboxEnv {
 // from a directory descriptor; the public file next to it still reads, and
 // the workspace is still writable.
 func TestLandlockSupervisorSecrets(t *testing.T) {
+	t.Parallel()
 	e := landlockEnv(t)
 	script := strings.Join([]string{
 		`cat a.txt`,
@@ -74,6 +75,7 @@ func TestLandlockSupervisorSecrets(t *testing.T) {
 // neither listed, read nor written on the Landlock-only backend, and
 // cannot be moved out of its rule (renaming its parent).
 func TestLandlockSupervisorDenyDir(t *testing.T) {
+	t.Parallel()
 	e := landlockEnv(t)
 	secret := filepath.Join(e.ws, "vault")
 	writeFile(t, filepath.Join(secret, "key.txt"), "LLSUP-VAULT-9e3\n")
@@ -104,6 +106,7 @@ func TestLandlockSupervisorDenyDir(t *testing.T) {
 // during the run on the Landlock-only backend, not only disarmed after it;
 // the rest of .git stays writable (git commit works).
 func TestLandlockSupervisorProtected(t *testing.T) {
+	t.Parallel()
 	e := landlockEnv(t)
 	git := requireTool(t, "git")
 	for _, args := range [][]string{{"init", "-q", "."}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"}} {
@@ -146,6 +149,7 @@ func TestLandlockSupervisorProtected(t *testing.T) {
 // the Landlock-only backend, which no longer declares them as a gap; in the
 // workspace they work.
 func TestLandlockSupervisorMetadata(t *testing.T) {
+	t.Parallel()
 	e := landlockEnv(t)
 	setfattr := requireTool(t, "setfattr")
 	key := filepath.Join(e.home, ".ssh", "id_rsa")

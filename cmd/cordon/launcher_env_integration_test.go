@@ -118,6 +118,7 @@ func buildEvilLib(t *testing.T, dir, marker string) evilLib {
 // writes a marker outside everything the sandbox may write; it must never
 // appear.
 func TestLauncherEnvironment(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	marker := filepath.Join(e.root, "host-marker")
 	evil := buildEvilLib(t, filepath.Join(e.ws, "planted"), marker)
@@ -184,6 +185,7 @@ func TestLauncherEnvironment(t *testing.T) {
 // given to the command (a token, say) is not in bwrap's /proc/PID/environ
 // for other tools on the host to read.
 func TestLauncherEnvironmentHidden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := uniqueSleep(305)
 	markers := []string{"sleep " + s}

@@ -37,9 +37,11 @@ func docsLearnExample(t *testing.T) string {
 // build under it runs with nothing denied but what the file lists as left
 // out (it, below it, or a directory made to hold it).
 func TestLearnDocsExample(t *testing.T) {
+	t.Parallel()
 	script := docsLearnExample(t)
 	e := newEnv(t)
 	goBin := requireGo(t)
+	seedGoCache(t, e)
 	lib := filepath.Join(e.home, "src", "lib")
 	writeFile(t, filepath.Join(lib, "go.mod"), "module example.com/lib\n\ngo 1.22\n")
 	writeFile(t, filepath.Join(lib, "lib.go"), "package lib\n\nfunc Hello() string { return \"hello\" }\n")
@@ -114,6 +116,7 @@ func unlistedDenials(y, stderr string) []string {
 // inside the workspace (where cordon run refuses a --config that allows
 // more) says so in one line; to a file outside, it says nothing of it.
 func TestLearnOutputInsideWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mkdir(t, filepath.Join(e.home, ".config", "cordon"))
 	for _, tc := range []struct {

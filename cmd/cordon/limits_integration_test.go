@@ -75,6 +75,7 @@ func TestResourceBombs(t *testing.T) {
 // TestRunJSONUsage checks that --json reports the run's resource usage,
 // the command's CPU time included, on both backends.
 func TestRunJSONUsage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	jf := jsonOut(t)
 	r := e.run("run", "--json-out", jf, "--", "sh", "-c", "exit 4")

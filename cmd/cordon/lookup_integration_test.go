@@ -17,6 +17,7 @@ import (
 // outside (python3 in ~/tools/bin before /usr/bin) is one note before the
 // run naming both. A program in a denied directory is never suggested.
 func TestProgramOutsideNamed(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "python3")
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {

@@ -64,6 +64,7 @@ true`
 // confined: nothing it was denied happened. The records are in the audit
 // log, which cordon violations lists.
 func TestCordonTest(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"bwrap", "landlock"} {
 		t.Run(b, func(t *testing.T) {
 			e, _ := monitorFixture(t)
@@ -144,6 +145,7 @@ func TestCordonTest(t *testing.T) {
 // end of a cordon run; block (the default) says nothing and runs no
 // monitor.
 func TestOnViolationWarn(t *testing.T) {
+	t.Parallel()
 	e, _ := monitorFixture(t)
 	r := e.sh("cat ~/.ssh/id_rsa; true")
 	if r.code != 0 || strings.Contains(r.stderr, "cordon: denied:") {
@@ -161,6 +163,7 @@ func TestOnViolationWarn(t *testing.T) {
 // warned; the seccomp filter stays, and under bubblewrap the pid
 // namespace.
 func TestPermissiveMode(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"bwrap", "landlock"} {
 		t.Run(b, func(t *testing.T) {
 			e, _ := monitorFixture(t)
@@ -252,9 +255,11 @@ func learnThenRun(t *testing.T, e *sandboxEnv, flags []string, script string) (p
 // same command passes in mode standard, which allows no secret, and during
 // which no secret was readable.
 func TestLearn(t *testing.T) {
+	t.Parallel()
 	t.Run("go build to a directory outside the workspace", func(t *testing.T) {
 		e, _ := monitorFixture(t)
 		goBin := requireGo(t)
+		seedGoCache(t, e)
 		e.extra = append(e.extra, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
 		writeFile(t, filepath.Join(e.ws, "go.mod"), "module example.com/learn\n\ngo 1.22\n")
 		writeFile(t, filepath.Join(e.ws, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"learnt\") }\n")
@@ -326,6 +331,7 @@ func TestLearn(t *testing.T) {
 // server the test runs on 127.0.0.1: nothing leaves the machine) is
 // reported once with the network rule.
 func TestCordonTestConnect(t *testing.T) {
+	t.Parallel()
 	e, _ := monitorFixture(t)
 	l := testenv.Listen(t)
 	defer l.Close()

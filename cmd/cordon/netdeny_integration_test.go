@@ -66,6 +66,7 @@ func main() {
 // lookup leaves the machine: the sandbox's resolv.conf names only the
 // name server cordon serves on its own loopback.
 func TestNetDenyLookups(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireTool(t, "curl")
 	requireTool(t, "node")
@@ -143,6 +144,7 @@ s=$(ms); npm view left-pad version --registry http://npm.example/ >/dev/null 2>&
 // loopback does not, TCP on the sandbox's own loopback is refused, and
 // cordon policy --explain says so.
 func TestNetDenyForwardPort(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireTool(t, "curl")
 	fwd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, netBody) }))

@@ -45,6 +45,7 @@ func main() {
 // loopback stays out of reach, and cordon policy --explain says so. Under
 // bubblewrap and on the Landlock-only backend.
 func TestNetAllowLoopback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireTool(t, "curl")
 	requireTool(t, "node")

@@ -151,6 +151,7 @@ func (s *netServers) netAllow() []string {
 // 127.0.0.1; a host no rule allows is refused with an answer naming it and
 // the rule, one end-of-run line, and audit records of both decisions.
 func TestNetFilteredClients(t *testing.T) {
+	t.Parallel()
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
 			e := newEnv(t)
@@ -232,6 +233,7 @@ func TestNetFilteredClients(t *testing.T) {
 // ProxyFromEnvironment never proxies 127.0.0.1, so the program takes the
 // variable itself), and its refusal names the host and the rule.
 func TestNetGoClient(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	goBin := requireTool(t, "go")
 	s := startNetServers(t, e)
@@ -295,6 +297,7 @@ func main() {
 // that is not the proxy's is refused by Landlock and UDP sockets by
 // seccomp.
 func TestNetRawAndUDPBlocked(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -365,6 +368,7 @@ EOF`, tport, uport), tc.flags...)
 // Landlock-only backend, directly); a forwarded port nothing listens on
 // refuses to run.
 func TestNetForwardPort(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireTool(t, "curl")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, netBody) }))
@@ -422,6 +426,7 @@ kill $!`
 // run's token it answers 407, and the degraded line says what Landlock's
 // port rules cannot stop.
 func TestNetLandlockToken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireLandlock(t)
 	s := startNetServers(t, e)
@@ -482,6 +487,7 @@ func TestNetLandlockToken(t *testing.T) {
 // through cordon's ProxyCommand (it reads the server's identification
 // line), and a refused host ends ssh at once with the proxy's reason.
 func TestNetSSHProxyCommand(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "ssh")
 	e := newEnv(t)
 	l := testenv.Listen(t)

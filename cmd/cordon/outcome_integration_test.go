@@ -193,6 +193,7 @@ func kernelAtLeast(major, minor int) bool {
 // existing repository (it rewrites the private copy of its config, and
 // the host's stays as it was).
 func TestGitInitHint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.run("run", "--", "git", "init")
 	want := "cordon: git init: " + filepath.Join(e.ws, ".git") + " cannot be created inside the sandbox: cordon keeps it a read-only placeholder there"
@@ -232,6 +233,7 @@ func TestGitInitHint(t *testing.T) {
 // (a relative or missing allow, an allow of a denied path), and what the
 // warning says is what the run then does.
 func TestPathFlagMessages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.home, ".ssh", "id_rsa"), "KEY-9d1")
 	missing := filepath.Join(e.root, "missing")
@@ -295,6 +297,7 @@ func TestPathFlagMessages(t *testing.T) {
 // TestHelpMarksNotBuilt: every flag value that is refused as not built yet
 // is marked so in --help, and no other flag is.
 func TestHelpMarksNotBuilt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	help := e.run("run", "--help")
 	if help.code != 0 {
@@ -332,6 +335,7 @@ func TestHelpMarksNotBuilt(t *testing.T) {
 // TestWorkspaceProfileTightens: a .cordon.yaml may pick a tighter profile
 // (untrusted: read-only workspace, strict), never a looser one.
 func TestWorkspaceProfileTightens(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.ws, ".cordon.yaml"), "sandbox:\n  profile: untrusted\n")
 	if p := e.run("policy"); p.code != 0 || !strings.Contains(p.stdout, "profile: untrusted") || !strings.Contains(p.stdout, "mode: strict") {

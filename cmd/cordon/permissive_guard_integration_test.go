@@ -65,6 +65,7 @@ func permissiveRepo(t *testing.T, e *sandboxEnv) {
 // status in both repositories, and the shell sources .envrc and ~/.bashrc
 // and runs git from its PATH: no marker appears.
 func TestPermissiveKeepsTheGuard(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		for _, learn := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/learn=%v", backend, learn), func(t *testing.T) {
@@ -165,6 +166,7 @@ func TestPermissiveKeepsTheGuard(t *testing.T) {
 // top are kept all the same: an existing one stays read-only, one the run
 // creates is moved aside after it, with a warning.
 func TestPermissiveHomeTop(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.home, ".bashrc"), "# rc\n")
 	r := e.sh(`echo evil >> ~/.bashrc; echo evil > ~/.zshrc; echo ok > ~/other.txt; true`, "--mode", "permissive")
@@ -192,6 +194,7 @@ func TestPermissiveHomeTop(t *testing.T) {
 // directory. And a guarded path the run creates is moved aside at every
 // run, though an earlier run's is still beside it (~/.config/git, twice).
 func TestPermissiveGitLooksInHome(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t)

@@ -22,6 +22,7 @@ import (
 // is not left armed on the host after the run, and a shell start-up file
 // it creates is named in one warning. Both backends.
 func TestPlaceholdersNoClutter(t *testing.T) {
+	t.Parallel()
 	dirsOK := []string{".vscode", ".idea", ".claude", ".cursor", ".codex", ".gemini"}
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // that git on the host runs neither. With --no-disarm they stay armed but
 // are still reported. Both backends.
 func TestPlantedDisarmed(t *testing.T) {
+	t.Parallel()
 	const script = `git init -q new && printf '#!/bin/sh\necho HOOK-RAN\n' > new/.git/hooks/pre-commit && chmod +x new/.git/hooks/pre-commit && git -C new config core.fsmonitor "echo FSMON >&2"`
 	for _, backend := range []string{"bwrap", "landlock"} {
 		for _, keep := range []bool{false, true} {

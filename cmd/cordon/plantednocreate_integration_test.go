@@ -23,6 +23,7 @@ import (
 // with O_CREAT). The workspace holds enough directories (2,000) for
 // bubblewrap to count.
 func TestPlantedWithoutCreating(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
 		bf := []string{"--backend", backend}
 		for i := range 2000 {
@@ -69,6 +70,7 @@ printf '#!/bin/sh\necho HOOK-RAN\n' | dd of="$C/y/hooks/post-checkout" conv=nocr
 // the creating calls are counted whatever path they name, and the check
 // walks.
 func TestPlantedThroughDescriptors(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no /usr/bin/python3")
 	}

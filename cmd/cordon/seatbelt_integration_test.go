@@ -29,6 +29,7 @@ func seatbeltEnv(t *testing.T) *sandboxEnv {
 // on Linux, the macOS plan: sandbox-exec with the profile, which passes
 // sbpl.Check and holds no path, and its parameters, which hold them.
 func TestSeatbeltExplain(t *testing.T) {
+	t.Parallel()
 	e := seatbeltEnv(t)
 	r := e.run("policy", "--backend", "seatbelt", "--explain", "--", "make", "test")
 	if r.code != 0 {
@@ -67,6 +68,7 @@ func TestSeatbeltExplain(t *testing.T) {
 // proxy's two ports, which are added at launch; nothing is degraded, and
 // strict mode accepts the plan.
 func TestSeatbeltExplainFiltered(t *testing.T) {
+	t.Parallel()
 	e := seatbeltEnv(t)
 	for _, mode := range []string{"standard", "strict"} {
 		r := e.run("policy", "--backend", "seatbelt", "--mode", mode, "--allow-net", "example.com:443", "--explain", "--", "make", "test")
@@ -94,6 +96,7 @@ func TestSeatbeltExplainFiltered(t *testing.T) {
 // TestSeatbeltRunRefused: cordon run --backend seatbelt on Linux exits
 // 125 with one line that says why and what to use, and runs nothing.
 func TestSeatbeltRunRefused(t *testing.T) {
+	t.Parallel()
 	e := seatbeltEnv(t)
 	marker := filepath.Join(e.ws, "ran")
 	r := e.run("run", "--backend", "seatbelt", "--", "sh", "-c", "touch "+marker)

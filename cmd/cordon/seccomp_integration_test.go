@@ -11,6 +11,7 @@ import (
 // filter last: the command sees it in /proc/self/status, and a new user
 // namespace (the usual first step of a namespace escape) fails with EPERM.
 func TestSeccompInsideSandbox(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name   string

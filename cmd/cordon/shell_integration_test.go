@@ -82,6 +82,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // arrow recalls a line, and keys typed after a command ended reach the
 // shell, not the finished command.
 func TestShell(t *testing.T) {
+	t.Parallel()
 	e, _ := monitorFixture(t)
 	s := startShell(t, e)
 	// Each step waits for its output and the next prompt: keys typed
@@ -108,9 +109,14 @@ func TestShell(t *testing.T) {
 	if strings.Contains(scr, "PRIVATE-KEY") {
 		t.Errorf("the secret was read:\n%s", scr)
 	}
+	// exit ends cordon shell, and with it the terminal's session (its
+	// command line execs cordon: nothing runs after it).
 	s.send("exit", "Enter")
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(s.screen(), "$ exit\n") && time.Now().Before(deadline) {
+	for s.tmux("has-session").Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("cordon shell did not end within 20 s of exit:\n%s", s.screen())
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -128,6 +128,7 @@ type statusJSON struct {
 // docs/security.md's table has the same areas, with this host's states among those
 // it names.
 func TestStatusOneStory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tr, jr := e.run("status"), e.run("status", "--json")
 	if tr.code != 0 || jr.code != 0 {

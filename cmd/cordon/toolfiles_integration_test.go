@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,8 +133,8 @@ func toolCases() []toolCase {
 		{
 			name: "maven-jvm-config", tool: "mvn",
 			setup: func(t *testing.T, e *sandboxEnv, marker string) []string {
-				javaAgent(t, filepath.Join(e.ws, "agent.jar"), marker)
-				return nil
+				javaAgent(t, filepath.Join(e.ws, "agent.jar"))
+				return []string{agentMarkerVar + "=" + marker}
 			},
 			newDir: true,
 			plant:  `mkdir -p .mvn && echo "-javaagent:$PWD/agent.jar" > .mvn/jvm.config`,
@@ -153,6 +154,7 @@ func toolCases() []toolCase {
 // --no-disarm a new file stays and the same host command runs it: the
 // test's plant is real. Both backends.
 func TestToolFilePlantsDoNotRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range toolCases() {
 		for _, backend := range []string{"bwrap", "landlock"} {
 			for _, keep := range []bool{false, true} {
@@ -209,25 +211,55 @@ func TestToolFilePlantsDoNotRun(t *testing.T) {
 	}
 }
 
-// javaAgent compiles a Java agent whose premain creates marker, and writes
-// it as a jar at path; without javac the test skips (fails under CI=true).
-func javaAgent(t *testing.T, path, marker string) {
+// agentMarkerVar names the file the Java agent of javaAgent creates.
+const agentMarkerVar = "CORDON_TEST_AGENT_MARKER"
+
+// agentJar is the Java agent's jar, compiled once per test binary (javac
+// costs seconds of CPU): its bytes, or why it could not be made.
+var agentJar struct {
+	once  sync.Once
+	bytes []byte
+	err   string
+}
+
+// javaAgent writes at path a jar of a Java agent whose premain creates the
+// file $CORDON_TEST_AGENT_MARKER names; without javac the test skips
+// (fails under CI=true).
+func javaAgent(t *testing.T, path string) {
 	t.Helper()
 	javac := hostProgram(t, "javac")
-	dir := t.TempDir()
-	src := fmt.Sprintf("public class Agent { public static void premain(String a) throws Exception { new java.io.File(%q).createNewFile(); } }\n", marker)
-	writeFile(t, filepath.Join(dir, "Agent.java"), src)
-	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "Agent.java")).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
-	class, err := os.ReadFile(filepath.Join(dir, "Agent.class"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeZip(t, path, map[string]string{
-		"META-INF/MANIFEST.MF": "Manifest-Version: 1.0\nPremain-Class: Agent\n\n",
-		"Agent.class":          string(class),
+	agentJar.once.Do(func() {
+		dir, err := os.MkdirTemp("", "cordon-itest-agent-")
+		if err != nil {
+			agentJar.err = err.Error()
+			return
+		}
+		defer os.RemoveAll(dir)
+		src := fmt.Sprintf("public class Agent { public static void premain(String a) throws Exception { String m = System.getenv(%q); if (m != null) new java.io.File(m).createNewFile(); } }\n", agentMarkerVar)
+		if err := os.WriteFile(filepath.Join(dir, "Agent.java"), []byte(src), 0o644); err != nil {
+			agentJar.err = err.Error()
+			return
+		}
+		if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "Agent.java")).CombinedOutput(); err != nil {
+			agentJar.err = fmt.Sprintf("javac: %v\n%s", err, out)
+			return
+		}
+		class, err := os.ReadFile(filepath.Join(dir, "Agent.class"))
+		if err != nil {
+			agentJar.err = err.Error()
+			return
+		}
+		jar := filepath.Join(dir, "agent.jar")
+		writeZip(t, jar, map[string]string{
+			"META-INF/MANIFEST.MF": "Manifest-Version: 1.0\nPremain-Class: Agent\n\n",
+			"Agent.class":          string(class),
+		})
+		agentJar.bytes, _ = os.ReadFile(jar)
 	})
+	if agentJar.bytes == nil {
+		t.Fatalf("making the Java agent: %s", agentJar.err)
+	}
+	writeFile(t, path, string(agentJar.bytes))
 }
 
 // writeZip writes a zip archive of files at path.
@@ -281,12 +313,15 @@ func pthWheel(t *testing.T, path string) {
 	writeZip(t, path, files)
 }
 
-// hostVenv makes the virtual environment ws/.venv on the host, with pip,
-// as the user had it before the run, and returns its site-packages.
+// hostVenv makes the virtual environment ws/.venv on the host, served by
+// the system's pip, as the user had it before the run, and returns its
+// site-packages.
 func hostVenv(t *testing.T, e *sandboxEnv) string {
 	t.Helper()
 	py := hostProgram(t, "python3")
-	if out, err := exec.Command(py, "-m", "venv", filepath.Join(e.ws, ".venv")).CombinedOutput(); err != nil {
+	// The system's pip serves the environment (python -m pip installs
+	// into it): a pip of its own (ensurepip) costs seconds of CPU a venv.
+	if out, err := exec.Command(py, "-m", "venv", "--without-pip", "--system-site-packages", filepath.Join(e.ws, ".venv")).CombinedOutput(); err != nil {
 		skipOrFail(t, fmt.Sprintf("python3 -m venv (apt-get install python3-venv): %v\n%s", err, out))
 	}
 	sp, _ := filepath.Glob(filepath.Join(e.ws, ".venv", "lib", "python*", "site-packages"))
@@ -303,6 +338,7 @@ func hostVenv(t *testing.T, e *sandboxEnv) string {
 // with --no-disarm both stay and run. pip install of a wheel whose .pth its
 // RECORD lists works inside and is not reported. Both backends.
 func TestVenvPlantsDoNotRun(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		for _, keep := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/%s", backend, map[bool]string{false: "disarm", true: "kept"}[keep]), func(t *testing.T) {
@@ -321,7 +357,7 @@ func TestVenvPlantsDoNotRun(t *testing.T) {
 					flags = append(flags, "--no-disarm")
 				}
 				// pip as the project uses it: no warning.
-				r := e.sh(`.venv/bin/pip install -q --no-index --no-deps --no-cache-dir --disable-pip-version-check ./cordon_pth-1.0-py3-none-any.whl && .venv/bin/python -c 'import cordon_pth, sys; print("PIP-OK", cordon_pth.VALUE)'`, flags...)
+				r := e.sh(`.venv/bin/python -m pip install -q --no-index --no-deps --no-cache-dir --disable-pip-version-check ./cordon_pth-1.0-py3-none-any.whl && .venv/bin/python -c 'import cordon_pth, sys; print("PIP-OK", cordon_pth.VALUE)'`, flags...)
 				if r.code != 0 || !strings.Contains(r.stdout, "PIP-OK 7") {
 					t.Fatalf("pip install into the environment:\n%s", r)
 				}
@@ -370,6 +406,7 @@ func TestVenvPlantsDoNotRun(t *testing.T) {
 // read-only), the routine commands still work inside: npm install of a
 // local tarball, cargo build offline, mvn -v and mvn -o.
 func TestToolsWorkInside(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, tool string
 		setup      func(t *testing.T, e *sandboxEnv)

@@ -51,6 +51,7 @@ func noneRenamed(t *testing.T, dir string) {
 // As root the walk lists everything: the test shows that the secrets stay
 // hidden after the run's chmod and that nothing is renamed or reported.
 func TestUnlistableDirHidesNothing(t *testing.T) {
+	t.Parallel()
 	const cat = `cat config*/secrets.yaml config*/.env.local; true`
 	t.Run("made by a run", func(t *testing.T) {
 		e := newEnv(t)

@@ -36,6 +36,7 @@ func plantHook(dir string) string {
 // sequences, and as JSON lines in the audit log's format; --session and
 // --since select, and a bad --since is one line and exit 125.
 func TestViolations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hostile := "evil\x1b[2J\u202e"
 	for _, dir := range []string{"plain", hostile} {
@@ -93,6 +94,7 @@ func TestViolations(t *testing.T) {
 // back 20 whole records, one per path, in a log rotated on the way
 // (audit.max_size_mb: 1 over records padded to 60 kB by their command).
 func TestViolationsOfConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const runs = 20
 	// A long command line (recorded with each record) makes the 20

@@ -20,6 +20,7 @@ import (
 // refuses to create the denied name in the first place). The cache's
 // files are private to the user.
 func TestWalkCacheRestoredMtime(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t)
@@ -101,6 +102,7 @@ func checkPrivate(t *testing.T, path string, dir bool) {
 // paths: a moved directory is looked up by path, and trusted only if the
 // directory at that path is the one recorded there.
 func TestWalkCacheMovedSubtree(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"bwrap", "landlock"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t)

@@ -102,7 +102,7 @@ func Serve([]string) int {
 		if err != nil || n == 0 {
 			return 0 // the host closed the session
 		}
-		fds := rights(oob[:oobn])
+		fds := helperspec.Rights(oob[:oobn])
 		ex := serveOne(self, next, buf[:n], fds)
 		for _, fd := range fds {
 			_ = unix.Close(fd)
@@ -226,21 +226,6 @@ func killRest() {
 	}
 }
 
-// rights returns the descriptors a control message carries.
-func rights(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for _, m := range msgs {
-		if r, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, r...)
-		}
-	}
-	return fds
-}
-
 // prestarted is the helper started ahead of the next command
 // (helperspec.SessionExecCommand): its pid and the server's end of its
 // socket.
@@ -300,7 +285,7 @@ func SessionExec([]string) int {
 	}
 	_ = unix.Close(helperspec.FdHelperExe)
 	c, err := helperspec.ParseCommand(buf[:n])
-	fds := rights(oob[:oobn])
+	fds := helperspec.Rights(oob[:oobn])
 	if err != nil || len(fds) != helperspec.CommandFds {
 		return 125
 	}

@@ -268,13 +268,13 @@ func (sb *sessionSandbox) read() {
 				sb.mu.Unlock()
 			}
 		case helperspec.MsgPrestarted:
-			closeFds(rightsOf(oob[:oobn]))
+			closeFds(helperspec.Rights(oob[:oobn]))
 			if served, err := strconv.Atoi(string(buf[1:n])); err == nil {
 				sb.aheadFor(served)
 			}
 			continue
 		}
-		sb.msgs <- sessionMessage{append([]byte(nil), buf[:n]...), rightsOf(oob[:oobn])}
+		sb.msgs <- sessionMessage{append([]byte(nil), buf[:n]...), helperspec.Rights(oob[:oobn])}
 	}
 }
 

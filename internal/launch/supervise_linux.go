@@ -30,7 +30,7 @@ func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listen
 		if err != nil || n == 0 {
 			break
 		}
-		fds := rightsOf(oob[:oobn])
+		fds := helperspec.Rights(oob[:oobn])
 		if buf[0] == helperspec.MsgListener && !st.ready {
 			l, families, err := helperspec.ParseListener(buf[:n])
 			if err != nil || len(fds) != len(families) {
@@ -74,21 +74,6 @@ func readStatus(sock *os.File, ch chan<- status, listener func(helperspec.Listen
 		ch <- st
 	}
 	close(ch)
-}
-
-// rightsOf returns the descriptors a control message carries.
-func rightsOf(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for _, m := range msgs {
-		if r, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, r...)
-		}
-	}
-	return fds
 }
 
 // supervise waits for the sandbox to exit, acting meanwhile on the
