@@ -5,10 +5,12 @@ package globscan
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -174,12 +176,48 @@ func TestWatchLimit(t *testing.T) {
 	}
 }
 
+// asMounter runs the calling test again, alone, as uid 0 of a user and
+// mount namespace of its own, when this process is not root: mounting
+// needs it, and an unprivileged user gets it there. It returns true in
+// the process that should go on with the test (root, or the test run
+// again inside the namespaces); false when the test ran in the child.
+// Without user namespaces the test skips, or fails under CI=true.
+func asMounter(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return true
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = os.Environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil && len(out) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mounting needs root or a user namespace: %v", err)
+		}
+		t.Skipf("mounting needs root or a user namespace: %v", err)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s as uid 0 of a user namespace: %v\n%s", t.Name(), err, out)
+	}
+	return false
+}
+
 // TestWatchMount: a file system mounted over a directory of the tree
 // (which sends no inotify event) makes the next scan read. Mounting
-// needs root.
+// needs root, or a user and mount namespace of the test's own
+// (asMounter).
 func TestWatchMount(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting needs root")
+	if !asMounter(t) {
+		return
 	}
 	root, dir := t.TempDir(), t.TempDir()
 	mkTree(t, root, cacheTree0...)
@@ -199,10 +237,11 @@ func TestWatchMount(t *testing.T) {
 
 // TestWatchHoldMounts: while the mount table is held (HoldMounts), the
 // scans after the first do not read it again: a mount made then is seen
-// by the first scan after the release, not before. Mounting needs root.
+// by the first scan after the release, not before. Mounting needs root
+// (asMounter).
 func TestWatchHoldMounts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting needs root")
+	if !asMounter(t) {
+		return
 	}
 	root, dir := t.TempDir(), t.TempDir()
 	mkTree(t, root, cacheTree0...)
