@@ -26,9 +26,11 @@ import (
 // cannot serve it: on the Landlock-only backend and in mode off, with a
 // filtered network or forwarded ports, the violation monitor, credentials,
 // max_processes or max_memory (a cgroup per command), or while another
-// command of the session runs. In the session's sandbox, git cannot write
-// a repository's config (git config, git remote add): the Result's
-// GitConfigRefused says so, as for a command of Wrap. See docs/library.md.
+// command of the session runs, and a command that names a git command
+// that may write a repository's config (git config, git remote add, ...),
+// where git writes a private copy as in Run. In the session's sandbox, git
+// cannot write a repository's config: the Result's GitConfigRefused says
+// so, as for a command of Wrap. See docs/library.md.
 //
 // A Session is safe for concurrent use. Close it when the host is done.
 type Session struct {

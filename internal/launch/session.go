@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
@@ -45,8 +46,45 @@ func sessionable(pl *plan.Plan, stdio Stdio) string {
 		return "a terminal"
 	case helperAt(pl.Argv) < 0:
 		return "a plan without the helper"
+	case len(pl.GitConfigs) > 0 && mayWriteGitConfig(sessionCommand(pl)):
+		// A run's own sandbox binds private copies of the configs, which
+		// git writes and the safe keys of which reach the host's; a
+		// session's cannot (its copies would be every command's).
+		return "a git command that may write a repository's config"
 	}
 	return ""
+}
+
+// gitConfigWriters are the git commands that may write a repository's
+// config: git config, git remote add, git branch -u, git submodule add,
+// init and update, git push -u, git checkout and git switch with
+// --track, git worktree add, git init and git clone of a repository that
+// exists, git lfs install, git maintenance register.
+var gitConfigWriters = map[string]bool{
+	"config": true, "remote": true, "branch": true, "submodule": true, "push": true,
+	"checkout": true, "switch": true, "worktree": true, "init": true, "clone": true,
+	"maintenance": true, "lfs": true,
+}
+
+// mayWriteGitConfig reports whether argv, a command or a shell's command
+// string, may run one of gitConfigWriters: a word "git" (or a path
+// ending in /git) followed, anywhere after it, by one of their names.
+// It errs towards yes: such a command only costs a sandbox of its own.
+func mayWriteGitConfig(argv []string) bool {
+	git := false
+	for _, a := range argv {
+		for _, w := range strings.FieldsFunc(a, func(r rune) bool {
+			return unicode.IsSpace(r) || strings.ContainsRune(";&|()`'\"$<>{}", r)
+		}) {
+			switch {
+			case w == "git" || strings.HasSuffix(w, "/git"):
+				git = true
+			case git && gitConfigWriters[w]:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // helperAt is the index of the helper's command line in a bwrap plan's

@@ -116,3 +116,28 @@ func TestRunCommandSaysWarnings(t *testing.T) {
 		t.Errorf("on_violation warn: the denial is not named: %q", out)
 	}
 }
+
+// TestRunCommandGitConfig: a git command that writes the repository's
+// config works through run_command although its calls share a session:
+// it runs in a sandbox of its own, where git writes a private copy, and
+// the safe keys reach the host's config (a session's sandbox refused the
+// write: found by using cordon mcp). The calls around it keep the session.
+func TestRunCommandGitConfig(t *testing.T) {
+	if !slices.Contains(runModes(t), "standard") {
+		t.Skip("no OS sandbox here")
+	}
+	e := start(t, "standard")
+	nestedRepo(t, e.ws, filepath.Dir(e.ws))
+	e.ok(t, ToolRunCommand, map[string]any{"command": "echo $$"})
+	out := e.ok(t, ToolRunCommand, map[string]any{"command": "git config user.name cordon-test && git config --get user.name"})
+	if !strings.HasPrefix(out, "exit code: 0\n") || !strings.Contains(out, "cordon-test\n") || strings.Contains(out, "warning: ") {
+		t.Errorf("git config through run_command: %q", out)
+	}
+	cfg, err := os.ReadFile(filepath.Join(e.ws, ".git", "config"))
+	if err != nil || !strings.Contains(string(cfg), "cordon-test") {
+		t.Errorf("the host's config: %q %v", cfg, err)
+	}
+	if out := e.ok(t, ToolRunCommand, map[string]any{"argv": []string{"git", "status", "--short"}}); !strings.HasPrefix(out, "exit code: 0\n") {
+		t.Errorf("git status: %q", out)
+	}
+}
