@@ -309,7 +309,9 @@ func TestSessionServerKilled(t *testing.T) {
 	sessionRun(t, ss, ws, `true`)
 	before := ss.Stats().Sandboxes
 	var out bytes.Buffer
-	cmd := exec.Command("sh", "-c", `git init -q nested && printf '#!/bin/sh\necho pwned\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit && kill -9 $PPID; sleep 10`)
+	// (git through a variable: a command that names git init runs in a
+	// sandbox of its own, where its config is a private copy.)
+	cmd := exec.Command("sh", "-c", `g=git; $g init -q nested && printf '#!/bin/sh\necho pwned\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit && kill -9 $PPID; sleep 10`)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, &out, &out
 	if res, err := ss.Run(context.Background(), cmd); err == nil {
 		t.Fatalf("killing the server: no error, %+v %q", res, out.String())
