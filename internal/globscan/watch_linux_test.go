@@ -32,6 +32,19 @@ func watchedScan(t *testing.T, c *Cache, root string) bool {
 	return c.Stats().Reused > before
 }
 
+// watchedTree makes the tree cacheTree0 and a cache of it (its clock
+// ahead) watched with at most limit watches (0: the default), closed at
+// the end of the test.
+func watchedTree(t *testing.T, limit int) (root string, c *Cache) {
+	t.Helper()
+	root = t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c = newTestCache(t.TempDir(), ahead)
+	must(t, c.Watch(limit))
+	t.Cleanup(func() { c.Close() })
+	return root, c
+}
+
 // settle scans until the watcher answers: a scan that read watches the
 // directories new to it, and the next, read with every directory
 // watched, is vouched for.
@@ -112,11 +125,7 @@ func TestWatchSeesChanges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root, dir := t.TempDir(), t.TempDir()
-			mkTree(t, root, cacheTree0...)
-			c := newTestCache(dir, ahead)
-			must(t, c.Watch(0))
-			defer c.Close()
+			root, c := watchedTree(t, 0)
 			firstSettle(t, c, root)
 			if !watchedScan(t, c, root) {
 				t.Fatal("an unchanged tree was read again")
@@ -138,11 +147,7 @@ func TestWatchSeesChanges(t *testing.T) {
 // TestWatchNewDirectory: a directory made after the tree was watched, and
 // a .env made in it after the next scan (which watches it), are found.
 func TestWatchNewDirectory(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	mkTree(t, root, cacheTree0...)
-	c := newTestCache(dir, ahead)
-	must(t, c.Watch(0))
-	defer c.Close()
+	root, c := watchedTree(t, 0)
 	firstSettle(t, c, root)
 	mkTree(t, root, "fresh/deeper/")
 	if watchedScan(t, c, root) {
@@ -157,11 +162,7 @@ func TestWatchNewDirectory(t *testing.T) {
 // TestWatchLimit: a tree with more directories than the watches left is
 // read at every scan, and still found right, as without Watch.
 func TestWatchLimit(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	mkTree(t, root, cacheTree0...)
-	c := newTestCache(dir, ahead)
-	must(t, c.Watch(3))
-	defer c.Close()
+	root, c := watchedTree(t, 3)
 	for i := range 4 {
 		if watchedScan(t, c, root) {
 			t.Fatalf("scan %d answered by the watcher, over its limit of 3 watches", i)
@@ -219,11 +220,7 @@ func TestWatchMount(t *testing.T) {
 	if !asMounter(t) {
 		return
 	}
-	root, dir := t.TempDir(), t.TempDir()
-	mkTree(t, root, cacheTree0...)
-	c := newTestCache(dir, ahead)
-	must(t, c.Watch(0))
-	defer c.Close()
+	root, c := watchedTree(t, 0)
 	firstSettle(t, c, root)
 	over := filepath.Join(root, "a", "b")
 	if err := unix.Mount("tmpfs", over, "tmpfs", 0, ""); err != nil {
@@ -243,11 +240,7 @@ func TestWatchHoldMounts(t *testing.T) {
 	if !asMounter(t) {
 		return
 	}
-	root, dir := t.TempDir(), t.TempDir()
-	mkTree(t, root, cacheTree0...)
-	c := newTestCache(dir, ahead)
-	must(t, c.Watch(0))
-	defer c.Close()
+	root, c := watchedTree(t, 0)
 	firstSettle(t, c, root)
 	release := c.HoldMounts()
 	if !watchedScan(t, c, root) {
@@ -280,11 +273,7 @@ func TestWatchHoldMounts(t *testing.T) {
 // it lies within their bounds; a scan whose bound the earlier one passed
 // ends at its bound, as without Watch.
 func TestWatchBounds(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	mkTree(t, root, cacheTree0...)
-	c := newTestCache(dir, ahead)
-	must(t, c.Watch(0))
-	defer c.Close()
+	root, c := watchedTree(t, 0)
 	firstSettle(t, c, root)
 	_, st, err := c.ScanPatterns(root, cachePats, Limits{})
 	must(t, err)
