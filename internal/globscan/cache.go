@@ -79,6 +79,9 @@ type Cache struct {
 	watch  *watcher
 	memos  map[string]*memo
 	reused int
+	// noMemo makes a watched cache answer no scan from a memo, so that
+	// the tests see the directories vouched for one by one.
+	noMemo bool
 }
 
 // memo is a scan's result, kept while the watcher vouches that nothing
@@ -202,6 +205,11 @@ func (c *Cache) Watch(max int) error {
 		c.watch.close()
 	}
 	c.watch, c.memos = w, map[string]*memo{}
+	for _, t := range c.trees {
+		if t != nil {
+			t.tick = 0 // recorded without this watcher
+		}
+	}
 	return nil
 }
 
@@ -295,7 +303,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	defer c.scanMu.Unlock()
 	key := cacheKey(root, patterns)
 	var events uint64
-	if c.watch != nil {
+	if c.watch != nil && !c.noMemo {
 		m, st, n, ok := c.remembered(key, root, lim.withDefaults())
 		if ok {
 			c.mu.Lock()
@@ -309,6 +317,14 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	cr := &cacheRun{start: c.now()}
 	if old != nil {
 		cr.old = old.top
+	}
+	if c.watch != nil {
+		// The directories the watcher vouches for since the scan that
+		// recorded old cost no lstat (see watcher.vouch).
+		cr.watch, cr.tick = c.watch, c.watch.begin()
+		if old != nil && cr.tick != 0 {
+			cr.since = old.tick
+		}
 	}
 	matches, st, err := scanPatterns(root, patterns, lim, cr)
 	c.mu.Lock()
@@ -326,7 +342,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	if c.watch != nil {
 		c.remember(key, root, events, cr, matches, st)
 	}
-	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
+	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top, tick: cr.tick}
 	c.trees[key] = t
 	switch {
 	case old == nil && st.Dirs < cacheBounds.minDirs:
@@ -390,6 +406,9 @@ type cacheTree struct {
 	start    int64 // when the scan started, in Unix nanoseconds
 	dirs     int   // directories walked (for a decoded tree, its nodes)
 	top      *node
+	// tick is the watcher's tick when the scan that recorded the tree
+	// began (watcher.begin), 0 when it was not watched.
+	tick uint64
 }
 
 // node is one directory of a cacheTree.
@@ -445,6 +464,14 @@ type cacheRun struct {
 	// untrusted counts the directories recorded untrusted (see
 	// nodeTrusted), which a watched scan cannot vouch for.
 	untrusted atomic.Int64
+	// watch, with a watched Cache, is its watcher; tick the tick at
+	// which this scan began, since that of the scan that recorded old
+	// (0: none, nothing is vouched for).
+	watch       *watcher
+	tick, since uint64
+	// vouchedDirs counts the directories taken from the earlier tree on the
+	// watcher's word, without an lstat.
+	vouchedDirs atomic.Int64
 
 	fsMu sync.Mutex
 	fsOK map[uint64]bool // by device: a file system that keeps ctimes
@@ -479,6 +506,19 @@ func (cr *cacheRun) trustedFS(dev uint64, fsType func() (int64, error)) bool {
 		cr.fsOK[dev] = ok
 	}
 	return ok
+}
+
+// vouched reports whether the watcher vouches that the directory of n,
+// recorded by the earlier scan, is unchanged since (see watcher.vouch).
+func (cr *cacheRun) vouched(n *node) bool {
+	if cr.watch == nil || cr.since == 0 || n.id == (dirID{}) {
+		return false
+	}
+	if !cr.watch.vouch(n.id, cr.since) {
+		return false
+	}
+	cr.vouchedDirs.Add(1)
+	return true
 }
 
 // fresh reports whether a directory with id, read by this scan, may be

@@ -17,6 +17,15 @@ func (s *scan) cached() int {
 	return int(s.cr.cached.Load())
 }
 
+// vouched is the number of directories taken from the cache on the
+// watcher's word so far.
+func (s *scan) vouched() int {
+	if s.cr == nil {
+		return 0
+	}
+	return int(s.cr.vouchedDirs.Load())
+}
+
 // sameFS reports whether the directory d, on device dev, is on a file
 // system that keeps ctimes: known from its parent when on the same
 // device, else asked with fsType (once per device and scan).
@@ -46,12 +55,17 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	}
 	var id dirID
 	var isDir bool
-	if d.at > 0 {
+	vouched := d.same && s.cr.vouched(n)
+	switch {
+	case vouched:
+		// Watched and unchanged since it was recorded: no lstat.
+		id = n.id
+	case d.at > 0:
 		id, isDir, err = statIDAt(d.at-1, n.name)
-	} else {
+	default:
 		id, isDir, err = statID(s.full(d.rel), d.rel == "")
 	}
-	if err != nil || !isDir || id != n.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(s.full(d.rel)) }) {
+	if !vouched && (err != nil || !isDir || id != n.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(s.full(d.rel)) })) {
 		return false, nil
 	}
 	if c := s.entries.Add(int64(n.entries)); c > int64(s.lim.MaxEntries) {
@@ -86,7 +100,7 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 			k := &n.kids[i]
 			w.subdirs = append(w.subdirs, dirState{
 				rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
-				n: k, known: true, pdev: id.dev, pfs: true,
+				n: k, known: true, pdev: id.dev, pfs: true, same: true,
 			})
 		}
 		return true, nil
@@ -94,7 +108,7 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	// Below, this worker walks them itself, looking each up by name in
 	// a descriptor of this directory, which costs less than a path.
 	at := 0
-	if len(n.kids) >= fdKids && depth < maxFdDepth {
+	if !vouched && len(n.kids) >= fdKids && depth < maxFdDepth {
 		if fd, err := openPathAt(d.at-1, n.name, s.full(d.rel)); err == nil {
 			defer closeFd(fd)
 			if fid, err := fdID(fd); err == nil && fid == id {
@@ -109,7 +123,7 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 		k := &n.kids[i]
 		kd := dirState{
 			rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
-			n: k, known: true, pdev: id.dev, pfs: true, at: at,
+			n: k, known: true, pdev: id.dev, pfs: true, at: at, same: true,
 		}
 		if err := w.readDir(kd); err != nil {
 			return true, err

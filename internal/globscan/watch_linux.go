@@ -40,6 +40,14 @@ type watcher struct {
 	byID map[dirKey]int32
 	// events counts what was read: any change (see above).
 	events uint64
+	// tick orders the watches, the events and the scans' starts (see
+	// begin and vouch): it counts up at each event and each start.
+	// added and last are the tick at which each watch was added and
+	// its latest event came; broke the tick of the latest overflow or
+	// change of the mount table, after which no earlier record holds.
+	tick        uint64
+	added, last map[int32]uint64
+	broke       uint64
 	// broken says why the watcher vouches for nothing any more (the
 	// system's watches ran out, a read failed); "" while it works.
 	broken string
@@ -86,7 +94,7 @@ func newWatcher(max int) (*watcher, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("globscan: opening the mount table to watch it: %w", err)
 	}
-	w := &watcher{fd: fd, max: max, wds: map[int32]dirKey{}, byID: map[dirKey]int32{}, mounts: mounts, buf: make([]byte, 64<<10)}
+	w := &watcher{fd: fd, max: max, wds: map[int32]dirKey{}, byID: map[dirKey]int32{}, added: map[int32]uint64{}, last: map[int32]uint64{}, mounts: mounts, buf: make([]byte, 64<<10)}
 	w.mountsChanged() // from now on
 	return w, nil
 }
@@ -122,12 +130,19 @@ func (w *watcher) drain() {
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
 			w.events++
+			w.tick++
+			w.last[ev.Wd] = w.tick
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				w.broke = w.tick
+			}
 			if ev.Mask&unix.IN_IGNORED != 0 {
 				// The watch is gone (its directory removed).
 				if k, ok := w.wds[ev.Wd]; ok {
 					delete(w.byID, k)
 					delete(w.wds, ev.Wd)
 				}
+				delete(w.added, ev.Wd)
+				delete(w.last, ev.Wd)
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}
@@ -138,7 +153,41 @@ func (w *watcher) drain() {
 	w.heldRead = w.held > 0
 	if w.mountsChanged() {
 		w.events++
+		w.tick++
+		w.broke = w.tick
 	}
+}
+
+// begin drains the queue and returns the tick of a scan that starts now
+// (0 when the watcher vouches for nothing): what vouch compares the
+// records of that scan with in the next.
+func (w *watcher) begin() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	if w.broken != "" {
+		return 0
+	}
+	w.tick++
+	return w.tick
+}
+
+// vouch reports whether the directory id, as recorded by a scan that
+// began at tick since (begin), is still as it was then without looking at
+// it: it was watched before that scan began, and no event came from its
+// watch, and no overflow or mount since then (the queue drained by the
+// begin of the scan that asks). An entry added, removed or renamed in
+// it, or an attribute of it changed, is an event of its own watch; a
+// directory removed loses its watch (IN_IGNORED), and one made in its
+// place, even with the same inode number, has none yet.
+func (w *watcher) vouch(id dirID, since uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != "" || since == 0 || w.broke >= since {
+		return false
+	}
+	wd, ok := w.byID[dirKey{id.dev, id.ino}]
+	return ok && w.added[wd] < since && w.last[wd] < since
 }
 
 // hold and unhold count the holds of Cache.HoldMounts.
@@ -248,6 +297,7 @@ func (w *watcher) watchTree(root string, top *node) (had bool) {
 		key, known := w.wds[int32(wd)]
 		if !known {
 			had = false
+			w.added[int32(wd)] = w.tick
 		}
 		if a.n.id != (dirID{}) {
 			key = dirKey{a.n.id.dev, a.n.id.ino}
