@@ -79,6 +79,12 @@ type Cache struct {
 	watch  *watcher
 	memos  map[string]*memo
 	reused int
+	// remote, when not nil, runs the scans of a cache that does not
+	// watch (see UseRemote); remoteScans counts those it answered,
+	// walked the directories of the scans run here.
+	remote      Remote
+	remoteScans int
+	walked      int
 	// noMemo makes a watched cache answer no scan from a memo, so that
 	// the tests see the directories vouched for one by one.
 	noMemo bool
@@ -153,6 +159,35 @@ type CacheStats struct {
 	Reused int
 	// Watches is the number of directories watched.
 	Watches int
+	// Remote is the number of scans a Remote answered (see UseRemote),
+	// and Walked the directories of the scans run here.
+	Remote, Walked int
+}
+
+// A Remote runs a Cache's scans in another process that keeps them
+// watched (cordon's walk server): Scan returns what Cache.ScanPatterns
+// returns there, or ok false when it cannot answer.
+type Remote interface {
+	Scan(root string, patterns []Pattern, lim Limits) (r RemoteScan, ok bool)
+}
+
+// RemoteScan is a scan's result from a Remote.
+type RemoteScan struct {
+	Matches []Match
+	Stats   Stats
+	Err     error
+}
+
+// UseRemote makes c hand its scans to r while c does not watch (Watch):
+// a scan r cannot answer runs here, as without r. r must run the scan
+// that c would, with the same limits, on the same view of the files.
+func (c *Cache) UseRemote(r Remote) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remote = r
 }
 
 // Stats reports what the cache loaded and rejected so far.
@@ -162,7 +197,7 @@ func (c *Cache) Stats() CacheStats {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused}
+	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused, Remote: c.remoteScans, Walked: c.walked}
 	if c.watch != nil {
 		st.Watches = c.watch.watching()
 	}
@@ -271,7 +306,7 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 	}
 	st = m.st
 	st.SkippedPaths = nil
-	st.Cached, st.Elapsed = st.Dirs, 0
+	st.Cached, st.Vouched, st.Elapsed = st.Dirs, st.Dirs, 0
 	return slices.Clone(m.matches), st, events, true
 }
 
@@ -280,7 +315,7 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 // Watch), and watches the directories of its tree new to it.
 func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats) {
 	delete(c.memos, key)
-	had := c.watch.watchTree(root, cr.top)
+	had := c.watch.watchDirs(cr.watchCands, root)
 	if !had || cr.untrusted.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
 		return
 	}
@@ -297,6 +332,20 @@ func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches 
 func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
 	if c == nil || !cacheSupported || len(patterns) == 0 {
 		return ScanPatterns(root, patterns, lim)
+	}
+	c.mu.Lock()
+	remote := c.remote
+	if c.watch != nil {
+		remote = nil // it watches itself
+	}
+	c.mu.Unlock()
+	if remote != nil {
+		if r, ok := remote.Scan(root, patterns, lim); ok {
+			c.mu.Lock()
+			c.remoteScans++
+			c.mu.Unlock()
+			return r.Matches, r.Stats, r.Err
+		}
 	}
 	// The scan updates the tree in place: one scan of a Cache at a time.
 	c.scanMu.Lock()
@@ -329,6 +378,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	matches, st, err := scanPatterns(root, patterns, lim, cr)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.walked += st.Dirs
 	if err != nil {
 		// Half updated, and maybe still being updated by workers that
 		// did not stop yet: the next scan reads the file again, and
@@ -420,6 +470,17 @@ type node struct {
 	matches []cachedMatch
 	// kids are the subdirectories the scan entered, in no set order.
 	kids []node
+	// wi is the directory's watch, with a watched Cache (see
+	// watcher.vouch); nil when not known.
+	wi *watchInfo
+}
+
+// watchCand is a directory a scan read or looked at, to be watched if it
+// is not: its path and, when recorded trusted, its identity.
+type watchCand struct {
+	path string
+	id   dirID
+	n    *node // its node, which keeps its watch
 }
 
 // dirID identifies a version of a directory: its device, inode number
@@ -472,6 +533,9 @@ type cacheRun struct {
 	// vouchedDirs counts the directories taken from the earlier tree on the
 	// watcher's word, without an lstat.
 	vouchedDirs atomic.Int64
+	// watchCands are the directories the scan read or looked at (not
+	// those vouched for, watched already), for the watcher.
+	watchCands []watchCand
 
 	fsMu sync.Mutex
 	fsOK map[uint64]bool // by device: a file system that keeps ctimes
@@ -514,7 +578,7 @@ func (cr *cacheRun) vouched(n *node) bool {
 	if cr.watch == nil || cr.since == 0 || n.id == (dirID{}) {
 		return false
 	}
-	if !cr.watch.vouch(n.id, cr.since) {
+	if !cr.watch.vouch(n, cr.since) {
 		return false
 	}
 	cr.vouchedDirs.Add(1)

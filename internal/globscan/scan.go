@@ -169,6 +169,9 @@ type worker struct {
 	cand    []bool // per pattern: candidate for the current entry
 	subdirs []dirState
 	rd      dirReader // reused across directories
+	// watch are the directories read or looked at, for a watched
+	// Cache to watch (see watcher.watchDirs).
+	watch []watchCand
 }
 
 // workers is how many directories are read concurrently. Reading is
@@ -318,6 +321,9 @@ wait:
 		stats.Pruned += w.pruned
 		stats.Skipped += len(w.skipped)
 		stats.SkippedPaths = append(stats.SkippedPaths, w.skipped...)
+		if s.cr != nil {
+			s.cr.watchCands = append(s.cr.watchCands, w.watch...)
+		}
 	}
 	slices.SortFunc(matches, func(a, b Match) int { return strings.Compare(a.Path, b.Path) })
 	slices.Sort(stats.SkippedPaths)

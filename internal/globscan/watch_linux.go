@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,20 +33,18 @@ type watcher struct {
 	mu  sync.Mutex
 	fd  int
 	max int // the most watches this watcher adds
-	// wds are the watches, and the directory (device and inode) each
-	// is on when known; byID the reverse, for the directories known.
-	wds  map[int32]dirKey
-	byID map[dirKey]int32
+	// wds are the watches by descriptor; byID those of the directories
+	// whose identity is known (device and inode).
+	wds  map[int32]*watchInfo
+	byID map[dirKey]*watchInfo
 	// events counts what was read: any change (see above).
 	events uint64
 	// tick orders the watches, the events and the scans' starts (see
 	// begin and vouch): it counts up at each event and each start.
-	// added and last are the tick at which each watch was added and
-	// its latest event came; broke the tick of the latest overflow or
-	// change of the mount table, after which no earlier record holds.
-	tick        uint64
-	added, last map[int32]uint64
-	broke       uint64
+	// broke is the tick of the latest overflow or change of the mount
+	// table, after which no earlier record holds.
+	tick  uint64
+	broke uint64
 	// broken says why the watcher vouches for nothing any more (the
 	// system's watches ran out, a read failed); "" while it works.
 	broken string
@@ -63,6 +60,16 @@ type watcher struct {
 
 // dirKey identifies a directory: its device and inode number.
 type dirKey struct{ dev, ino uint64 }
+
+// watchInfo is one watch: its directory (when known) and the ticks at
+// which it was added and its latest event came.
+type watchInfo struct {
+	w           *watcher // whose (a node may keep one of a watcher closed since)
+	key         dirKey
+	known       bool
+	gone        bool // removed (IN_IGNORED)
+	added, last uint64
+}
 
 // DefaultWatches is the share of the system's inotify watches a Cache
 // takes by default (Watch with max 0): a quarter of
@@ -94,7 +101,7 @@ func newWatcher(max int) (*watcher, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("globscan: opening the mount table to watch it: %w", err)
 	}
-	w := &watcher{fd: fd, max: max, wds: map[int32]dirKey{}, byID: map[dirKey]int32{}, added: map[int32]uint64{}, last: map[int32]uint64{}, mounts: mounts, buf: make([]byte, 64<<10)}
+	w := &watcher{fd: fd, max: max, wds: map[int32]*watchInfo{}, byID: map[dirKey]*watchInfo{}, mounts: mounts, buf: make([]byte, 64<<10)}
 	w.mountsChanged() // from now on
 	return w, nil
 }
@@ -131,18 +138,19 @@ func (w *watcher) drain() {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
 			w.events++
 			w.tick++
-			w.last[ev.Wd] = w.tick
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
 				w.broke = w.tick
 			}
-			if ev.Mask&unix.IN_IGNORED != 0 {
-				// The watch is gone (its directory removed).
-				if k, ok := w.wds[ev.Wd]; ok {
-					delete(w.byID, k)
+			if wi := w.wds[ev.Wd]; wi != nil {
+				wi.last = w.tick
+				if ev.Mask&unix.IN_IGNORED != 0 {
+					// The watch is gone (its directory removed).
+					wi.gone = true
+					if wi.known && w.byID[wi.key] == wi {
+						delete(w.byID, wi.key)
+					}
 					delete(w.wds, ev.Wd)
 				}
-				delete(w.added, ev.Wd)
-				delete(w.last, ev.Wd)
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}
@@ -180,14 +188,19 @@ func (w *watcher) begin() uint64 {
 // it, or an attribute of it changed, is an event of its own watch; a
 // directory removed loses its watch (IN_IGNORED), and one made in its
 // place, even with the same inode number, has none yet.
-func (w *watcher) vouch(id dirID, since uint64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+//
+// It takes no lock: it is called only by the workers of a scan, and the
+// watcher changes only in drain and watchDirs, which run in
+// Cache.ScanPatterns (holding the Cache's scanMu) before and after its
+// workers, never while they run.
+func (w *watcher) vouch(n *node, since uint64) bool {
 	if w.broken != "" || since == 0 || w.broke >= since {
 		return false
 	}
-	wd, ok := w.byID[dirKey{id.dev, id.ino}]
-	return ok && w.added[wd] < since && w.last[wd] < since
+	// The node keeps its directory's watch (watchDirs), which spares a
+	// lookup by identity.
+	wi := n.wi
+	return wi != nil && wi.w == w && !wi.gone && wi.known && wi.key == dirKey{n.id.dev, n.id.ino} && wi.added < since && wi.last < since
 }
 
 // hold and unhold count the holds of Cache.HoldMounts.
@@ -243,43 +256,36 @@ func readAt0(f *os.File, buf []byte) ([]byte, error) {
 // maxMountTable bounds the mount table read.
 const maxMountTable = 16 << 20
 
-// watchTree adds a watch on every directory of the tree whose root node
-// is top, at root, and reports whether each already had one: then
-// every change made in the tree since before the scan that recorded it
-// started is counted. A directory recorded without its identity (an
-// untrusted record) is watched by its path. When the watches would pass
-// w.max, none is added (the tree is left to the scans); when the system
-// refuses one for want of watches, the watcher breaks.
-func (w *watcher) watchTree(root string, top *node) (had bool) {
+// watchDirs adds a watch on each directory of cands that has none, and
+// reports whether each already had one: then every change made in them
+// since before the scan that listed them began is counted. A directory
+// without its identity (an untrusted record) is watched by its path.
+// When the watches would pass w.max, none is added (the tree is left to
+// the scans); when the system refuses one for want of watches, the
+// watcher breaks.
+func (w *watcher) watchDirs(cands []watchCand, root string) (had bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.broken != "" || top == nil {
+	if w.broken != "" {
 		return false
 	}
-	type todo struct {
-		path string
-		n    *node
-	}
-	var add []todo
-	var walk func(path string, n *node)
-	walk = func(path string, n *node) {
-		if n.id == (dirID{}) {
-			add = append(add, todo{path, n})
-		} else if _, ok := w.byID[dirKey{n.id.dev, n.id.ino}]; !ok {
-			add = append(add, todo{path, n})
-		}
-		for i := range n.kids {
-			walk(filepath.Join(path, n.kids[i].name), &n.kids[i])
+	add := cands[:0:0]
+	for _, c := range cands {
+		if c.id == (dirID{}) {
+			add = append(add, c)
+		} else if wi := w.byID[dirKey{c.id.dev, c.id.ino}]; wi == nil {
+			add = append(add, c)
+		} else if c.n != nil {
+			c.n.wi = wi
 		}
 	}
-	walk(root, top)
 	if len(w.wds)+len(add) > w.max {
 		return false
 	}
 	had = true
 	for _, a := range add {
 		flags := uint32(watchMask)
-		if a.n != top {
+		if a.path != root {
 			// The root is scanned through a link; below, none is
 			// followed.
 			flags |= unix.IN_DONT_FOLLOW
@@ -294,16 +300,23 @@ func (w *watcher) watchTree(root string, top *node) (had bool) {
 			had = false
 			continue
 		}
-		key, known := w.wds[int32(wd)]
-		if !known {
+		wi := w.wds[int32(wd)]
+		if wi == nil {
 			had = false
-			w.added[int32(wd)] = w.tick
+			wi = &watchInfo{w: w, added: w.tick}
+			w.wds[int32(wd)] = wi
 		}
-		if a.n.id != (dirID{}) {
-			key = dirKey{a.n.id.dev, a.n.id.ino}
-			w.byID[key] = int32(wd)
+		if a.id != (dirID{}) {
+			key := dirKey{a.id.dev, a.id.ino}
+			if wi.known && wi.key != key && w.byID[wi.key] == wi {
+				delete(w.byID, wi.key)
+			}
+			wi.key, wi.known = key, true
+			w.byID[key] = wi
+			if a.n != nil {
+				a.n.wi = wi
+			}
 		}
-		w.wds[int32(wd)] = key
 	}
 	return had
 }

@@ -1,0 +1,90 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWalkServer: in a workspace of 2,000 directories a run starts a walk
+// server, on both backends; with it answering the walks of the next runs,
+// what the host changed between two runs is still seen (a .env made deep
+// down is hidden from the command) and what a run planted is still found
+// and disarmed (a hook of a repository made deep down); a command in the
+// sandbox can read the server's token neither through its path nor a
+// link; and the server stops, removing its files, once its socket is gone.
+func TestWalkServer(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		e.walkServer = true
+		bf := []string{"--backend", backend}
+		for i := range 2000 {
+			mkdir(t, filepath.Join(e.ws, "src", fmt.Sprint(i/50), fmt.Sprint(i)))
+		}
+		// A directory changed within the last 2 s is read again by every
+		// walk (its ctime may not show a change made in the same clock
+		// tick): older, it is taken on the watcher's word.
+		time.Sleep(2100 * time.Millisecond)
+		walk := filepath.Join(e.home, ".local", "state", "cordon", "walk")
+		token := filepath.Join(walk, "server.token")
+		if r := e.sh("true", bf...); r.code != 0 {
+			t.Fatalf("first run: %s", r)
+		}
+		waitUntil(t, "the walk server's token", func() bool { _, err := os.Stat(token); return err == nil })
+		t.Cleanup(func() {
+			os.Remove(filepath.Join(walk, "server.sock"))
+			waitUntil(t, "the walk server gone", func() bool { _, err := os.Lstat(token); return err != nil })
+		})
+		secret, err := os.ReadFile(token)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Settled: the server repeats a scan that watched new
+		// directories; a few runs make sure every walk is answered.
+		for range 3 {
+			if r := e.sh("true", bf...); r.code != 0 {
+				t.Fatalf("run: %s", r)
+			}
+		}
+		writeFile(t, filepath.Join(e.ws, "src", "7", "357", ".env"), "HOST-SECRET-31")
+		if r := e.sh("cat src/7/357/.env", bf...); strings.Contains(r.all(), "HOST-SECRET-31") {
+			t.Errorf("a .env made on the host between two runs was readable:\n%s", r)
+		}
+		r := e.sh(`cd src/9/450 && git init -q r && printf '#!/bin/sh\ntouch "$HOME/HOOK-RAN"\n' > r/.git/hooks/pre-commit && chmod +x r/.git/hooks/pre-commit`, bf...)
+		hook := filepath.Join(e.ws, "src", "9", "450", "r", ".git", "hooks", "pre-commit")
+		if fi, err := os.Stat(hook); err == nil && fi.Mode()&0o111 != 0 {
+			t.Errorf("the planted hook is still executable:\n%s", r)
+		}
+		if !strings.Contains(r.stderr, "pre-commit") {
+			t.Errorf("no warning of the planted hook:\n%s", r)
+		}
+
+		link := filepath.Join(e.ws, "token-link")
+		if err := os.Symlink(token, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{token, link} {
+			if r := e.run(append(append([]string{"run"}, bf...), "--", "cat", p)...); r.code == 0 || strings.Contains(r.all(), string(secret)) {
+				t.Errorf("the sandbox read the walk server's token through %s:\n%s", p, r)
+			}
+		}
+	})
+}
+
+// waitUntil waits at most 10 s for f.
+func waitUntil(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for range 200 {
+		if f() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within 10 s", what)
+}

@@ -1,0 +1,169 @@
+package walkserver
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/globscan"
+)
+
+// Client hands a run's scans to the walk server of a walk cache
+// directory (see globscan.Cache.UseRemote). It is safe for concurrent
+// use; after its first failure it refuses every scan (the caller walks
+// itself).
+type Client struct {
+	dir, token string
+
+	mu     sync.Mutex
+	conn   *net.UnixConn
+	enc    *json.Encoder
+	dec    *json.Decoder
+	broken bool
+	served int
+}
+
+// maxToken bounds the token file read.
+const maxToken = 256
+
+// Dial returns a client of the walk server of the walk cache directory
+// dir, or nil when none runs there (no token: nothing is connected until
+// the first scan). The token must be a regular file of this user that
+// nobody else can read or write.
+func Dial(dir string) *Client {
+	f, err := os.OpenFile(filepath.Join(dir, tokenName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 || st.Size > maxToken {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxToken))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return &Client{dir: dir, token: string(b)}
+}
+
+// Served is the number of scans the server answered.
+func (c *Client) Served() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.served
+}
+
+// Scan asks the server for root's scan with patterns and lim
+// (globscan.Cache.ScanPatterns, which it runs), and returns its result
+// with ok true; ok is false when the server could not answer (none, gone,
+// refused, too slow, or a failure before), for the caller to walk itself.
+func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Limits) (r globscan.RemoteScan, ok bool) {
+	if c == nil {
+		return r, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken {
+		return r, false
+	}
+	resp, rerr := c.ask(request{Version: version, Token: c.token, Root: root, Patterns: patterns, Limits: lim}, lim)
+	if rerr != nil || resp.Refused != "" {
+		c.broken = true
+		if c.conn != nil {
+			c.conn.Close()
+			c.conn = nil
+		}
+		return r, false
+	}
+	c.served++
+	r.Matches, r.Stats = resp.Matches, resp.Stats
+	switch {
+	case resp.Limit != nil:
+		r.Err = resp.Limit
+	case resp.Err != "":
+		r.Err = errors.New(resp.Err)
+	}
+	return r, true
+}
+
+// ask sends req and reads the response, within the longest a scan with
+// lim may take (its deadline, which a starved machine stretches up to
+// four times) and a second.
+func (c *Client) ask(req request, lim globscan.Limits) (response, error) {
+	if c.conn == nil {
+		conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: filepath.Join(c.dir, sockName), Net: "unix"})
+		if err != nil {
+			return response{}, err
+		}
+		cred, err := peerCred(conn)
+		if err != nil || int(cred.Uid) != os.Geteuid() {
+			conn.Close()
+			return response{}, errors.New("the walk server runs as another user")
+		}
+		c.conn, c.enc, c.dec = conn, json.NewEncoder(conn), json.NewDecoder(conn)
+	}
+	wait := lim.Deadline
+	if wait <= 0 {
+		wait = globscan.DefaultDeadline
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(4*wait + time.Second)); err != nil {
+		return response{}, err
+	}
+	if err := c.enc.Encode(req); err != nil {
+		return response{}, err
+	}
+	var resp response
+	if err := c.dec.Decode(&resp); err != nil {
+		return response{}, err
+	}
+	return resp, nil
+}
+
+// Close closes the client's connection.
+func (c *Client) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.broken = true
+	if c.conn != nil {
+		err := c.conn.Close()
+		c.conn = nil
+		return err
+	}
+	return nil
+}
+
+// Start starts the walk server of the walk cache directory dir: the
+// program exe with args (which must run Serve for dir), in a session of
+// its own, its standard streams on /dev/null, no descriptor of the caller
+// and only PATH of its environment, not waited for. A server already
+// running there makes the new one exit at once.
+func Start(dir, exe string, args ...string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// Not waited for: it outlives the caller, and init reaps it.
+	return cmd.Process.Release()
+}
