@@ -3,7 +3,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +19,8 @@ import (
 // down is hidden from the command) and what a run planted is still found
 // and disarmed (a hook of a repository made deep down); a command in the
 // sandbox can read the server's token neither through its path nor a
-// link; and the server stops, removing its files, once its socket is gone.
+// link; the server keeps no descriptor the run that started it inherited;
+// and the server stops, removing its files, once its socket is gone.
 func TestWalkServer(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
@@ -32,8 +35,22 @@ func TestWalkServer(t *testing.T) {
 		time.Sleep(2100 * time.Millisecond)
 		walk := filepath.Join(e.home, ".local", "state", "cordon", "walk")
 		token := filepath.Join(walk, "server.token")
-		if r := e.sh("true", bf...); r.code != 0 {
-			t.Fatalf("first run: %s", r)
+		// The run that starts the server has a pipe open that its caller
+		// waits on: the server must not keep it.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		cmd := e.command(context.Background(), append(append([]string{"run"}, bf...), "--", "true")...)
+		cmd.ExtraFiles = []*os.File{pw}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("first run: %v\n%s", err, out)
+		}
+		pw.Close()
+		pr.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadAll(pr); err != nil {
+			t.Errorf("the pipe the first run inherited is still open after it (the walk server keeps it?): %v", err)
 		}
 		waitUntil(t, "the walk server's token", func() bool { _, err := os.Stat(token); return err == nil })
 		t.Cleanup(func() {

@@ -3,11 +3,14 @@ package walkserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -157,6 +160,15 @@ func Start(dir, exe string, args ...string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	// A descriptor the caller inherited open (a pipe of the agent that
+	// waits for its end, say) must not live on in the server: every one
+	// above the standard streams is closed on exec from now on (the
+	// caller is about to exit).
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		if err := cloexecAll(); err != nil {
+			return err
+		}
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -166,4 +178,19 @@ func Start(dir, exe string, args ...string) error {
 	}
 	// Not waited for: it outlives the caller, and init reaps it.
 	return cmd.Process.Release()
+}
+
+// cloexecAll marks every open descriptor above the standard streams
+// close-on-exec, where close_range(2) cannot (Linux before 5.11).
+func cloexecAll() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing the open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+	return nil
 }
