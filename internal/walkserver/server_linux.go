@@ -26,6 +26,9 @@ import (
 // its socket and token are still its own.
 var checkEvery = 2 * time.Second
 
+// requestWait is how long a connection may wait for its next request.
+var requestWait = 30 * time.Second
+
 // server is one Serve.
 type server struct {
 	token string
@@ -34,6 +37,7 @@ type server struct {
 	// directory, which a client must share.
 	mntNS, root fileID
 	last        atomic.Int64 // the last request's time, Unix nanoseconds
+	requestWait time.Duration
 	done        chan struct{}
 	doneOnce    sync.Once
 	// settling are the scans being repeated after a reply (see settle).
@@ -73,7 +77,7 @@ func Serve(dir string, idle time.Duration) error {
 		return fmt.Errorf("walk server: %w", err)
 	}
 	defer release()
-	s := &server{done: make(chan struct{}), settling: map[string]bool{}}
+	s := &server{requestWait: requestWait, done: make(chan struct{}), settling: map[string]bool{}}
 	if s.mntNS, err = statID("/proc/self/ns/mnt"); err != nil {
 		return fmt.Errorf("walk server: its mount namespace: %w", err)
 	}
@@ -234,6 +238,11 @@ func (s *server) handle(c *net.UnixConn) {
 		return
 	}
 	for {
+		// A client that sends nothing (one that reached the socket
+		// without the token, say) holds no descriptor for long.
+		if err := c.SetReadDeadline(time.Now().Add(s.requestWait)); err != nil {
+			return
+		}
 		var req request
 		if err := dec.Decode(&req); err != nil {
 			return

@@ -1,7 +1,10 @@
 package walkserver
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,5 +280,23 @@ func TestServerRefusesOtherNamespace(t *testing.T) {
 		if string(out) != tc.want {
 			t.Errorf("%s: the client was %s, want %s", tc.name, out, tc.want)
 		}
+	}
+}
+
+// TestServerDropsSilentClients: a connection that sends no request is
+// closed after requestWait.
+func TestServerDropsSilentClients(t *testing.T) {
+	d := requestWait
+	t.Cleanup(func() { requestWait = d }) // after the server's end
+	requestWait = 100 * time.Millisecond
+	dir, _ := serve(t)
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: filepath.Join(dir, sockName), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("a silent client's connection: %v, want it closed (EOF)", err)
 	}
 }
