@@ -238,10 +238,9 @@ func newWalkServer() *cobra.Command {
 	return &cobra.Command{
 		Use:    launch.WalkServerArg + " DIR",
 		Hidden: true,
-		Args:   cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if !filepath.IsAbs(args[0]) {
-				return fmt.Errorf("%s needs the absolute path of a walk cache directory, not %q", launch.WalkServerArg, args[0])
+			if len(args) != 1 || !filepath.IsAbs(args[0]) {
+				return fmt.Errorf("%s is started by cordon run, with the absolute path of a walk cache directory (~/.local/state/cordon/walk), not %q", launch.WalkServerArg, strings.Join(args, " "))
 			}
 			return walkserver.Serve(args[0], walkserver.Idle)
 		},
