@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // TestWalkServer: in a workspace of 2,000 directories a run starts a walk
@@ -52,10 +54,10 @@ func TestWalkServer(t *testing.T) {
 		if _, err := io.ReadAll(pr); err != nil {
 			t.Errorf("the pipe the first run inherited is still open after it (the walk server keeps it?): %v", err)
 		}
-		waitUntil(t, "the walk server's token", func() bool { _, err := os.Stat(token); return err == nil })
+		testenv.WaitFor(t, "the walk server's token", 10*time.Second, func() bool { _, err := os.Stat(token); return err == nil })
 		t.Cleanup(func() {
 			os.Remove(filepath.Join(walk, "server.sock"))
-			waitUntil(t, "the walk server gone", func() bool { _, err := os.Lstat(token); return err != nil })
+			testenv.WaitFor(t, "the walk server gone", 10*time.Second, func() bool { _, err := os.Lstat(token); return err != nil })
 		})
 		secret, err := os.ReadFile(token)
 		if err != nil {
@@ -92,16 +94,4 @@ func TestWalkServer(t *testing.T) {
 			}
 		}
 	})
-}
-
-// waitUntil waits at most 10 s for f.
-func waitUntil(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for range 200 {
-		if f() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within 10 s", what)
 }

@@ -45,7 +45,7 @@ func serve(t *testing.T) (dir string, done <-chan error) {
 		}
 		close(ch)
 	}()
-	waitFor(t, "the server's token", func() bool { return Dial(dir) != nil })
+	testenv.WaitFor(t, "the server's token", 5*time.Second, func() bool { return Dial(dir) != nil })
 	t.Cleanup(func() {
 		os.Remove(filepath.Join(dir, sockName))
 		select {
@@ -55,17 +55,6 @@ func serve(t *testing.T) (dir string, done <-chan error) {
 		}
 	})
 	return dir, ch
-}
-
-func waitFor(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for range 250 {
-		if f() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within 5 s", what)
 }
 
 // tree makes a tree of n directories, with a .env and a repository.
@@ -129,7 +118,7 @@ func TestServerAnswers(t *testing.T) {
 	scan(t, c, root)
 	var st globscan.Stats
 	defer func() { t.Logf("last: %+v", st) }()
-	waitFor(t, "the tree vouched for", func() bool { st = scan(t, c, root); return st.Vouched >= st.Dirs-1 })
+	testenv.WaitFor(t, "the tree vouched for", 5*time.Second, func() bool { st = scan(t, c, root); return st.Vouched >= st.Dirs-1 })
 	changes := []func(){
 		func() { os.WriteFile(filepath.Join(root, "7", "77", ".env"), nil, 0o644) },
 		func() { os.MkdirAll(filepath.Join(root, "9", "99", "r", ".git"), 0o755) },
