@@ -45,6 +45,9 @@ type watcher struct {
 	// table, after which no earlier record holds.
 	tick  uint64
 	broke uint64
+	// drained says that count drained the queue for the scan about to
+	// begin (see begin).
+	drained bool
 	// broken says why the watcher vouches for nothing any more (the
 	// system's watches ran out, a read failed); "" while it works.
 	broken string
@@ -112,6 +115,7 @@ func (w *watcher) count() (n uint64, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.drain()
+	w.drained = true
 	return w.events, w.broken == ""
 }
 
@@ -172,7 +176,12 @@ func (w *watcher) drain() {
 func (w *watcher) begin() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.drain()
+	// Right after count (the same scan's look at its memo), the queue
+	// and the mount table were just read: the scan began there.
+	if !w.drained {
+		w.drain()
+	}
+	w.drained = false
 	if w.broken != "" {
 		return 0
 	}
