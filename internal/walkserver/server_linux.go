@@ -247,16 +247,19 @@ func (s *server) handle(c *net.UnixConn) {
 		if err := dec.Decode(&req); err != nil {
 			return
 		}
+		// The token first: a client without it (a sandboxed command
+		// that reached the socket) must not stop the server by
+		// claiming another version.
+		if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+			_ = enc.Encode(response{Refused: "the walk server's token does not match"})
+			return
+		}
 		s.last.Store(time.Now().UnixNano())
 		if req.Version != version {
 			// A newer (or older) cordon: it starts a server of its own
 			// once this one is gone.
 			_ = enc.Encode(response{Refused: fmt.Sprintf("the walk server speaks version %d, not %d", version, req.Version)})
 			s.stop()
-			return
-		}
-		if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
-			_ = enc.Encode(response{Refused: "the walk server's token does not match"})
 			return
 		}
 		if !filepath.IsAbs(req.Root) || filepath.Clean(req.Root) != req.Root {

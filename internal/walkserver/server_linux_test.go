@@ -147,8 +147,9 @@ func TestServerAnswers(t *testing.T) {
 }
 
 // TestServerRefuses: a client with another token, or of another version,
-// is refused (and walks itself); a client of another version also stops
-// the server, for a newer cordon to start its own.
+// is refused (and walks itself); a client of another version with the
+// token also stops the server, for a newer cordon to start its own, but
+// one without the token does not.
 func TestServerRefuses(t *testing.T) {
 	dir, done := serve(t)
 	root := tree(t, 10)
@@ -164,8 +165,25 @@ func TestServerRefuses(t *testing.T) {
 	if _, ok := c.Scan("relative/root", pats, globscan.Limits{}); ok {
 		t.Fatal("a relative root was answered")
 	}
+	// Without the token, another version is refused too, and the
+	// server goes on (a sandboxed command that reached the socket must
+	// not stop it).
 	c = Dial(dir)
-	resp, err := c.ask(request{Version: version + 1, Token: c.token, Root: root, Patterns: pats}, globscan.Limits{})
+	resp, err := c.ask(request{Version: version + 1, Token: "guess", Root: root, Patterns: pats}, globscan.Limits{})
+	if err != nil || !strings.Contains(resp.Refused, "token") {
+		t.Fatalf("a client of another version without the token: %+v, %v", resp, err)
+	}
+	time.Sleep(5 * checkEvery)
+	select {
+	case <-done:
+		t.Fatal("a client of another version without the token stopped the server")
+	default:
+	}
+	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}); !ok {
+		t.Fatal("the server no longer answers after a client of another version without the token")
+	}
+	c = Dial(dir)
+	resp, err = c.ask(request{Version: version + 1, Token: c.token, Root: root, Patterns: pats}, globscan.Limits{})
 	if err != nil || !strings.Contains(resp.Refused, "version") {
 		t.Fatalf("a client of another version: %+v, %v", resp, err)
 	}
