@@ -266,6 +266,9 @@ func (s *server) handle(c *net.UnixConn) {
 			_ = enc.Encode(response{Refused: "the root to walk is not a clean absolute path"})
 			return
 		}
+		if err := enc.Encode(response{Ack: true}); err != nil {
+			return
+		}
 		matches, st, err := s.cache.ScanPatterns(req.Root, req.Patterns, req.Limits)
 		resp := response{Matches: matches, Stats: st}
 		var le *globscan.LimitError

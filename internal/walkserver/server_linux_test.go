@@ -28,6 +28,16 @@ func TestMain(m *testing.M) {
 		fmt.Print(map[bool]string{true: "answered", false: "refused"}[ok])
 		os.Exit(0)
 	}
+	// The child of TestClientForgetsStoppedServer: a server of its own
+	// process, which the test stops.
+	if dir := os.Getenv("WALKSERVER_TEST_SERVE"); dir != "" {
+		checkEvery = 20 * time.Millisecond
+		if err := Serve(dir, time.Minute); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	checkEvery = 20 * time.Millisecond
 	os.Exit(m.Run())
 }
@@ -316,5 +326,72 @@ func TestServerDropsSilentClients(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 		t.Fatalf("a silent client's connection: %v, want it closed (EOF)", err)
+	}
+}
+
+// TestClientForgetsStoppedServer: a server that is stopped (SIGSTOP)
+// still takes connections and requests into its socket's buffers, but
+// answers none. A client gives up on it within a quarter of the scan's
+// deadline (at most maxAckWait), not the scan's whole deadline and more
+// (the planted check's bound, which its walks and the git directories
+// they find share, was used up waiting: a hook planted in a nested
+// repository was not checked), and removes the server's token so that
+// the next runs do not wait for it in turn; the server, running again,
+// exits.
+func TestClientForgetsStoppedServer(t *testing.T) {
+	dir := t.TempDir()
+	root := tree(t, 10)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "WALKSERVER_TEST_SERVE="+dir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		os.Remove(filepath.Join(dir, sockName))
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			t.Error("the server did not exit")
+		}
+	})
+	waitFor(t, "the server's token", func() bool { return Dial(dir) != nil })
+	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}); !ok {
+		t.Fatal("the server did not answer before it was stopped")
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := 3 * time.Second
+	c := Dial(dir)
+	start := time.Now()
+	_, ok := c.Scan(root, pats, globscan.Limits{Deadline: deadline})
+	took := time.Since(start)
+	if ok {
+		t.Fatal("a stopped server answered")
+	}
+	if took > deadline/4+deadline/8 {
+		t.Errorf("the client waited %v for a stopped server, want at most about %v", took, deadline/4)
+	}
+	if Dial(dir) != nil {
+		t.Error("the stopped server's token is still there: the next runs wait for it in turn")
+	}
+	cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("the server, running again: %v", waitErr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the server, running again without its token, did not exit")
 	}
 }
