@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -29,6 +30,19 @@ var checkEvery = 2 * time.Second
 // requestWait is how long a connection may wait for its next request.
 var requestWait = 30 * time.Second
 
+// Bounds on what clients, with or without the token, make the server
+// hold: a request is read whole before its token is checked, so a
+// command that reaches the socket (the Landlock-only backend does not
+// govern connect) could otherwise make it allocate without end.
+const (
+	// maxRequest bounds the bytes read for one request (a run's are
+	// about 4 KB: a root and its patterns).
+	maxRequest = 1 << 20
+	// maxConns bounds the connections served at once; one more is
+	// closed at once (its client walks itself).
+	maxConns = 64
+)
+
 // server is one Serve.
 type server struct {
 	token string
@@ -37,6 +51,7 @@ type server struct {
 	// directory, which a client must share.
 	mntNS, root fileID
 	last        atomic.Int64 // the last request's time, Unix nanoseconds
+	conns       atomic.Int32 // the connections being served
 	requestWait time.Duration
 	done        chan struct{}
 	doneOnce    sync.Once
@@ -127,7 +142,15 @@ func Serve(dir string, idle time.Duration) error {
 				s.stop()
 				return
 			}
-			go s.handle(c)
+			if s.conns.Add(1) > maxConns {
+				s.conns.Add(-1)
+				c.Close()
+				continue
+			}
+			go func() {
+				defer s.conns.Add(-1)
+				s.handle(c)
+			}()
 		}
 	}()
 	// Ended by a signal, it removes its socket and token all the same.
@@ -232,7 +255,8 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 // handle serves the client on c, one scan after another, until it closes.
 func (s *server) handle(c *net.UnixConn) {
 	defer c.Close()
-	enc, dec := json.NewEncoder(c), json.NewDecoder(c)
+	in := &boundedReader{r: c}
+	enc, dec := json.NewEncoder(c), json.NewDecoder(in)
 	if why := s.peerRefused(c); why != "" {
 		_ = enc.Encode(response{Refused: "the walk server serves no such client: " + why})
 		return
@@ -243,6 +267,7 @@ func (s *server) handle(c *net.UnixConn) {
 		if err := c.SetReadDeadline(time.Now().Add(s.requestWait)); err != nil {
 			return
 		}
+		in.left = maxRequest
 		var req request
 		if err := dec.Decode(&req); err != nil {
 			return
@@ -311,4 +336,22 @@ func (s *server) settle(req request) {
 		}()
 		_, _, _ = s.cache.ScanPatterns(req.Root, req.Patterns, req.Limits)
 	}()
+}
+
+// boundedReader reads from r until left bytes were read, then fails.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errors.New("the request is larger than the walk server reads")
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

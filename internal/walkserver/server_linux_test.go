@@ -395,3 +395,68 @@ func TestClientForgetsStoppedServer(t *testing.T) {
 		t.Error("the server, running again without its token, did not exit")
 	}
 }
+
+// TestServerBoundsClients: a request is read whole before its token is
+// checked, so a client without the token (a command on the Landlock-only
+// backend reaches the socket) could make the server allocate without end
+// (400 MB sent made it hold 950 MB): a request past maxRequest closes
+// the connection, and past maxConns connections, one more is closed at
+// once. A client with the token is still answered after.
+func TestServerBoundsClients(t *testing.T) {
+	dir, _ := serve(t)
+	root := tree(t, 10)
+	sock := filepath.Join(dir, sockName)
+	closed := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := io.ReadAll(c)
+		return err == nil || errors.Is(err, syscall.ECONNRESET)
+	}
+
+	big, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	go func() {
+		big.Write([]byte(`{"Token":"`))
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for range 8 * maxRequest / len(chunk) {
+			if _, err := big.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	if !closed(big) {
+		t.Error("a request larger than maxRequest was still being read")
+	}
+
+	var silent []net.Conn
+	defer func() {
+		for _, c := range silent {
+			c.Close()
+		}
+	}()
+	for range maxConns {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent = append(silent, c)
+	}
+	extra, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	if !closed(extra) {
+		t.Errorf("connection %d was kept open", maxConns+1)
+	}
+	for _, c := range silent {
+		c.Close()
+	}
+	silent = nil
+	waitFor(t, "a client with the token answered", func() bool {
+		_, ok := Dial(dir).Scan(root, pats, globscan.Limits{})
+		return ok
+	})
+}
