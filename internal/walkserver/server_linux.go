@@ -27,6 +27,14 @@ import (
 // its socket and token are still its own.
 var checkEvery = 2 * time.Second
 
+// watchMax is the most watches a server's cache adds (0: its default
+// share of the system's; a variable for the tests).
+var watchMax = 0
+
+// settleStarted, when not nil, is called as a server repeats a scan (see
+// settle), for the tests.
+var settleStarted func()
+
 // requestWait is how long a connection may wait for its next request.
 var requestWait = 30 * time.Second
 
@@ -100,7 +108,7 @@ func Serve(dir string, idle time.Duration) error {
 		return fmt.Errorf("walk server: its root: %w", err)
 	}
 	s.cache = globscan.OpenCache(dir)
-	if err := s.cache.Watch(0); err != nil {
+	if err := s.cache.Watch(watchMax); err != nil {
 		return fmt.Errorf("walk server: %w", err)
 	}
 	defer s.cache.Close()
@@ -279,7 +287,6 @@ func (s *server) handle(c *net.UnixConn) {
 			_ = enc.Encode(response{Refused: "the walk server's token does not match"})
 			return
 		}
-		s.last.Store(time.Now().UnixNano())
 		if req.Version != version {
 			// A newer (or older) cordon: it starts a server of its own
 			// once this one is gone.
@@ -291,6 +298,17 @@ func (s *server) handle(c *net.UnixConn) {
 			_ = enc.Encode(response{Refused: "the root to walk is not a clean absolute path"})
 			return
 		}
+		if !s.cache.Watched(req.Root, req.Patterns) {
+			// Its latest scan had more directories than the watcher's
+			// share of the system's watches (or they ran out): the
+			// server would lstat every directory as the client does,
+			// and send it all over the socket besides. Not counted as
+			// a request: a server that serves nothing exits when idle,
+			// and a later run starts one that looks again.
+			_ = enc.Encode(response{Refused: "the walk server cannot watch this tree (more directories than its inotify watches)"})
+			return
+		}
+		s.last.Store(time.Now().UnixNano())
 		if err := enc.Encode(response{Ack: true}); err != nil {
 			return
 		}
@@ -306,7 +324,11 @@ func (s *server) handle(c *net.UnixConn) {
 		if err := enc.Encode(resp); err != nil {
 			return
 		}
-		if err == nil && st.Vouched < st.Dirs*9/10 {
+		// Repeated, a scan whose new directories the watcher cannot
+		// take (more than its share of the system's watches) would walk
+		// the whole tree again at every request, and hold up the next
+		// client's scan meanwhile, for nothing.
+		if err == nil && st.Vouched < st.Dirs*9/10 && s.cache.Watched(req.Root, req.Patterns) {
 			s.settle(req)
 		}
 	}
@@ -328,6 +350,9 @@ func (s *server) settle(req request) {
 	}
 	s.settling[key] = true
 	s.settleMu.Unlock()
+	if settleStarted != nil {
+		settleStarted()
+	}
 	go func() {
 		defer func() {
 			s.settleMu.Lock()
