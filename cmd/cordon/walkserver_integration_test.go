@@ -6,11 +6,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
@@ -26,15 +29,8 @@ import (
 func TestWalkServer(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
-		e.walkServer = true
 		bf := []string{"--backend", backend}
-		for i := range 2000 {
-			mkdir(t, filepath.Join(e.ws, "src", fmt.Sprint(i/50), fmt.Sprint(i)))
-		}
-		// A directory changed within the last 2 s is read again by every
-		// walk (its ctime may not show a change made in the same clock
-		// tick): older, it is taken on the watcher's word.
-		time.Sleep(2100 * time.Millisecond)
+		largeWorkspace(t, e)
 		walk := filepath.Join(e.home, ".local", "state", "cordon", "walk")
 		token := filepath.Join(walk, "server.token")
 		// The run that starts the server has a pipe open that its caller
@@ -54,11 +50,7 @@ func TestWalkServer(t *testing.T) {
 		if _, err := io.ReadAll(pr); err != nil {
 			t.Errorf("the pipe the first run inherited is still open after it (the walk server keeps it?): %v", err)
 		}
-		testenv.WaitFor(t, "the walk server's token", 10*time.Second, func() bool { _, err := os.Stat(token); return err == nil })
-		t.Cleanup(func() {
-			os.Remove(filepath.Join(walk, "server.sock"))
-			testenv.WaitFor(t, "the walk server gone", 10*time.Second, func() bool { _, err := os.Lstat(token); return err != nil })
-		})
+		awaitWalkServer(t, e)
 		secret, err := os.ReadFile(token)
 		if err != nil {
 			t.Fatal(err)
@@ -95,3 +87,103 @@ func TestWalkServer(t *testing.T) {
 		}
 	})
 }
+
+// TestWalkServerStopped: a walk server that is stopped (SIGSTOP: on a
+// kernel without Landlock's signal scoping, a command on the Landlock-only
+// backend can send it) still takes connections into its socket, but
+// answers nothing. A run gives up on it within a second and walks itself:
+// a hook its command planted in a nested repository is still found and
+// disarmed (the planted check's 3 s bound was used up waiting for the
+// server, 13 s, and the hook was left armed), and the next run does not
+// wait for it again.
+func TestWalkServerStopped(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		bf := []string{"--backend", backend}
+		largeWorkspace(t, e)
+		if r := e.sh("true", bf...); r.code != 0 {
+			t.Fatalf("first run: %s", r)
+		}
+		pid := awaitWalkServer(t, e)
+		if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Kill(pid, unix.SIGCONT) })
+		start := time.Now()
+		r := e.sh(`cd src/9/450 && git init -q r && printf '#!/bin/sh\ntouch "$HOME/HOOK-RAN"\n' > r/.git/hooks/pre-commit && chmod +x r/.git/hooks/pre-commit`, bf...)
+		took := time.Since(start)
+		hook := filepath.Join(e.ws, "src", "9", "450", "r", ".git", "hooks", "pre-commit")
+		if fi, err := os.Stat(hook); err != nil || fi.Mode()&0o111 != 0 {
+			t.Errorf("the planted hook is still executable (or missing: %v):\n%s", err, r)
+		}
+		if !strings.Contains(r.stderr, "pre-commit") || strings.Contains(r.stderr, "not everything") {
+			t.Errorf("the planted hook was not found and disarmed in full:\n%s", r)
+		}
+		if took > 12*time.Second {
+			t.Errorf("a run waited %v for a stopped walk server", took)
+		}
+		start = time.Now()
+		if r := e.sh("true", bf...); r.code != 0 {
+			t.Fatalf("run: %s", r)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the next run took %v: it waited for the stopped walk server again", took)
+		}
+	})
+}
+
+// largeWorkspace makes 2,000 directories in e's workspace and lets e's
+// runs start a walk server.
+func largeWorkspace(t *testing.T, e *sandboxEnv) {
+	t.Helper()
+	e.walkServer = true
+	for i := range 2000 {
+		mkdir(t, filepath.Join(e.ws, "src", fmt.Sprint(i/50), fmt.Sprint(i)))
+	}
+	// A directory changed within the last 2 s is read again by every
+	// walk (its ctime may not show a change made in the same clock
+	// tick): older, it is taken on the watcher's word.
+	time.Sleep(2100 * time.Millisecond)
+}
+
+// awaitWalkServer waits for the walk server a run of e started, makes the
+// test's cleanup stop it (its socket removed) and wait until it is gone,
+// and returns its process id.
+func awaitWalkServer(t *testing.T, e *sandboxEnv) int {
+	t.Helper()
+	walk := filepath.Join(e.home, ".local", "state", "cordon", "walk")
+	token := filepath.Join(walk, "server.token")
+	testenv.WaitFor(t, "the walk server's token", 10*time.Second, func() bool { _, err := os.Stat(token); return err == nil })
+	conn, err := net.Dial("unix", filepath.Join(walk, "server.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := conn.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || cerr != nil {
+		t.Fatalf("the walk server's process: %v %v", err, cerr)
+	}
+	conn.Close()
+	pid := int(cred.Pid)
+	t.Cleanup(func() {
+		os.Remove(filepath.Join(walk, "server.sock"))
+		testenv.WaitFor(t, "the walk server gone", 10*time.Second, func() bool { return processGone(pid) })
+	})
+	return pid
+}
+
+// processGone reports whether the process pid is gone (or a zombie: it
+// is not the test's child, whoever reaps it).
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+

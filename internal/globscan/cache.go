@@ -76,9 +76,12 @@ type Cache struct {
 	why      string
 
 	// watch, when not nil, vouches for the scans in memos (see Watch).
-	watch  *watcher
-	memos  map[string]*memo
-	reused int
+	watch *watcher
+	memos map[string]*memo
+	// unwatched are the keys whose latest scan's new directories the
+	// watcher could not take (see Watched).
+	unwatched map[string]bool
+	reused    int
 	// remote, when not nil, runs the scans of a cache that does not
 	// watch (see UseRemote); remoteScans counts those it answered,
 	// walked the directories of the scans run here.
@@ -239,13 +242,27 @@ func (c *Cache) Watch(max int) error {
 	if c.watch != nil {
 		c.watch.close()
 	}
-	c.watch, c.memos = w, map[string]*memo{}
+	c.watch, c.memos, c.unwatched = w, map[string]*memo{}, map[string]bool{}
 	for _, t := range c.trees {
 		if t != nil {
 			t.tick = 0 // recorded without this watcher
 		}
 	}
 	return nil
+}
+
+// Watched reports whether a watched Cache (see Watch) took every
+// directory of its latest scan of root with patterns into its watches:
+// false when they would have passed its share of the system's watches,
+// or the system's ran out, and the tree is then scanned every time, as
+// without Watch.
+func (c *Cache) Watched(root string, patterns []Pattern) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watch != nil && !c.unwatched[cacheKey(root, patterns)]
 }
 
 // HoldMounts makes the scans of a watched cache (see Watch), until the
@@ -315,7 +332,12 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 // Watch), and watches the directories of its tree new to it.
 func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats) {
 	delete(c.memos, key)
-	had := c.watch.watchDirs(cr.watchCands, root)
+	had, full := c.watch.watchDirs(cr.watchCands, root)
+	if full {
+		c.unwatched[key] = true
+	} else {
+		delete(c.unwatched, key)
+	}
 	if !had || cr.untrusted.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
 		return
 	}

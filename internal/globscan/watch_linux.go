@@ -271,12 +271,12 @@ const maxMountTable = 16 << 20
 // without its identity (an untrusted record) is watched by its path.
 // When the watches would pass w.max, none is added (the tree is left to
 // the scans); when the system refuses one for want of watches, the
-// watcher breaks.
-func (w *watcher) watchDirs(cands []watchCand, root string) (had bool) {
+// watcher breaks. Either way, or broken before, full is true.
+func (w *watcher) watchDirs(cands []watchCand, root string) (had, full bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.broken != "" {
-		return false
+		return false, true
 	}
 	add := cands[:0:0]
 	for _, c := range cands {
@@ -289,7 +289,7 @@ func (w *watcher) watchDirs(cands []watchCand, root string) (had bool) {
 		}
 	}
 	if len(w.wds)+len(add) > w.max {
-		return false
+		return false, true
 	}
 	had = true
 	for _, a := range add {
@@ -302,7 +302,7 @@ func (w *watcher) watchDirs(cands []watchCand, root string) (had bool) {
 		wd, err := unix.InotifyAddWatch(w.fd, a.path, flags)
 		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.ENOMEM) {
 			w.broken = "the system's inotify watches ran out (fs.inotify.max_user_watches)"
-			return false
+			return false, true
 		}
 		if err != nil {
 			// Gone since: its parent's event says so.
@@ -327,7 +327,7 @@ func (w *watcher) watchDirs(cands []watchCand, root string) (had bool) {
 			}
 		}
 	}
-	return had
+	return had, false
 }
 
 // watching is the number of watches, for the tests.

@@ -214,16 +214,23 @@ func TestWatchNewDirectory(t *testing.T) {
 }
 
 // TestWatchLimit: a tree with more directories than the watches left is
-// read at every scan, and still found right, as without Watch.
+// read at every scan, and still found right, as without Watch; Watched
+// says so (the walk server then does not repeat its scans for nothing).
 func TestWatchLimit(t *testing.T) {
 	root, c := watchedTree(t, 3)
 	for i := range 4 {
 		if watchedScan(t, c, root) {
 			t.Fatalf("scan %d answered by the watcher, over its limit of 3 watches", i)
 		}
+		if c.Watched(root, cachePats) {
+			t.Fatalf("scan %d: Watched, over the limit of 3 watches", i)
+		}
 	}
 	if n := c.Stats().Watches; n != 0 {
 		t.Errorf("%d watches, want none", n)
+	}
+	if root2, c2 := watchedTree(t, 0); watchedScan(t, c2, root2) || !c2.Watched(root2, cachePats) {
+		t.Error("a tree within the limit: not Watched after its first scan")
 	}
 	mkTree(t, root, "sub/deep/.env")
 	if watchedScan(t, c, root) {

@@ -26,6 +26,7 @@ import (
 // itself).
 type Client struct {
 	dir, token string
+	tokenID    fileID // the token file's, for forget
 
 	mu     sync.Mutex
 	conn   *net.UnixConn
@@ -56,7 +57,7 @@ func Dial(dir string) *Client {
 	if err != nil || len(b) == 0 {
 		return nil
 	}
-	return &Client{dir: dir, token: string(b)}
+	return &Client{dir: dir, token: string(b), tokenID: fileID{st.Dev, st.Ino}}
 }
 
 // Served is the number of scans the server answered.
@@ -83,6 +84,9 @@ func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Lim
 		return r, false
 	}
 	resp, rerr := c.ask(request{Version: version, Token: c.token, Root: root, Patterns: patterns, Limits: lim}, lim)
+	if errors.Is(rerr, errNoAck) {
+		c.forget()
+	}
 	if rerr != nil || resp.Refused != "" {
 		c.broken = true
 		if c.conn != nil {
@@ -102,9 +106,31 @@ func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Lim
 	return r, true
 }
 
-// ask sends req and reads the response, within the longest a scan with
-// lim may take (its deadline, which a starved machine stretches up to
-// four times) and a second.
+// errNoAck is ask's error when the server did not take the request in
+// time: it is stopped (SIGSTOP) or stuck.
+var errNoAck = errors.New("the walk server did not take the request in time")
+
+// maxAckWait bounds the wait for the server's ack, a quarter of the scan's
+// deadline below 4 s: a server that is stopped or stuck costs the caller
+// that much of its bound (the planted check's, 3 s, covers its walks and
+// the git directories it finds), not the scan's whole deadline.
+const maxAckWait = time.Second
+
+// forget removes the server's token when it is still the one c read,
+// after the server did not take a request in time: the next runs walk
+// themselves at once instead of waiting for it in turn, and the server,
+// when it runs again, exits (its token is gone).
+func (c *Client) forget() {
+	p := filepath.Join(c.dir, tokenName)
+	if id, err := lstatID(p); err == nil && id == c.tokenID {
+		_ = os.Remove(p)
+	}
+}
+
+// ask sends req and reads the server's ack, within a quarter of the
+// scan's deadline and at most maxAckWait, then the response, within the
+// longest a scan with lim may take (its deadline, which a starved
+// machine stretches up to four times) and a second.
 func (c *Client) ask(req request, lim globscan.Limits) (response, error) {
 	if c.conn == nil {
 		conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: filepath.Join(c.dir, sockName), Net: "unix"})
@@ -122,15 +148,35 @@ func (c *Client) ask(req request, lim globscan.Limits) (response, error) {
 	if wait <= 0 {
 		wait = globscan.DefaultDeadline
 	}
-	if err := c.conn.SetDeadline(time.Now().Add(4*wait + time.Second)); err != nil {
+	if err := c.conn.SetDeadline(time.Now().Add(min(wait/4, maxAckWait))); err != nil {
 		return response{}, err
 	}
 	if err := c.enc.Encode(req); err != nil {
 		return response{}, err
 	}
+	var ack response
+	if err := c.dec.Decode(&ack); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return response{}, errNoAck
+		}
+		return response{}, err
+	}
+	if ack.Refused != "" {
+		return ack, nil
+	}
+	if !ack.Ack {
+		return response{}, errors.New("the walk server answered without taking the request first")
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(4*wait + time.Second)); err != nil {
+		return response{}, err
+	}
 	var resp response
 	if err := c.dec.Decode(&resp); err != nil {
 		return response{}, err
+	}
+	if resp.Ack {
+		return response{}, errors.New("the walk server took the request twice")
 	}
 	return resp, nil
 }

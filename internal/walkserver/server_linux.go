@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -26,8 +27,29 @@ import (
 // its socket and token are still its own.
 var checkEvery = 2 * time.Second
 
+// watchMax is the most watches a server's cache adds (0: its default
+// share of the system's; a variable for the tests).
+var watchMax = 0
+
+// settleStarted, when not nil, is called as a server repeats a scan (see
+// settle), for the tests.
+var settleStarted func()
+
 // requestWait is how long a connection may wait for its next request.
 var requestWait = 30 * time.Second
+
+// Bounds on what clients, with or without the token, make the server
+// hold: a request is read whole before its token is checked, so a
+// command that reaches the socket (the Landlock-only backend does not
+// govern connect) could otherwise make it allocate without end.
+const (
+	// maxRequest bounds the bytes read for one request (a run's are
+	// about 4 KB: a root and its patterns).
+	maxRequest = 1 << 20
+	// maxConns bounds the connections served at once; one more is
+	// closed at once (its client walks itself).
+	maxConns = 64
+)
 
 // server is one Serve.
 type server struct {
@@ -37,6 +59,7 @@ type server struct {
 	// directory, which a client must share.
 	mntNS, root fileID
 	last        atomic.Int64 // the last request's time, Unix nanoseconds
+	conns       atomic.Int32 // the connections being served
 	requestWait time.Duration
 	done        chan struct{}
 	doneOnce    sync.Once
@@ -85,7 +108,7 @@ func Serve(dir string, idle time.Duration) error {
 		return fmt.Errorf("walk server: its root: %w", err)
 	}
 	s.cache = globscan.OpenCache(dir)
-	if err := s.cache.Watch(0); err != nil {
+	if err := s.cache.Watch(watchMax); err != nil {
 		return fmt.Errorf("walk server: %w", err)
 	}
 	defer s.cache.Close()
@@ -127,7 +150,15 @@ func Serve(dir string, idle time.Duration) error {
 				s.stop()
 				return
 			}
-			go s.handle(c)
+			if s.conns.Add(1) > maxConns {
+				s.conns.Add(-1)
+				c.Close()
+				continue
+			}
+			go func() {
+				defer s.conns.Add(-1)
+				s.handle(c)
+			}()
 		}
 	}()
 	// Ended by a signal, it removes its socket and token all the same.
@@ -232,7 +263,8 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 // handle serves the client on c, one scan after another, until it closes.
 func (s *server) handle(c *net.UnixConn) {
 	defer c.Close()
-	enc, dec := json.NewEncoder(c), json.NewDecoder(c)
+	in := &boundedReader{r: c}
+	enc, dec := json.NewEncoder(c), json.NewDecoder(in)
 	if why := s.peerRefused(c); why != "" {
 		_ = enc.Encode(response{Refused: "the walk server serves no such client: " + why})
 		return
@@ -243,11 +275,18 @@ func (s *server) handle(c *net.UnixConn) {
 		if err := c.SetReadDeadline(time.Now().Add(s.requestWait)); err != nil {
 			return
 		}
+		in.left = maxRequest
 		var req request
 		if err := dec.Decode(&req); err != nil {
 			return
 		}
-		s.last.Store(time.Now().UnixNano())
+		// The token first: a client without it (a sandboxed command
+		// that reached the socket) must not stop the server by
+		// claiming another version.
+		if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+			_ = enc.Encode(response{Refused: "the walk server's token does not match"})
+			return
+		}
 		if req.Version != version {
 			// A newer (or older) cordon: it starts a server of its own
 			// once this one is gone.
@@ -255,12 +294,22 @@ func (s *server) handle(c *net.UnixConn) {
 			s.stop()
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
-			_ = enc.Encode(response{Refused: "the walk server's token does not match"})
-			return
-		}
 		if !filepath.IsAbs(req.Root) || filepath.Clean(req.Root) != req.Root {
 			_ = enc.Encode(response{Refused: "the root to walk is not a clean absolute path"})
+			return
+		}
+		if !s.cache.Watched(req.Root, req.Patterns) {
+			// Its latest scan had more directories than the watcher's
+			// share of the system's watches (or they ran out): the
+			// server would lstat every directory as the client does,
+			// and send it all over the socket besides. Not counted as
+			// a request: a server that serves nothing exits when idle,
+			// and a later run starts one that looks again.
+			_ = enc.Encode(response{Refused: "the walk server cannot watch this tree (more directories than its inotify watches)"})
+			return
+		}
+		s.last.Store(time.Now().UnixNano())
+		if err := enc.Encode(response{Ack: true}); err != nil {
 			return
 		}
 		matches, st, err := s.cache.ScanPatterns(req.Root, req.Patterns, req.Limits)
@@ -275,7 +324,11 @@ func (s *server) handle(c *net.UnixConn) {
 		if err := enc.Encode(resp); err != nil {
 			return
 		}
-		if err == nil && st.Vouched < st.Dirs*9/10 {
+		// Repeated, a scan whose new directories the watcher cannot
+		// take (more than its share of the system's watches) would walk
+		// the whole tree again at every request, and hold up the next
+		// client's scan meanwhile, for nothing.
+		if err == nil && st.Vouched < st.Dirs*9/10 && s.cache.Watched(req.Root, req.Patterns) {
 			s.settle(req)
 		}
 	}
@@ -297,6 +350,9 @@ func (s *server) settle(req request) {
 	}
 	s.settling[key] = true
 	s.settleMu.Unlock()
+	if settleStarted != nil {
+		settleStarted()
+	}
 	go func() {
 		defer func() {
 			s.settleMu.Lock()
@@ -305,4 +361,22 @@ func (s *server) settle(req request) {
 		}()
 		_, _, _ = s.cache.ScanPatterns(req.Root, req.Patterns, req.Limits)
 	}()
+}
+
+// boundedReader reads from r until left bytes were read, then fails.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errors.New("the request is larger than the walk server reads")
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

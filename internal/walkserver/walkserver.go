@@ -57,7 +57,7 @@ const StartFrom = 2000
 // version is the protocol's: a client and a server of other versions do
 // not talk (the client walks itself, and the server exits, to be started
 // again by the newer cordon).
-const version = 1
+const version = 2
 
 // request is one scan a client asks for.
 type request struct {
@@ -69,8 +69,11 @@ type request struct {
 }
 
 // response is the scan's result, or why there is none (Refused: the
-// client walks itself).
+// client walks itself). Before it, the server sends a response with Ack
+// alone as soon as it has taken the request, so that a client learns at
+// once that the server is not stopped or stuck (see Client.Scan).
 type response struct {
+	Ack     bool `json:",omitempty"`
 	Matches []globscan.Match
 	Stats   globscan.Stats
 	Limit   *globscan.LimitError `json:",omitempty"`
