@@ -186,4 +186,3 @@ func processGone(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }
-

@@ -354,7 +354,7 @@ func TestClientForgetsStoppedServer(t *testing.T) {
 			t.Error("the server did not exit")
 		}
 	})
-	waitFor(t, "the server's token", func() bool { return Dial(dir) != nil })
+	testenv.WaitFor(t, "the server's token", 5*time.Second, func() bool { return Dial(dir) != nil })
 	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}); !ok {
 		t.Fatal("the server did not answer before it was stopped")
 	}
@@ -445,7 +445,7 @@ func TestServerBoundsClients(t *testing.T) {
 		c.Close()
 	}
 	silent = nil
-	waitFor(t, "a client with the token answered", func() bool {
+	testenv.WaitFor(t, "a client with the token answered", 5*time.Second, func() bool {
 		_, ok := Dial(dir).Scan(root, pats, globscan.Limits{})
 		return ok
 	})
