@@ -109,6 +109,7 @@ func TestWalkServerStopped(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { unix.Kill(pid, unix.SIGCONT) })
+		testenv.WaitFor(t, "every thread of the walk server stopped", 5*time.Second, func() bool { return testenv.Stopped(pid) })
 		start := time.Now()
 		r := e.sh(`cd src/9/450 && git init -q r && printf '#!/bin/sh\ntouch "$HOME/HOOK-RAN"\n' > r/.git/hooks/pre-commit && chmod +x r/.git/hooks/pre-commit`, bf...)
 		took := time.Since(start)

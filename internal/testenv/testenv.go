@@ -139,3 +139,25 @@ func WaitFor(t testing.TB, what string, within time.Duration, f func() bool) {
 		}
 	}
 }
+
+// Stopped reports whether every thread of process pid is stopped (state
+// T in /proc/PID/task/TID/stat): kill(SIGSTOP) returns before they all
+// are, and on a loaded machine one may still run meanwhile.
+func Stopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the command's name in parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}

@@ -361,6 +361,9 @@ func TestClientForgetsStoppedServer(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// kill returns before every thread has stopped: on a loaded machine
+	// one could still take the request.
+	testenv.WaitFor(t, "every thread of the server stopped", 5*time.Second, func() bool { return testenv.Stopped(cmd.Process.Pid) })
 	deadline := 3 * time.Second
 	c := Dial(dir)
 	start := time.Now()
