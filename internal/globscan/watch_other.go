@@ -18,5 +18,6 @@ func (*watcher) count() (uint64, bool)        { return 0, false }
 func (*watcher) watchTree(string, *node) bool { return false }
 func (*watcher) watching() int                { return 0 }
 func (*watcher) close()                       {}
+func (*watcher) watchPaths([]string) bool     { return false }
 func (*watcher) hold()                        {}
 func (*watcher) unhold()                      {}
