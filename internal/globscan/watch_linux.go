@@ -131,6 +131,7 @@ func (w *watcher) drain() {
 					delete(w.byID, k)
 					delete(w.wds, ev.Wd)
 				}
+				delete(w.paths, ev.Wd)
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}
