@@ -165,6 +165,10 @@ type sandboxEnv struct {
 	ws      string // the workspace (current directory of cordon)
 	sibling string // another project beside the workspace
 	extra   []string
+	// walkServer lets cordon run start a walk server (see
+	// TestWalkServer): off elsewhere, where a server started by a large
+	// workspace's run could outlive the test's fake home.
+	walkServer bool
 }
 
 func newEnv(t *testing.T) *sandboxEnv {
@@ -193,6 +197,9 @@ func (e *sandboxEnv) environ() []string {
 		"LANG=C.UTF-8",
 		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),
 		"XDG_STATE_HOME=" + filepath.Join(e.home, ".local", "state"),
+	}
+	if !e.walkServer {
+		env = append(env, "CORDON_NO_WALK_SERVER=1")
 	}
 	return append(env, e.extra...)
 }

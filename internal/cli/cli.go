@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/backend"
@@ -25,6 +26,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/host/probe"
 	"github.com/cordon-sandbox/cordon/internal/launch"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/walkserver"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
 	"github.com/spf13/cobra"
@@ -80,7 +82,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell(), newSetup(), newHook())
+	root.AddCommand(newRun(), newStatus(), newPolicy(), newVersion(), newMCPExec(), newCache(), newViolations(), newTest(), newLearn(), newShell(), newSetup(), newHook(), newWalkServer())
 	// The completion command, made now rather than at Execute so that the
 	// examples, the man pages and the tests see it.
 	root.InitDefaultCompletionCmd()
@@ -195,6 +197,7 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		}
 		req.Ask = s
 	}
+	req.Options.WalkCache = launch.WalkCache(opts.StateDir)
 	res, err := launch.RunCommand(context.Background(), req)
 	var xe *launch.ExecError
 	if errors.As(err, &xe) {
@@ -203,6 +206,10 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 	}
 	if err != nil {
 		return err
+	}
+	// A large workspace's next runs take their walks from a walk server.
+	if exe, err := os.Executable(); err == nil {
+		launch.StartWalkServer(req.Options.WalkCache, opts.StateDir, exe)
 	}
 	if o.report {
 		writeReport(os.Stderr, res, h.Home)
@@ -222,6 +229,22 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 		return &exitError{res.ExitCode}
 	}
 	return nil
+}
+
+// newWalkServer is the hidden command `cordon __walk-server DIR` that
+// StartWalkServer starts: the walk server of the walk cache directory DIR
+// (see walkserver.Serve).
+func newWalkServer() *cobra.Command {
+	return &cobra.Command{
+		Use:    launch.WalkServerArg + " DIR",
+		Hidden: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 || !filepath.IsAbs(args[0]) {
+				return fmt.Errorf("%s is started by cordon run, with the absolute path of a walk cache directory (~/.local/state/cordon/walk), not %q", launch.WalkServerArg, strings.Join(args, " "))
+			}
+			return walkserver.Serve(args[0], walkserver.Idle)
+		},
+	}
 }
 
 // tellStderr says what a run says to its user on stderr, as "cordon: "

@@ -118,3 +118,42 @@ func BenchmarkScanCached(b *testing.B) {
 	b.ReportMetric(float64(load.Microseconds())/1e3/float64(b.N), "ms-load/op")
 	b.ReportMetric(float64(st.Dirs), "dirs")
 }
+
+// BenchmarkScanWatched scans the tree of BenchmarkScanCached (or
+// $GLOBSCAN_BENCH_TREE) with a watched Cache that answers no scan whole
+// (noMemo): every directory is taken on the watcher's word, without an
+// lstat, as the walk server's scans are while nothing changed.
+func BenchmarkScanWatched(b *testing.B) {
+	root := os.Getenv("GLOBSCAN_BENCH_TREE")
+	if root == "" {
+		root = b.TempDir()
+		makeBenchTree(b, root)
+	}
+	pats := []Pattern{{Glob: "**/.env"}, {Glob: "**/.env.*"}, {Glob: "**/secrets.*"}}
+	c := OpenCache(b.TempDir())
+	c.now = func() time.Time { return time.Now().Add(3 * time.Second) }
+	if err := c.Watch(0); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	c.noMemo = true
+	var st Stats
+	for range 3 {
+		var err error
+		if _, st, err = c.ScanPatterns(root, pats, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if st.Vouched < st.Dirs-1 {
+		b.Fatalf("%d of %d directories vouched for", st.Vouched, st.Dirs)
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, st, _ = c.ScanPatterns(root, pats, Limits{}); st.Vouched < st.Dirs-1 {
+			b.Fatalf("%d of %d directories vouched for", st.Vouched, st.Dirs)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1e3/float64(b.N), "ms-cpu/op")
+	b.ReportMetric(float64(st.Dirs), "dirs")
+}

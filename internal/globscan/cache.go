@@ -76,9 +76,21 @@ type Cache struct {
 	why      string
 
 	// watch, when not nil, vouches for the scans in memos (see Watch).
-	watch  *watcher
-	memos  map[string]*memo
-	reused int
+	watch *watcher
+	memos map[string]*memo
+	// unwatched are the keys whose latest scan's new directories the
+	// watcher could not take (see Watched).
+	unwatched map[string]bool
+	reused    int
+	// remote, when not nil, runs the scans of a cache that does not
+	// watch (see UseRemote); remoteScans counts those it answered,
+	// walked the directories of the scans run here.
+	remote      Remote
+	remoteScans int
+	walked      int
+	// noMemo makes a watched cache answer no scan from a memo, so that
+	// the tests see the directories vouched for one by one.
+	noMemo bool
 }
 
 // memo is a scan's result, kept while the watcher vouches that nothing
@@ -150,6 +162,35 @@ type CacheStats struct {
 	Reused int
 	// Watches is the number of directories watched.
 	Watches int
+	// Remote is the number of scans a Remote answered (see UseRemote),
+	// and Walked the directories of the scans run here.
+	Remote, Walked int
+}
+
+// A Remote runs a Cache's scans in another process that keeps them
+// watched (cordon's walk server): Scan returns what Cache.ScanPatterns
+// returns there, or ok false when it cannot answer.
+type Remote interface {
+	Scan(root string, patterns []Pattern, lim Limits) (r RemoteScan, ok bool)
+}
+
+// RemoteScan is a scan's result from a Remote.
+type RemoteScan struct {
+	Matches []Match
+	Stats   Stats
+	Err     error
+}
+
+// UseRemote makes c hand its scans to r while c does not watch (Watch):
+// a scan r cannot answer runs here, as without r. r must run the scan
+// that c would, with the same limits, on the same view of the files.
+func (c *Cache) UseRemote(r Remote) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remote = r
 }
 
 // Stats reports what the cache loaded and rejected so far.
@@ -159,7 +200,7 @@ func (c *Cache) Stats() CacheStats {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused}
+	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused, Remote: c.remoteScans, Walked: c.walked}
 	if c.watch != nil {
 		st.Watches = c.watch.watching()
 	}
@@ -201,8 +242,27 @@ func (c *Cache) Watch(max int) error {
 	if c.watch != nil {
 		c.watch.close()
 	}
-	c.watch, c.memos = w, map[string]*memo{}
+	c.watch, c.memos, c.unwatched = w, map[string]*memo{}, map[string]bool{}
+	for _, t := range c.trees {
+		if t != nil {
+			t.tick = 0 // recorded without this watcher
+		}
+	}
 	return nil
+}
+
+// Watched reports whether a watched Cache (see Watch) took every
+// directory of its latest scan of root with patterns into its watches:
+// false when they would have passed its share of the system's watches,
+// or the system's ran out, and the tree is then scanned every time, as
+// without Watch.
+func (c *Cache) Watched(root string, patterns []Pattern) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watch != nil && !c.unwatched[cacheKey(root, patterns)]
 }
 
 // HoldMounts makes the scans of a watched cache (see Watch), until the
@@ -263,7 +323,7 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 	}
 	st = m.st
 	st.SkippedPaths = nil
-	st.Cached, st.Elapsed = st.Dirs, 0
+	st.Cached, st.Vouched, st.Elapsed = st.Dirs, st.Dirs, 0
 	return slices.Clone(m.matches), st, events, true
 }
 
@@ -272,7 +332,12 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 // Watch), and watches the directories of its tree new to it.
 func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats) {
 	delete(c.memos, key)
-	had := c.watch.watchTree(root, cr.top)
+	had, full := c.watch.watchDirs(cr.watchCands, root)
+	if full {
+		c.unwatched[key] = true
+	} else {
+		delete(c.unwatched, key)
+	}
 	if !had || cr.untrusted.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
 		return
 	}
@@ -290,12 +355,26 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	if c == nil || !cacheSupported || len(patterns) == 0 {
 		return ScanPatterns(root, patterns, lim)
 	}
+	c.mu.Lock()
+	remote := c.remote
+	if c.watch != nil {
+		remote = nil // it watches itself
+	}
+	c.mu.Unlock()
+	if remote != nil {
+		if r, ok := remote.Scan(root, patterns, lim); ok {
+			c.mu.Lock()
+			c.remoteScans++
+			c.mu.Unlock()
+			return r.Matches, r.Stats, r.Err
+		}
+	}
 	// The scan updates the tree in place: one scan of a Cache at a time.
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
 	key := cacheKey(root, patterns)
 	var events uint64
-	if c.watch != nil {
+	if c.watch != nil && !c.noMemo {
 		m, st, n, ok := c.remembered(key, root, lim.withDefaults())
 		if ok {
 			c.mu.Lock()
@@ -310,9 +389,18 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	if old != nil {
 		cr.old = old.top
 	}
+	if c.watch != nil {
+		// The directories the watcher vouches for since the scan that
+		// recorded old cost no lstat (see watcher.vouch).
+		cr.watch, cr.tick = c.watch, c.watch.begin()
+		if old != nil && cr.tick != 0 {
+			cr.since = old.tick
+		}
+	}
 	matches, st, err := scanPatterns(root, patterns, lim, cr)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.walked += st.Dirs
 	if err != nil {
 		// Half updated, and maybe still being updated by workers that
 		// did not stop yet: the next scan reads the file again, and
@@ -326,7 +414,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	if c.watch != nil {
 		c.remember(key, root, events, cr, matches, st)
 	}
-	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top}
+	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top, tick: cr.tick}
 	c.trees[key] = t
 	switch {
 	case old == nil && st.Dirs < cacheBounds.minDirs:
@@ -390,6 +478,9 @@ type cacheTree struct {
 	start    int64 // when the scan started, in Unix nanoseconds
 	dirs     int   // directories walked (for a decoded tree, its nodes)
 	top      *node
+	// tick is the watcher's tick when the scan that recorded the tree
+	// began (watcher.begin), 0 when it was not watched.
+	tick uint64
 }
 
 // node is one directory of a cacheTree.
@@ -401,6 +492,17 @@ type node struct {
 	matches []cachedMatch
 	// kids are the subdirectories the scan entered, in no set order.
 	kids []node
+	// wi is the directory's watch, with a watched Cache (see
+	// watcher.vouch); nil when not known.
+	wi *watchInfo
+}
+
+// watchCand is a directory a scan read or looked at, to be watched if it
+// is not: its path and, when recorded trusted, its identity.
+type watchCand struct {
+	path string
+	id   dirID
+	n    *node // its node, which keeps its watch
 }
 
 // dirID identifies a version of a directory: its device, inode number
@@ -445,6 +547,17 @@ type cacheRun struct {
 	// untrusted counts the directories recorded untrusted (see
 	// nodeTrusted), which a watched scan cannot vouch for.
 	untrusted atomic.Int64
+	// watch, with a watched Cache, is its watcher; tick the tick at
+	// which this scan began, since that of the scan that recorded old
+	// (0: none, nothing is vouched for).
+	watch       *watcher
+	tick, since uint64
+	// vouchedDirs counts the directories taken from the earlier tree on the
+	// watcher's word, without an lstat.
+	vouchedDirs atomic.Int64
+	// watchCands are the directories the scan read or looked at (not
+	// those vouched for, watched already), for the watcher.
+	watchCands []watchCand
 
 	fsMu sync.Mutex
 	fsOK map[uint64]bool // by device: a file system that keeps ctimes
@@ -479,6 +592,19 @@ func (cr *cacheRun) trustedFS(dev uint64, fsType func() (int64, error)) bool {
 		cr.fsOK[dev] = ok
 	}
 	return ok
+}
+
+// vouched reports whether the watcher vouches that the directory of n,
+// recorded by the earlier scan, is unchanged since (see watcher.vouch).
+func (cr *cacheRun) vouched(n *node) bool {
+	if cr.watch == nil || cr.since == 0 || n.id == (dirID{}) {
+		return false
+	}
+	if !cr.watch.vouch(n, cr.since) {
+		return false
+	}
+	cr.vouchedDirs.Add(1)
+	return true
 }
 
 // fresh reports whether a directory with id, read by this scan, may be

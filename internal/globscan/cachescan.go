@@ -17,6 +17,15 @@ func (s *scan) cached() int {
 	return int(s.cr.cached.Load())
 }
 
+// vouched is the number of directories taken from the cache on the
+// watcher's word so far.
+func (s *scan) vouched() int {
+	if s.cr == nil {
+		return 0
+	}
+	return int(s.cr.vouchedDirs.Load())
+}
+
 // sameFS reports whether the directory d, on device dev, is on a file
 // system that keeps ctimes: known from its parent when on the same
 // device, else asked with fsType (once per device and scan).
@@ -46,18 +55,28 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	}
 	var id dirID
 	var isDir bool
-	if d.at > 0 {
+	vouched := d.same && s.cr.vouched(n)
+	switch {
+	case vouched:
+		// Watched and unchanged since it was recorded: no lstat.
+		id = n.id
+	case d.at > 0:
 		id, isDir, err = statIDAt(d.at-1, n.name)
-	} else {
+	default:
 		id, isDir, err = statID(s.full(d.rel), d.rel == "")
 	}
-	if err != nil || !isDir || id != n.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(s.full(d.rel)) }) {
+	if !vouched && (err != nil || !isDir || id != n.id || !s.cr.sameFS(d, id.dev, func() (int64, error) { return fsTypeAt(s.full(d.rel)) })) {
 		return false, nil
+	}
+	if !vouched && s.cr.watch != nil {
+		w.watch = append(w.watch, watchCand{s.full(d.rel), id, n})
 	}
 	if c := s.entries.Add(int64(n.entries)); c > int64(s.lim.MaxEntries) {
 		return true, s.limitError("MaxEntries", fmt.Sprint(s.lim.MaxEntries))
 	}
-	if s.pastDeadline() {
+	// (A directory vouched for costs no system call: the scan's timer
+	// ends the scan, and the loops below check for its end.)
+	if !vouched && s.pastDeadline() {
 		return true, s.limitError("Deadline", s.lim.Deadline.String())
 	}
 	s.dirs.Add(1)
@@ -82,11 +101,12 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	if depth < localDepth {
 		// Near the root, the subdirectories are shared among the
 		// workers.
+		slab := s.stateSlab(len(n.kids))
 		for i := range n.kids {
 			k := &n.kids[i]
 			w.subdirs = append(w.subdirs, dirState{
-				rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
-				n: k, known: true, pdev: id.dev, pfs: true,
+				rel: join(d.rel, k.name), states: s.childStatesIn(slab, i, d.states, k.name),
+				n: k, known: true, pdev: id.dev, pfs: true, same: true,
 			})
 		}
 		return true, nil
@@ -94,7 +114,7 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	// Below, this worker walks them itself, looking each up by name in
 	// a descriptor of this directory, which costs less than a path.
 	at := 0
-	if len(n.kids) >= fdKids && depth < maxFdDepth {
+	if !vouched && len(n.kids) >= fdKids && depth < maxFdDepth {
 		if fd, err := openPathAt(d.at-1, n.name, s.full(d.rel)); err == nil {
 			defer closeFd(fd)
 			if fid, err := fdID(fd); err == nil && fid == id {
@@ -102,14 +122,15 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 			}
 		}
 	}
+	slab := s.stateSlab(len(n.kids))
 	for i := range n.kids {
 		if s.abort.Load() {
 			return true, nil
 		}
 		k := &n.kids[i]
 		kd := dirState{
-			rel: join(d.rel, k.name), states: s.childStates(d.states, k.name),
-			n: k, known: true, pdev: id.dev, pfs: true, at: at,
+			rel: join(d.rel, k.name), states: s.childStatesIn(slab, i, d.states, k.name),
+			n: k, known: true, pdev: id.dev, pfs: true, at: at, same: true,
 		}
 		if err := w.readDir(kd); err != nil {
 			return true, err
@@ -128,13 +149,22 @@ const (
 	maxFdDepth = 64
 )
 
-// childStates are the automaton states of the subdirectory name of a
-// directory in states (as entry computes them).
-func (s *scan) childStates(states []uint64, name string) []uint64 {
+// stateSlab is room for the automaton states of n subdirectories, one
+// allocation for them all (see childStatesIn).
+func (s *scan) stateSlab(n int) []uint64 {
 	if len(s.progs) == 0 {
 		return nil
 	}
-	child := make([]uint64, len(s.progs))
+	return make([]uint64, n*len(s.progs))
+}
+
+// childStatesIn are the automaton states of the subdirectory name of a
+// directory in states (as entry computes them), the i-th of slab's.
+func (s *scan) childStatesIn(slab []uint64, i int, states []uint64, name string) []uint64 {
+	if len(s.progs) == 0 {
+		return nil
+	}
+	child := slab[i*len(s.progs) : (i+1)*len(s.progs) : (i+1)*len(s.progs)]
 	for i, p := range s.progs {
 		if m := states[i]; m&p.live != 0 {
 			child[i] = p.step(m, name)
@@ -153,6 +183,13 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 	s, n := w.s, d.n
 	if n == nil {
 		return
+	}
+	if s.cr.watch != nil {
+		wid := dirID{}
+		if flags&nodeTrusted != 0 {
+			wid = id
+		}
+		w.watch = append(w.watch, watchCand{s.full(d.rel), wid, n})
 	}
 	prev := *n
 	// An untrusted record only links the subdirectories to theirs: the

@@ -80,6 +80,9 @@ type Stats struct {
 	// Cached is the number of directories taken from a Cache (see
 	// Cache.ScanPatterns) instead of being read.
 	Cached int
+	// Vouched is the number of those taken on the word of a watcher
+	// (see Cache.Watch), without an lstat.
+	Vouched int
 	// Entries is the number of directory entries seen.
 	Entries int
 	// Pruned is the number of directories not entered because no pattern
@@ -110,6 +113,10 @@ type dirState struct {
 	// at is a descriptor of the parent directory plus one (0: none):
 	// the directory is then looked up by name in it.
 	at int
+	// same says that the parent was taken from the cache, its entries
+	// those recorded: the name leads to the directory recorded, which
+	// a watcher may then vouch for (see Cache.Watch).
+	same bool
 }
 
 // scan is the state shared by the workers of one Scan.
@@ -162,6 +169,9 @@ type worker struct {
 	cand    []bool // per pattern: candidate for the current entry
 	subdirs []dirState
 	rd      dirReader // reused across directories
+	// watch are the directories read or looked at, for a watched
+	// Cache to watch (see watcher.watchDirs).
+	watch []watchCand
 }
 
 // workers is how many directories are read concurrently. Reading is
@@ -311,6 +321,9 @@ wait:
 		stats.Pruned += w.pruned
 		stats.Skipped += len(w.skipped)
 		stats.SkippedPaths = append(stats.SkippedPaths, w.skipped...)
+		if s.cr != nil {
+			s.cr.watchCands = append(s.cr.watchCands, w.watch...)
+		}
 	}
 	slices.SortFunc(matches, func(a, b Match) int { return strings.Compare(a.Path, b.Path) })
 	slices.Sort(stats.SkippedPaths)
@@ -325,6 +338,7 @@ func (s *scan) partialStats() Stats {
 	return Stats{
 		Dirs:    int(s.dirs.Load()),
 		Cached:  s.cached(),
+		Vouched: s.vouched(),
 		Entries: int(s.entries.Load()),
 		Elapsed: time.Since(s.start),
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,12 +33,21 @@ type watcher struct {
 	mu  sync.Mutex
 	fd  int
 	max int // the most watches this watcher adds
-	// wds are the watches, and the directory (device and inode) each
-	// is on when known; byID the reverse, for the directories known.
-	wds  map[int32]dirKey
-	byID map[dirKey]int32
+	// wds are the watches by descriptor; byID those of the directories
+	// whose identity is known (device and inode).
+	wds  map[int32]*watchInfo
+	byID map[dirKey]*watchInfo
 	// events counts what was read: any change (see above).
 	events uint64
+	// tick orders the watches, the events and the scans' starts (see
+	// begin and vouch): it counts up at each event and each start.
+	// broke is the tick of the latest overflow or change of the mount
+	// table, after which no earlier record holds.
+	tick  uint64
+	broke uint64
+	// drained says that count drained the queue for the scan about to
+	// begin (see begin).
+	drained bool
 	// broken says why the watcher vouches for nothing any more (the
 	// system's watches ran out, a read failed); "" while it works.
 	broken string
@@ -58,6 +66,16 @@ type watcher struct {
 
 // dirKey identifies a directory: its device and inode number.
 type dirKey struct{ dev, ino uint64 }
+
+// watchInfo is one watch: its directory (when known) and the ticks at
+// which it was added and its latest event came.
+type watchInfo struct {
+	w           *watcher // whose (a node may keep one of a watcher closed since)
+	key         dirKey
+	known       bool
+	gone        bool // removed (IN_IGNORED)
+	added, last uint64
+}
 
 // DefaultWatches is the share of the system's inotify watches a Cache
 // takes by default (Watch with max 0): a quarter of
@@ -89,7 +107,7 @@ func newWatcher(max int) (*watcher, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("globscan: opening the mount table to watch it: %w", err)
 	}
-	w := &watcher{fd: fd, max: max, wds: map[int32]dirKey{}, byID: map[dirKey]int32{}, paths: map[int32]uint32{}, mounts: mounts, buf: make([]byte, 64<<10)}
+	w := &watcher{fd: fd, max: max, wds: map[int32]*watchInfo{}, byID: map[dirKey]*watchInfo{}, paths: map[int32]uint32{}, mounts: mounts, buf: make([]byte, 64<<10)}
 	w.mountsChanged() // from now on
 	return w, nil
 }
@@ -100,6 +118,7 @@ func (w *watcher) count() (n uint64, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.drain()
+	w.drained = true
 	return w.events, w.broken == ""
 }
 
@@ -125,12 +144,22 @@ func (w *watcher) drain() {
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
 			w.events++
-			if ev.Mask&unix.IN_IGNORED != 0 {
-				// The watch is gone (its directory removed).
-				if k, ok := w.wds[ev.Wd]; ok {
-					delete(w.byID, k)
+			w.tick++
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				w.broke = w.tick
+			}
+			if wi := w.wds[ev.Wd]; wi != nil {
+				wi.last = w.tick
+				if ev.Mask&unix.IN_IGNORED != 0 {
+					// The watch is gone (its directory removed).
+					wi.gone = true
+					if wi.known && w.byID[wi.key] == wi {
+						delete(w.byID, wi.key)
+					}
 					delete(w.wds, ev.Wd)
 				}
+			}
+			if ev.Mask&unix.IN_IGNORED != 0 {
 				delete(w.paths, ev.Wd)
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
@@ -142,7 +171,51 @@ func (w *watcher) drain() {
 	w.heldRead = w.held > 0
 	if w.mountsChanged() {
 		w.events++
+		w.tick++
+		w.broke = w.tick
 	}
+}
+
+// begin drains the queue and returns the tick of a scan that starts now
+// (0 when the watcher vouches for nothing): what vouch compares the
+// records of that scan with in the next.
+func (w *watcher) begin() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// Right after count (the same scan's look at its memo), the queue
+	// and the mount table were just read: the scan began there.
+	if !w.drained {
+		w.drain()
+	}
+	w.drained = false
+	if w.broken != "" {
+		return 0
+	}
+	w.tick++
+	return w.tick
+}
+
+// vouch reports whether the directory id, as recorded by a scan that
+// began at tick since (begin), is still as it was then without looking at
+// it: it was watched before that scan began, and no event came from its
+// watch, and no overflow or mount since then (the queue drained by the
+// begin of the scan that asks). An entry added, removed or renamed in
+// it, or an attribute of it changed, is an event of its own watch; a
+// directory removed loses its watch (IN_IGNORED), and one made in its
+// place, even with the same inode number, has none yet.
+//
+// It takes no lock: it is called only by the workers of a scan, and the
+// watcher changes only in drain and watchDirs, which run in
+// Cache.ScanPatterns (holding the Cache's scanMu) before and after its
+// workers, never while they run.
+func (w *watcher) vouch(n *node, since uint64) bool {
+	if w.broken != "" || since == 0 || w.broke >= since {
+		return false
+	}
+	// The node keeps its directory's watch (watchDirs), which spares a
+	// lookup by identity.
+	wi := n.wi
+	return wi != nil && wi.w == w && !wi.gone && wi.known && wi.key == dirKey{n.id.dev, n.id.ino} && wi.added < since && wi.last < since
 }
 
 // hold and unhold count the holds of Cache.HoldMounts.
@@ -198,43 +271,36 @@ func readAt0(f *os.File, buf []byte) ([]byte, error) {
 // maxMountTable bounds the mount table read.
 const maxMountTable = 16 << 20
 
-// watchTree adds a watch on every directory of the tree whose root node
-// is top, at root, and reports whether each already had one: then
-// every change made in the tree since before the scan that recorded it
-// started is counted. A directory recorded without its identity (an
-// untrusted record) is watched by its path. When the watches would pass
-// w.max, none is added (the tree is left to the scans); when the system
-// refuses one for want of watches, the watcher breaks.
-func (w *watcher) watchTree(root string, top *node) (had bool) {
+// watchDirs adds a watch on each directory of cands that has none, and
+// reports whether each already had one: then every change made in them
+// since before the scan that listed them began is counted. A directory
+// without its identity (an untrusted record) is watched by its path.
+// When the watches would pass w.max, none is added (the tree is left to
+// the scans); when the system refuses one for want of watches, the
+// watcher breaks. Either way, or broken before, full is true.
+func (w *watcher) watchDirs(cands []watchCand, root string) (had, full bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.broken != "" || top == nil {
-		return false
+	if w.broken != "" {
+		return false, true
 	}
-	type todo struct {
-		path string
-		n    *node
-	}
-	var add []todo
-	var walk func(path string, n *node)
-	walk = func(path string, n *node) {
-		if n.id == (dirID{}) {
-			add = append(add, todo{path, n})
-		} else if _, ok := w.byID[dirKey{n.id.dev, n.id.ino}]; !ok {
-			add = append(add, todo{path, n})
-		}
-		for i := range n.kids {
-			walk(filepath.Join(path, n.kids[i].name), &n.kids[i])
+	add := cands[:0:0]
+	for _, c := range cands {
+		if c.id == (dirID{}) {
+			add = append(add, c)
+		} else if wi := w.byID[dirKey{c.id.dev, c.id.ino}]; wi == nil {
+			add = append(add, c)
+		} else if c.n != nil {
+			c.n.wi = wi
 		}
 	}
-	walk(root, top)
 	if len(w.wds)+len(add) > w.max {
-		return false
+		return false, true
 	}
 	had = true
 	for _, a := range add {
 		flags := uint32(watchMask)
-		if a.n != top {
+		if a.path != root {
 			// The root is scanned through a link; below, none is
 			// followed.
 			flags |= unix.IN_DONT_FOLLOW
@@ -242,24 +308,32 @@ func (w *watcher) watchTree(root string, top *node) (had bool) {
 		wd, err := unix.InotifyAddWatch(w.fd, a.path, flags)
 		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.ENOMEM) {
 			w.broken = "the system's inotify watches ran out (fs.inotify.max_user_watches)"
-			return false
+			return false, true
 		}
 		if err != nil {
 			// Gone since: its parent's event says so.
 			had = false
 			continue
 		}
-		key, known := w.wds[int32(wd)]
-		if !known {
+		wi := w.wds[int32(wd)]
+		if wi == nil {
 			had = false
+			wi = &watchInfo{w: w, added: w.tick}
+			w.wds[int32(wd)] = wi
 		}
-		if a.n.id != (dirID{}) {
-			key = dirKey{a.n.id.dev, a.n.id.ino}
-			w.byID[key] = int32(wd)
+		if a.id != (dirID{}) {
+			key := dirKey{a.id.dev, a.id.ino}
+			if wi.known && wi.key != key && w.byID[wi.key] == wi {
+				delete(w.byID, wi.key)
+			}
+			wi.key, wi.known = key, true
+			w.byID[key] = wi
+			if a.n != nil {
+				a.n.wi = wi
+			}
 		}
-		w.wds[int32(wd)] = key
 	}
-	return had
+	return had, false
 }
 
 // watching is the number of watches, for the tests.

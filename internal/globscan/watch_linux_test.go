@@ -76,54 +76,7 @@ func firstSettle(t *testing.T, c *Cache, root string) {
 // since the tree was watched) makes the next scan read, and find what
 // a scan without a cache finds.
 func TestWatchSeesChanges(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(t *testing.T, root string)
-	}{
-		{"a .env created", func(t *testing.T, root string) { mkTree(t, root, "a/b/c/.env") }},
-		{"a file renamed to .env", func(t *testing.T, root string) {
-			must(t, os.Rename(filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "sub", ".env")))
-		}},
-		{"a .env removed", func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, ".env"))) }},
-		{"a directory holding a .env moved in", func(t *testing.T, root string) {
-			other := filepath.Join(filepath.Dir(root), filepath.Base(root)+"-other")
-			mkTree(t, other, "x/y/.env")
-			must(t, os.Rename(filepath.Join(other, "x"), filepath.Join(root, "a", "b", "d", "x")))
-		}},
-		{"a directory replaced by a link", func(t *testing.T, root string) {
-			must(t, os.RemoveAll(filepath.Join(root, "a", "b", "c")))
-			must(t, os.Symlink("/", filepath.Join(root, "a", "b", "c")))
-		}},
-		{"a directory replaced by another of the same name", func(t *testing.T, root string) {
-			must(t, os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "sub.old")))
-			mkTree(t, root, "sub/deep/secrets.yaml")
-		}},
-		{"a git directory made", func(t *testing.T, root string) { mkTree(t, root, "a/b/d/.git/HEAD") }},
-		{"a mode changed (chmod)", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "deep"), 0o700)) }},
-		{"a file's mode changed", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "plain.txt"), 0o755)) }},
-		{"the root replaced", func(t *testing.T, root string) {
-			must(t, os.Rename(root, root+".old"))
-			mkTree(t, root, "new/.env")
-		}},
-		{"the queue overflowed", func(t *testing.T, root string) {
-			b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
-			must(t, err)
-			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			must(t, err)
-			if n > 100_000 {
-				t.Skipf("max_queued_events is %d: too many files to make", n)
-			}
-			// A chmod is an event (IN_ATTRIB), and the cheapest; of
-			// two files in turn, so that none is merged with the one
-			// queued before it.
-			files := []string{filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "a", "b", "c", "f.txt")}
-			for i := range n + 10 {
-				must(t, os.Chmod(files[i%2], 0o600|fs.FileMode(i/2%2)<<6))
-			}
-			mkTree(t, root, "sub/.env")
-		}},
-	}
-	for _, tc := range cases {
+	for _, tc := range watchChanges {
 		t.Run(tc.name, func(t *testing.T) {
 			root, c := watchedTree(t, 0)
 			firstSettle(t, c, root)
@@ -144,6 +97,107 @@ func TestWatchSeesChanges(t *testing.T) {
 	}
 }
 
+// TestWatchVouches: with no scan answered whole (noMemo), a watched
+// cache takes every directory watched before the last scan began and
+// unchanged since without an lstat (Stats.Vouched), and after each change
+// of watchChanges still finds what a scan without a cache finds (the
+// changed directory, a replaced one, an overflow and a mount are not
+// vouched for), and vouches for the tree again once settled.
+func TestWatchVouches(t *testing.T) {
+	scan := func(t *testing.T, c *Cache, root string) Stats {
+		t.Helper()
+		ms, st, err := c.ScanPatterns(root, cachePats, Limits{})
+		if err != nil {
+			t.Fatalf("watched scan: %v", err)
+		}
+		if got, want := rels(ms), plainScan(t, root); !slices.Equal(got, want) {
+			t.Fatalf("watched scan: %q, want %q", got, want)
+		}
+		return st
+	}
+	// settled scans until every directory but the root is vouched for.
+	settled := func(t *testing.T, c *Cache, root string) {
+		t.Helper()
+		for range 4 {
+			if st := scan(t, c, root); st.Vouched >= st.Dirs-1 && st.Dirs > 1 {
+				return
+			}
+		}
+		t.Fatalf("the watcher never vouched for the tree (%d watches)", c.Stats().Watches)
+	}
+	for _, tc := range watchChanges {
+		t.Run(tc.name, func(t *testing.T) {
+			root, c := watchedTree(t, 0)
+			c.noMemo = true
+			if st := scan(t, c, root); st.Vouched != 0 {
+				t.Fatalf("the first scan vouched for %d directories", st.Vouched)
+			}
+			if st := scan(t, c, root); st.Vouched != 0 {
+				t.Fatalf("the second scan vouched for %d directories, watched only after the first began", st.Vouched)
+			}
+			settled(t, c, root)
+			tc.change(t, root)
+			if st := scan(t, c, root); st.Vouched >= st.Dirs-1 {
+				t.Fatalf("all %d directories but the root vouched for after the change", st.Vouched)
+			}
+			settled(t, c, root)
+			mkTree(t, root, "a/b/d/later/.env")
+			scan(t, c, root)
+		})
+	}
+}
+
+// watchChanges are the changes the watcher must see: those of
+// TestCacheSeesChanges, a directory replaced, the root replaced and an
+// overflow of the queue.
+var watchChanges = []struct {
+	name   string
+	change func(t *testing.T, root string)
+}{
+	{"a .env created", func(t *testing.T, root string) { mkTree(t, root, "a/b/c/.env") }},
+	{"a file renamed to .env", func(t *testing.T, root string) {
+		must(t, os.Rename(filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "sub", ".env")))
+	}},
+	{"a .env removed", func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, ".env"))) }},
+	{"a directory holding a .env moved in", func(t *testing.T, root string) {
+		other := filepath.Join(filepath.Dir(root), filepath.Base(root)+"-other")
+		mkTree(t, other, "x/y/.env")
+		must(t, os.Rename(filepath.Join(other, "x"), filepath.Join(root, "a", "b", "d", "x")))
+	}},
+	{"a directory replaced by a link", func(t *testing.T, root string) {
+		must(t, os.RemoveAll(filepath.Join(root, "a", "b", "c")))
+		must(t, os.Symlink("/", filepath.Join(root, "a", "b", "c")))
+	}},
+	{"a directory replaced by another of the same name", func(t *testing.T, root string) {
+		must(t, os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "sub.old")))
+		mkTree(t, root, "sub/deep/secrets.yaml")
+	}},
+	{"a git directory made", func(t *testing.T, root string) { mkTree(t, root, "a/b/d/.git/HEAD") }},
+	{"a mode changed (chmod)", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "deep"), 0o700)) }},
+	{"a file's mode changed", func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "sub", "plain.txt"), 0o755)) }},
+	{"the root replaced", func(t *testing.T, root string) {
+		must(t, os.Rename(root, root+".old"))
+		mkTree(t, root, "new/.env")
+	}},
+	{"the queue overflowed", func(t *testing.T, root string) {
+		b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+		must(t, err)
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		must(t, err)
+		if n > 100_000 {
+			t.Skipf("max_queued_events is %d: too many files to make", n)
+		}
+		// A chmod is an event (IN_ATTRIB), and the cheapest; of
+		// two files in turn, so that none is merged with the one
+		// queued before it.
+		files := []string{filepath.Join(root, "sub", "plain.txt"), filepath.Join(root, "a", "b", "c", "f.txt")}
+		for i := range n + 10 {
+			must(t, os.Chmod(files[i%2], 0o600|fs.FileMode(i/2%2)<<6))
+		}
+		mkTree(t, root, "sub/.env")
+	}},
+}
+
 // TestWatchNewDirectory: a directory made after the tree was watched, and
 // a .env made in it after the next scan (which watches it), are found.
 func TestWatchNewDirectory(t *testing.T) {
@@ -160,16 +214,23 @@ func TestWatchNewDirectory(t *testing.T) {
 }
 
 // TestWatchLimit: a tree with more directories than the watches left is
-// read at every scan, and still found right, as without Watch.
+// read at every scan, and still found right, as without Watch; Watched
+// says so (the walk server then does not repeat its scans for nothing).
 func TestWatchLimit(t *testing.T) {
 	root, c := watchedTree(t, 3)
 	for i := range 4 {
 		if watchedScan(t, c, root) {
 			t.Fatalf("scan %d answered by the watcher, over its limit of 3 watches", i)
 		}
+		if c.Watched(root, cachePats) {
+			t.Fatalf("scan %d: Watched, over the limit of 3 watches", i)
+		}
 	}
 	if n := c.Stats().Watches; n != 0 {
 		t.Errorf("%d watches, want none", n)
+	}
+	if root2, c2 := watchedTree(t, 0); watchedScan(t, c2, root2) || !c2.Watched(root2, cachePats) {
+		t.Error("a tree within the limit: not Watched after its first scan")
 	}
 	mkTree(t, root, "sub/deep/.env")
 	if watchedScan(t, c, root) {

@@ -14,10 +14,16 @@ func newWatcher(int) (*watcher, error) {
 	return nil, errors.New("globscan: watching directories works only on Linux")
 }
 
-func (*watcher) count() (uint64, bool)        { return 0, false }
-func (*watcher) watchTree(string, *node) bool { return false }
-func (*watcher) watching() int                { return 0 }
-func (*watcher) close()                       {}
-func (*watcher) watchPaths([]string) bool     { return false }
-func (*watcher) hold()                        {}
-func (*watcher) unhold()                      {}
+func (*watcher) count() (uint64, bool)                      { return 0, false }
+func (*watcher) begin() uint64                              { return 0 }
+func (*watcher) vouch(*node, uint64) bool                   { return false }
+func (*watcher) watchDirs([]watchCand, string) (bool, bool) { return false, true }
+func (*watcher) watching() int                              { return 0 }
+func (*watcher) close()                                     {}
+func (*watcher) watchPaths([]string) bool                   { return false }
+func (*watcher) changes() (uint64, bool)                    { return 0, false }
+func (*watcher) hold()                                      {}
+func (*watcher) unhold()                                    {}
+
+// watchInfo: no watches here.
+type watchInfo struct{}

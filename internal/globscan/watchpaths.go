@@ -16,7 +16,7 @@ func (c *Cache) Changes() (n uint64, ok bool) {
 	if w == nil {
 		return 0, false
 	}
-	return w.count()
+	return w.changes()
 }
 
 // WatchPaths watches, with the watcher of Cache.Watch, what a reader of

@@ -25,6 +25,15 @@ var trustedFS = map[int64]bool{
 	0x2fc12fc1: true, // zfs
 }
 
+// changes is Cache.Changes: count, but leaving the next scan's begin to
+// drain the queue itself (a scan begins when it drains; see begin).
+func (w *watcher) changes() (n uint64, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	return w.events, w.broken == ""
+}
+
 // watchPaths is Cache.WatchPaths.
 func (w *watcher) watchPaths(paths []string) bool {
 	w.mu.Lock()

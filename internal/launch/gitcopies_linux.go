@@ -2,6 +2,8 @@ package launch
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/planted"
 	"github.com/cordon-sandbox/cordon/internal/subpath"
+	"golang.org/x/sys/unix"
 )
 
 // gitCopies are the private copies of the repositories' configs that the
@@ -29,8 +32,11 @@ import (
 // meanwhile sees no key the run set), and after it merge writes into the
 // host's config only the safe keys the run changed (planted.MergeConfig).
 type gitCopies struct {
-	dir  string // the copies' directory, in the state directory
-	list []*gitCopy
+	dir string // the copies' directory, in base
+	// onTmpfs says that dir is in the user's own directory on a tmpfs
+	// (copiesTmpfs), not in the state directory.
+	onTmpfs bool
+	list    []*gitCopy
 }
 
 // gitCopy is one config and its copy.
@@ -51,12 +57,16 @@ type gitCopy struct {
 	committed *atomic.Int64
 }
 
-// copyGitConfigs makes a private copy, in a new directory of stateDir, of
+// copyGitConfigs makes a private copy, in a new directory of the user's
+// own directory on a tmpfs (copiesTmpfs) or else of stateDir, of
 // the config of each of gitDirs that is a regular file (read through a
 // descriptor of the git directory; a symbolic link is left read-only).
 // With all (bubblewrap binds each of them: plan.Plan.GitConfigs), a
-// config it cannot copy is an error. nil when there is none.
-func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, error) {
+// config it cannot copy is an error. nil when there is none. tmpfsOK
+// says whether the sandbox cannot reach a directory (nil: on the
+// Landlock-only backend, none is taken: its rules keep only the state
+// directory out of reach).
+func copyGitConfigs(stateDir string, gitDirs []string, all bool, tmpfsOK func(dir string) bool) (*gitCopies, error) {
 	if len(gitDirs) == 0 {
 		return nil, nil
 	}
@@ -77,11 +87,8 @@ func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, er
 			continue
 		}
 		if g.dir == "" {
-			if err = os.MkdirAll(stateDir, 0o700); err == nil {
-				sweepGitCopies(stateDir)
-				g.dir, err = os.MkdirTemp(stateDir, fmt.Sprintf("%s%d-", gitCopiesPrefix, os.Getpid()))
-			}
-			if err != nil {
+			if err = g.makeDir(stateDir, tmpfsOK); err != nil {
+				g.close()
 				return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
 			}
 		}
@@ -117,16 +124,109 @@ func copyGitConfigs(stateDir string, gitDirs []string, all bool) (*gitCopies, er
 	return g, nil
 }
 
+// makeDir makes the run's directory of copies, on a tmpfs when
+// copiesTmpfs finds one that tmpfsOK accepts (no inode of the state
+// directory's file system allocated: see docs/performance.md, "Nested
+// repositories"), else in stateDir, after sweeping both of killed runs'
+// directories.
+func (g *gitCopies) makeDir(stateDir string, tmpfsOK func(string) bool) error {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return err
+	}
+	sweepGitCopies(stateDir)
+	pattern := fmt.Sprintf("%s%d-", gitCopiesPrefix, os.Getpid())
+	// A run that ends meanwhile removes the tmpfs directory when it is
+	// empty (copiesTmpfs makes it again): bounded, then the state
+	// directory.
+	for range 3 {
+		if tmpfsOK == nil {
+			break
+		}
+		base := copiesTmpfs(stateDir, tmpfsOK)
+		if base == "" {
+			break
+		}
+		sweepGitCopies(base)
+		dir, err := os.MkdirTemp(base, pattern)
+		if err == nil {
+			g.dir, g.onTmpfs = dir, true
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	dir, err := os.MkdirTemp(stateDir, pattern)
+	if err != nil {
+		return err
+	}
+	g.dir = dir
+	return nil
+}
+
+// copiesTmpfs returns the user's own directory for the copies of runs
+// with state directory stateDir on a tmpfs, making it, or "" when there
+// is none (or none that ok accepts): cordon-UID-HASH (HASH of stateDir, so that runs with another
+// state directory do not sweep these) in $XDG_RUNTIME_DIR when that is a
+// tmpfs directory of the user's own that no one else may enter, else in
+// /dev/shm when that is a sticky tmpfs directory (no other user can move
+// or remove a directory of this user's there). The directory must be
+// this user's, 0700 and no symbolic link, or it is not used (another
+// user made it first). The copies never hold a secret, only the
+// repositories' configs, and the sandbox reaches them only through the
+// descriptors bubblewrap binds (plan.Plan.GitConfigs).
+func copiesTmpfs(stateDir string, ok func(dir string) bool) string {
+	uid := os.Geteuid()
+	sum := sha256.Sum256([]byte(stateDir))
+	name := fmt.Sprintf("cordon-%d-%s", uid, hex.EncodeToString(sum[:8]))
+	var bases []string
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) && tmpfsDir(x, uid, false) {
+		bases = append(bases, x)
+	}
+	if tmpfsDir("/dev/shm", uid, true) {
+		bases = append(bases, "/dev/shm")
+	}
+	for _, b := range bases {
+		d := filepath.Join(b, name)
+		if !ok(d) {
+			continue
+		}
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == uid && st.Mode&0o7777 == 0o700 {
+			return d
+		}
+	}
+	return ""
+}
+
+// tmpfsDir reports whether dir is a directory (no symbolic link) on a
+// tmpfs: with shared, one with the sticky bit; else the user's own,
+// which no one else may enter.
+func tmpfsDir(dir string, uid int, shared bool) bool {
+	var fs unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Statfs(dir, &fs) != nil || fs.Type != unix.TMPFS_MAGIC || unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	if shared {
+		return st.Mode&unix.S_ISVTX != 0
+	}
+	return int(st.Uid) == uid && st.Mode&0o077 == 0
+}
+
 // gitCopiesPrefix starts the name of a run's directory of copies in the
 // state directory, followed by the pid of the cordon that made it.
 const gitCopiesPrefix = "gitconfig-"
 
 // sweepGitCopies removes the directories of copies that runs killed with
-// SIGKILL left in stateDir (a killed cordon cannot remove its own): those
-// whose cordon is gone. A pid taken again by another process keeps its
-// directory until that one ends too.
-func sweepGitCopies(stateDir string) {
-	ents, err := os.ReadDir(stateDir)
+// SIGKILL left in dir, the state directory or the tmpfs one (a killed
+// cordon cannot remove its own): those whose cordon is gone. A pid taken
+// again by another process keeps its directory until that one ends too.
+func sweepGitCopies(dir string) {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
@@ -141,7 +241,7 @@ func sweepGitCopies(stateDir string) {
 			continue
 		}
 		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(filepath.Join(stateDir, e.Name()))
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
 }
@@ -344,7 +444,8 @@ func writeConfig(dir string, data []byte) error {
 	return err
 }
 
-// close closes and removes the copies.
+// close closes and removes the copies, and the tmpfs directory that held
+// them when no other run's copies are there (it fails unless empty).
 func (g *gitCopies) close() {
 	if g == nil {
 		return
@@ -354,5 +455,9 @@ func (g *gitCopies) close() {
 	}
 	if g.dir != "" {
 		_ = os.RemoveAll(g.dir)
+		if g.onTmpfs {
+			_ = os.Remove(filepath.Dir(g.dir))
+		}
+		g.dir = ""
 	}
 }

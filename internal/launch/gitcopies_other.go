@@ -8,7 +8,7 @@ import "github.com/cordon-sandbox/cordon/internal/monitor"
 // Landlock-only backend's supervisor, on Linux only.
 type gitCopies struct{}
 
-func copyGitConfigs(string, []string, bool) (*gitCopies, error) { return nil, nil }
+func copyGitConfigs(string, []string, bool, func(string) bool) (*gitCopies, error) { return nil, nil }
 
 func (*gitCopies) redirects(bool) []monitor.Redirect { return nil }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -234,35 +235,56 @@ const parallelPlaceholdersFrom = 32
 
 // splitPlaceholders returns phs as one list, or, from
 // parallelPlaceholdersFrom on, as two lists that share no parent
-// directory, each in the plan's order: the placeholders of every other
-// parent directory (in the order of their first placeholder) in each. A
-// placeholder below another keeps them in one list.
+// directory, each in the plan's order (splitByParent).
 func splitPlaceholders(phs []plan.Placeholder) [][]plan.Placeholder {
-	if len(phs) < parallelPlaceholdersFrom {
-		return [][]plan.Placeholder{phs}
+	idx := splitByParent(len(phs), func(i int) string { return phs[i].Path })
+	lists := make([][]plan.Placeholder, len(idx))
+	for k, l := range idx {
+		for _, i := range l {
+			lists[k] = append(lists[k], phs[i])
+		}
 	}
-	paths := make(map[string]bool, len(phs))
-	for _, ph := range phs {
-		paths[filepath.Clean(ph.Path)] = true
+	return lists
+}
+
+// splitByParent returns the indices of n paths (path(i) the i-th) as one
+// list, or, from parallelPlaceholdersFrom on, as two lists that share no
+// parent directory, each in order: the paths of every other parent
+// directory (in the order of its first path) in each. A path below
+// another keeps them in one list (created, or removed, in order).
+func splitByParent(n int, path func(int) string) [][]int {
+	all := func() [][]int {
+		l := make([]int, n)
+		for i := range l {
+			l[i] = i
+		}
+		return [][]int{l}
+	}
+	if n < parallelPlaceholdersFrom {
+		return all()
+	}
+	paths := make(map[string]bool, n)
+	for i := range n {
+		paths[filepath.Clean(path(i))] = true
 	}
 	index := map[string]int{} // parent directory -> its list
-	lists := make([][]plan.Placeholder, 2)
-	for _, ph := range phs {
-		dir := filepath.Dir(filepath.Clean(ph.Path))
+	lists := make([][]int, 2)
+	for i := range n {
+		dir := filepath.Dir(filepath.Clean(path(i)))
 		for d := dir; ; d = filepath.Dir(d) {
 			if paths[d] {
-				return [][]plan.Placeholder{phs}
+				return all()
 			}
 			if d == filepath.Dir(d) {
 				break
 			}
 		}
-		i, ok := index[dir]
+		k, ok := index[dir]
 		if !ok {
-			i = len(index) % 2
-			index[dir] = i
+			k = len(index) % 2
+			index[dir] = k
 		}
-		lists[i] = append(lists[i], ph)
+		lists[k] = append(lists[k], i)
 	}
 	if len(lists[1]) == 0 {
 		return lists[:1]
@@ -486,16 +508,41 @@ func (l *workspaceLock) cleanup(keep func(string) bool) {
 		}
 	}
 	f.Close()
-	// Deepest first, so nested placeholders go before their parents.
-	var kept []string
-	dirs := newParentDirs(openDirNoSymlinks)
-	defer dirs.close()
-	for i := len(paths) - 1; i >= 0; i-- {
-		if keep != nil && keep(paths[i]) {
-			kept = append([]string{paths[i]}, kept...)
-			continue
+	// Deepest first, so nested placeholders go before their parents. From
+	// parallelPlaceholdersFrom on, two goroutines remove them, each those
+	// of half the parent directories (splitByParent): removing a file is
+	// the kernel's work, which the two cores then share.
+	var keeps []bool
+	if keep != nil {
+		keeps = make([]bool, len(paths))
+		for i, p := range paths {
+			keeps[i] = keep(p)
 		}
-		removeIfEmptyAt(dirs, paths[i])
+	}
+	lists := splitByParent(len(paths), func(i int) string { return paths[i] })
+	var wg sync.WaitGroup
+	for _, list := range lists {
+		remove := func() {
+			dirs := newParentDirs(openDirNoSymlinks)
+			defer dirs.close()
+			for _, i := range slices.Backward(list) {
+				if keeps == nil || !keeps[i] {
+					removeIfEmptyAt(dirs, paths[i])
+				}
+			}
+		}
+		if len(lists) == 1 {
+			remove()
+		} else {
+			wg.Go(remove)
+		}
+	}
+	wg.Wait()
+	var kept []string
+	for i, p := range paths {
+		if keeps != nil && keeps[i] {
+			kept = append(kept, p)
+		}
 	}
 	if len(kept) == 0 {
 		_ = os.Remove(l.record)

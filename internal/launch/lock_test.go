@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -280,5 +281,71 @@ func TestRemoveIfEmptyFollowsNoSymlink(t *testing.T) {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("the empty placeholder %s stayed", p)
 		}
+	}
+}
+
+// TestPlaceholdersRemovedInTwo: the removal of many placeholders (two
+// goroutines, by parent directory) removes every one, a placeholder
+// below another before it, both at the last run's end and when the next
+// run sweeps a killed run's; those the next run's command names stay,
+// and stay recorded.
+func TestPlaceholdersRemovedInTwo(t *testing.T) {
+	f := newLockFixture(t)
+	var phs []plan.Placeholder
+	for i := range 40 {
+		git := filepath.Join(f.ws, fmt.Sprintf("r%02d", i), ".git")
+		if err := os.MkdirAll(git, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		phs = append(phs, plan.Placeholder{Path: filepath.Join(git, "config.worktree"), Kind: plan.PlaceholderFile},
+			plan.Placeholder{Path: filepath.Join(git, "commondir"), Kind: plan.PlaceholderCommondir})
+	}
+	nested := append(slices.Clone(phs), plan.Placeholder{Path: filepath.Join(f.ws, "new"), Kind: plan.PlaceholderDir},
+		plan.Placeholder{Path: filepath.Join(f.ws, "new", "hooks"), Kind: plan.PlaceholderDir})
+	gone := func(t *testing.T, phs []plan.Placeholder, except string) {
+		t.Helper()
+		for _, ph := range phs {
+			_, err := os.Lstat(ph.Path)
+			if ph.Path == except {
+				if err != nil {
+					t.Errorf("%s, named by the next run's command, was removed: %v", ph.Path, err)
+				}
+			} else if !os.IsNotExist(err) {
+				t.Errorf("%s was not removed: %v", ph.Path, err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		phs  []plan.Placeholder
+	}{{"by parent", phs}, {"one below another", nested}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := &plan.Plan{StateDir: f.state, Workspace: f.ws, Placeholders: tc.phs}
+			l, err := lockWorkspace(pl, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.release()
+			gone(t, tc.phs, "")
+
+			// A killed run: its lock dropped, its placeholders left.
+			l, err = lockWorkspace(pl, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			record := l.record
+			l.f.Close()
+			named := tc.phs[7].Path
+			next, err := acquireLock(f.state, f.ws, func(p string) bool { return p == named })
+			if err != nil {
+				t.Fatal(err)
+			}
+			gone(t, tc.phs, named)
+			if b, err := os.ReadFile(record); err != nil || string(b) != named+"\n" {
+				t.Errorf("the record holds %q (%v), want only %s", b, err, named)
+			}
+			next.release()
+			gone(t, tc.phs, "")
+		})
 	}
 }

@@ -217,9 +217,9 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		for i, c := range pl.GitConfigs {
 			dirs[i] = filepath.Dir(c)
 		}
-		gc, err = copyGitConfigs(req.Options.StateDir, dirs, true)
+		gc, err = copyGitConfigs(req.Options.StateDir, dirs, true, func(d string) bool { return !pl.Exposes(d) })
 	case pl.Backend == backend.Landlock && pl.Supervise != nil:
-		gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl), false)
+		gc, err = copyGitConfigs(req.Options.StateDir, gitConfigDirs(p, pl), false, nil)
 	}
 	if err != nil {
 		return nil, &SetupError{Err: err}

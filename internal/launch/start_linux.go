@@ -453,7 +453,9 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	// calls, in one filter, when the tree changes are counted too).
 	r.spec.Ask = r.stdio.WatchOptions.Ask != nil && !r.spec.Watch && !r.spec.Supervise
 	// The watch and the supervisor see every tree change already.
-	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise
+	// A walk server answers the check's walk without an lstat per
+	// directory: counting would cost more than it spares.
+	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise && !walkServed(r.pl.StateDir)
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}

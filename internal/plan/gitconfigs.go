@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // MaxGitConfigs bounds the configs given a private copy (a monorepo with
@@ -73,4 +74,22 @@ func (pl *Plan) WithoutGitCopies() *Plan {
 		out.Spec.Detach = slices.DeleteFunc(slices.Clone(pl.Spec.Detach), func(d string) bool { return d == helperspec.GitConfigDir })
 	}
 	return &out
+}
+
+// Exposes reports whether a bubblewrap plan binds into the sandbox a host
+// path at or below dir, or one holding it (its Argv up to the command):
+// a directory of the launcher's own there would be reachable from inside.
+func (pl *Plan) Exposes(dir string) bool {
+	for i := 0; i+2 < len(pl.Argv); i++ {
+		switch pl.Argv[i] {
+		case "--":
+			return false
+		case "--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try", "--dev-bind-try":
+			if src := pl.Argv[i+1]; subpath.Within(dir, src) || subpath.Within(src, dir) {
+				return true
+			}
+			i += 2
+		}
+	}
+	return false
 }

@@ -61,3 +61,28 @@ func TestGitConfigCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestExposes: a directory is exposed when a bind's source holds it or
+// lies below it; binds of the command's arguments (after "--") and
+// other options' operands are not binds.
+func TestExposes(t *testing.T) {
+	pl := &Plan{Argv: []string{"bwrap", "--ro-bind", "/usr", "/usr", "--tmpfs", "/dev/shm", "--bind", "/home/u/ws", "/home/u/ws",
+		"--ro-bind-try", "/run/user/1/bus", "/run/user/1/bus", "--", "cp", "--bind", "/dev/shm", "x"}}
+	tests := []struct {
+		dir  string
+		want bool
+	}{
+		{"/dev/shm/cordon-1-ab", false},
+		{"/usr/share", true},
+		{"/home/u/ws/.git", true},
+		{"/home/u", true},
+		{"/run/user/1/cordon-1-ab", false},
+		{"/run/user/1", true},
+		{"/", true},
+	}
+	for _, tc := range tests {
+		if got := pl.Exposes(tc.dir); got != tc.want {
+			t.Errorf("Exposes(%s) = %v, want %v", tc.dir, got, tc.want)
+		}
+	}
+}

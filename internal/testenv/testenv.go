@@ -4,7 +4,8 @@
 // switch for the heavy tests that only the full check runs, the tools a
 // test drives, found or skipped by that rule, the fake home every test
 // that runs cordon uses (FakeHome), and the loopback listener its servers
-// serve on (Listen).
+// serve on (Listen), and the bounded wait for what another process does
+// (WaitFor).
 //
 // It is imported by tests only. It must not start servers that listen
 // beyond the loopback, nor touch the real home directory.
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CI reports whether the tests run under CI=true: nothing the machine
@@ -122,4 +124,18 @@ func Listen(t testing.TB) net.Listener {
 	}
 	t.Cleanup(func() { _ = ln.Close() })
 	return ln
+}
+
+// WaitFor polls f every 20 ms until it is true, and fails the test when it
+// is not within the bound given ("what" names it in the failure).
+func WaitFor(t testing.TB, what string, within time.Duration, f func() bool) {
+	t.Helper()
+	for end := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+		if f() {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within %s", what, within)
+		}
+	}
 }
