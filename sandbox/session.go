@@ -64,12 +64,17 @@ type SessionStats struct {
 	// watches the trees (inotify) and saw nothing change since the same
 	// walk before.
 	WalksSpared int
+	// SnapshotsReused are the commands whose record of what existed
+	// before them (for the check of what they planted) was the command
+	// before's, its time taken anew: the session watches what it was
+	// read from (inotify) and saw nothing change.
+	SnapshotsReused int
 }
 
 // Stats says what the session did so far.
 func (ss *Session) Stats() SessionStats {
 	st := ss.ls.Stats()
-	return SessionStats{Commands: st.Commands, Sandboxes: st.Sandboxes, WalksSpared: st.WalksSpared}
+	return SessionStats{Commands: st.Commands, Sandboxes: st.Sandboxes, WalksSpared: st.WalksSpared, SnapshotsReused: st.SnapshotsReused}
 }
 
 // Close ends the session's sandbox, once the command running in it ended.

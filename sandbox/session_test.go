@@ -249,6 +249,89 @@ func TestSessionWatchSeesHostChanges(t *testing.T) {
 	}
 }
 
+// settleSnapshot runs commands until one reuses the snapshot of the one
+// before (the watches of what it was read from are added by the first
+// that reads it, and the session's sandbox changes the workspace as it
+// starts).
+func settleSnapshot(t *testing.T, ss *Session, ws string) {
+	t.Helper()
+	for range 6 {
+		before := ss.Stats().SnapshotsReused
+		if res, out := sessionRun(t, ss, ws, `true`); len(res.Planted) > 0 {
+			t.Fatalf("planted %+v with no change, output %q", res.Planted, out)
+		}
+		if ss.Stats().SnapshotsReused > before {
+			return
+		}
+	}
+	t.Fatalf("stats %+v: no command reused the snapshot before it", ss.Stats())
+}
+
+// TestSessionSnapshotReuse: once a session's commands reuse the snapshot
+// for the planted-files check, what the host changes between two commands
+// (a virtual environment's .pth, a hook, the repository's config) is the
+// user's, not reported as the next command's, and what a command plants
+// is still found and disarmed.
+func TestSessionSnapshotReuse(t *testing.T) {
+	_, ws := fakeHost(t)
+	hostGit(t, ws, "init", "-q")
+	sp := filepath.Join(ws, ".venv", "lib", "python3.13", "site-packages")
+	if err := os.MkdirAll(sp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".venv", "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	host := []struct {
+		name   string
+		change func() error
+	}{
+		{"a .pth", func() error {
+			return os.WriteFile(filepath.Join(sp, "editable.pth"), []byte("import _editable\n"), 0o644)
+		}},
+		{"a hook", func() error {
+			return os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\nmake lint\n"), 0o755)
+		}},
+		{"the config", func() error {
+			f, err := os.OpenFile(filepath.Join(ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteString("[core]\n\tfsmonitor = /usr/bin/true\n")
+			return err
+		}},
+	}
+	for _, h := range host {
+		settleSnapshot(t, ss, ws)
+		if err := h.change(); err != nil {
+			t.Fatal(err)
+		}
+		if res, out := sessionRun(t, ss, ws, `true`); len(res.Planted) > 0 {
+			t.Errorf("the host's change to %s was reported as the command's: %+v, output %q", h.name, res.Planted, out)
+		}
+	}
+	settleSnapshot(t, ss, ws)
+	res, out := sessionRun(t, ss, ws, `printf 'import os; os.system("id")\n' > .venv/lib/python3.13/site-packages/evil.pth && echo planted`)
+	if res.ExitCode != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("exit %d output %q", res.ExitCode, out)
+	}
+	pth := filepath.Join(sp, "evil.pth")
+	disarmed := false
+	for _, p := range res.Planted {
+		disarmed = disarmed || p.Path == pth && p.Disarmed
+	}
+	if _, err := os.Stat(pth); !disarmed || err == nil {
+		t.Errorf("a .pth planted after a reused snapshot: planted %+v, output %q", res.Planted, out)
+	}
+}
+
 // TestSessionLandlock: on the Landlock-only backend (no bwrap, or a bwrap
 // that cannot create a user namespace) a session runs each command in a
 // sandbox of its own, as Run does.

@@ -59,6 +59,9 @@ type watcher struct {
 	held                  int  // holds not yet released
 	heldRead              bool // the table was read since the first hold
 	buf                   []byte
+	// paths are the watches watchPaths added or found, and the mask
+	// it asked of each (see Cache.WatchPaths).
+	paths map[int32]uint32
 }
 
 // dirKey identifies a directory: its device and inode number.
@@ -104,7 +107,7 @@ func newWatcher(max int) (*watcher, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("globscan: opening the mount table to watch it: %w", err)
 	}
-	w := &watcher{fd: fd, max: max, wds: map[int32]*watchInfo{}, byID: map[dirKey]*watchInfo{}, mounts: mounts, buf: make([]byte, 64<<10)}
+	w := &watcher{fd: fd, max: max, wds: map[int32]*watchInfo{}, byID: map[dirKey]*watchInfo{}, paths: map[int32]uint32{}, mounts: mounts, buf: make([]byte, 64<<10)}
 	w.mountsChanged() // from now on
 	return w, nil
 }
@@ -155,6 +158,9 @@ func (w *watcher) drain() {
 					}
 					delete(w.wds, ev.Wd)
 				}
+			}
+			if ev.Mask&unix.IN_IGNORED != 0 {
+				delete(w.paths, ev.Wd)
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}

@@ -20,6 +20,8 @@ func (*watcher) vouch(*node, uint64) bool                   { return false }
 func (*watcher) watchDirs([]watchCand, string) (bool, bool) { return false, true }
 func (*watcher) watching() int                              { return 0 }
 func (*watcher) close()                                     {}
+func (*watcher) watchPaths([]string) bool                   { return false }
+func (*watcher) changes() (uint64, bool)                    { return 0, false }
 func (*watcher) hold()                                      {}
 func (*watcher) unhold()                                    {}
 

@@ -43,6 +43,8 @@ type guard struct {
 	// name of the roots (plan.Guard.Complete), so a run that created
 	// nothing needs no walk after it (see created).
 	complete bool
+	// reuse is the session's snapshot kept between its commands, or nil.
+	reuse *snapshotReuse
 }
 
 // countTreeFrom is the fewest directories in the writable roots for
@@ -83,8 +85,9 @@ func (g *guard) treeChanges(n int64) {
 // names its roots (see startJournal), so that if cordon is killed before
 // its check (kill -9), the next run reports what it may have planted (see
 // sweepJournals). cache is the walk cache to use (a session's), or nil
-// for the state directory's (WalkCache).
-func startGuard(pl *plan.Plan, cache *globscan.Cache) *guard {
+// for the state directory's (WalkCache). reuse is a session's kept
+// snapshot (see snapshotReuse), or nil for a run's.
+func startGuard(pl *plan.Plan, cache *globscan.Cache, reuse *snapshotReuse) *guard {
 	g := pl.Guard
 	if len(g.Roots) == 0 {
 		return nil
@@ -96,7 +99,10 @@ func startGuard(pl *plan.Plan, cache *globscan.Cache) *guard {
 	}
 	opts := planted.Options{KeepArmed: g.KeepArmed, Ignore: ignore, KeptReadOnly: g.KeptReadOnly, Cache: cache}
 	gitDirs, names := append(slices.Clone(g.GitDirs), g.UnwalkedGitDirs...), append(slices.Clone(g.Names), g.UnwalkedNames...)
-	gd := &guard{cache: cache, before: planted.SnapshotKeeping(gitDirs, names, g.KeptReadOnly).Git(g.Git).WithVenvs(g.Roots), roots: g.Roots, opts: opts, workspace: pl.Workspace, complete: g.Complete}
+	before := reuse.snapshot(g, cache, func() *planted.Before {
+		return planted.SnapshotKeeping(gitDirs, names, g.KeptReadOnly).Git(g.Git).WithVenvs(g.Roots)
+	})
+	gd := &guard{cache: cache, before: before, roots: g.Roots, opts: opts, workspace: pl.Workspace, complete: g.Complete, reuse: reuse}
 	if locksWorkspace(pl) {
 		gd.checkLock = lockPath(pl.StateDir, lockKey(pl.Workspace, pl.LockKey)) + ".check"
 	}
@@ -274,6 +280,10 @@ func (g *guard) finish(res *result.Result) (lines []string) {
 	rep, err := g.before.Check(g.roots, g.opts)
 	held()
 	unlock()
+	if err != nil || len(rep.Findings) > 0 || len(rep.Restored) > 0 || rep.Incomplete != "" {
+		// What the check changed or could not tell is read again.
+		g.reuse.drop()
+	}
 	// A cache that cannot be written only makes the next check read
 	// every directory.
 	_ = g.cache.Save()

@@ -203,6 +203,10 @@ type SessionStats struct {
 	// the session's watcher saw no change since the same walk before
 	// (globscan.Cache.Watch).
 	WalksSpared int
+	// SnapshotsReused are the commands whose snapshot for the
+	// planted-files check was the one before, its time taken anew: the
+	// session's watcher saw no change in what it was read from.
+	SnapshotsReused int
 }
 
 // NewSession returns a Session; its sandbox starts with its first
@@ -299,7 +303,9 @@ func (s *Session) runIn(ctx context.Context, pl *plan.Plan, stdio Stdio) (*resul
 		s.sb = sb
 		s.stats.Sandboxes++
 	}
+	was := s.sb.snapshotsReused()
 	res, err := s.sb.run(ctx, pl, stdio, s.walkCache(pl.StateDir))
+	s.stats.SnapshotsReused += s.sb.snapshotsReused() - was
 	if err == nil || !errors.Is(err, errSessionDied) {
 		s.stats.Commands++
 	}

@@ -46,6 +46,9 @@ type sessionSandbox struct {
 	noGroup *noGroup
 	// journal is the commands' journal (commands run one at a time).
 	journal sessionJournal
+	// snap is the snapshot for the planted-files check kept between the
+	// commands (commands run one at a time).
+	snap snapshotReuse
 }
 
 // aheadGroup is a cgroup made for the next command, with the helper the

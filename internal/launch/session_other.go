@@ -22,6 +22,8 @@ func startSession(*plan.Plan) (*sessionSandbox, error) { return nil, &SetupError
 func (*sessionSandbox) close()      {}
 func (*sessionSandbox) alive() bool { return false }
 
+func (*sessionSandbox) snapshotsReused() int { return 0 }
+
 func (*sessionSandbox) run(context.Context, *plan.Plan, Stdio, *globscan.Cache) (*result.Result, error) {
 	return nil, &SetupError{Err: errSessionDied}
 }

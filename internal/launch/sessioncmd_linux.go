@@ -153,7 +153,7 @@ func (c *sessionCmd) start() error {
 	// What exists now is the user's; what the command plants is checked
 	// for after it. The journal names the roots, for the next run to
 	// check if this process is killed before it does.
-	c.guard = startGuard(c.pl, c.cache)
+	c.guard = startGuard(c.pl, c.cache, &c.sb.snap)
 	if needsJournal(c.pl) && c.sb.journal.record(c.pl.StateDir, journal{Start: time.Now().UnixNano(), Roots: c.pl.Guard.Roots, Git: c.pl.Guard.Git}) {
 		held = append(held, c.sb.journal.idle)
 	}

@@ -199,7 +199,7 @@ func (r *sandboxRun) start() error {
 	r.sendSpec()
 	r.enterGroupEarly()
 	r.startJournal()
-	r.guard = startGuard(r.pl, nil)
+	r.guard = startGuard(r.pl, nil, nil)
 	close(gate)
 	r.readOutputs()
 	return nil

@@ -51,6 +51,12 @@ type Before struct {
 	// ids are the inodes of the git directories and names given to
 	// Snapshot (see replaced).
 	ids map[string]uint64
+	// nameDirs are the directories recordName listed; venvRootsGiven the
+	// roots WithVenvs searched; partial says that a bound left something
+	// unrecorded (see Reads).
+	nameDirs       []string
+	venvRootsGiven []string
+	partial        bool
 }
 
 // dirState is one git directory as Snapshot found it.
@@ -111,9 +117,11 @@ func (b *Before) recordName(n string) {
 	count := 0
 	_ = filepath.WalkDir(n, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || count >= maxNameEntries {
+			b.partial = true
 			return fs.SkipDir
 		}
 		if d.IsDir() {
+			b.nameDirs = append(b.nameDirs, p)
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {

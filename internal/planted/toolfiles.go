@@ -171,6 +171,7 @@ func (b *Before) WithVenvs(roots []string) *Before {
 	}
 	for _, root := range roots {
 		root = filepath.Clean(root)
+		b.venvRootsGiven = append(b.venvRootsGiven, root)
 		r, err := os.OpenRoot(root)
 		if err != nil {
 			continue
