@@ -95,7 +95,7 @@ func TestWalkServer(t *testing.T) {
 // a hook its command planted in a nested repository is still found and
 // disarmed (the planted check's 3 s bound was used up waiting for the
 // server, 13 s, and the hook was left armed), and the next run does not
-// wait for it again.
+// wait for it again. A run with CORDON_NO_WALK_SERVER=1 does not ask it.
 func TestWalkServerStopped(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
@@ -110,6 +110,17 @@ func TestWalkServerStopped(t *testing.T) {
 		}
 		t.Cleanup(func() { unix.Kill(pid, unix.SIGCONT) })
 		testenv.WaitFor(t, "every thread of the walk server stopped", 5*time.Second, func() bool { return testenv.Stopped(pid) })
+		// CORDON_NO_WALK_SERVER=1: the run does not ask it (a run that
+		// asked would give up on it and remove its token).
+		token := filepath.Join(e.home, ".local", "state", "cordon", "walk", "server.token")
+		e.extra = []string{"CORDON_NO_WALK_SERVER=1"}
+		if r := e.sh("true", bf...); r.code != 0 {
+			t.Fatalf("run: %s", r)
+		}
+		e.extra = nil
+		if _, err := os.Lstat(token); err != nil {
+			t.Errorf("a run with CORDON_NO_WALK_SERVER=1 asked the walk server: %v", err)
+		}
 		start := time.Now()
 		r := e.sh(`cd src/9/450 && git init -q r && printf '#!/bin/sh\ntouch "$HOME/HOOK-RAN"\n' > r/.git/hooks/pre-commit && chmod +x r/.git/hooks/pre-commit`, bf...)
 		took := time.Since(start)
