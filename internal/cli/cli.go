@@ -231,7 +231,7 @@ func runConfined(cmd *cobra.Command, pf *policyFlags, o runOptions, args []strin
 	return nil
 }
 
-// newWalkServer is the hidden command `cordon __walk-server DIR` that
+// newWalkServer is the hidden command `cordon __walk DIR` that
 // StartWalkServer starts: the walk server of the walk cache directory DIR
 // (see walkserver.Serve).
 func newWalkServer() *cobra.Command {

@@ -48,13 +48,15 @@ func walkServed(stateDir string) bool {
 
 // WalkServerArg is the hidden argument of cordon that runs the walk
 // server of the walk cache directory after it (see StartWalkServer).
-const WalkServerArg = "__walk-server"
+// (Short: cobra pads every command's name in cordon --help to the longest,
+// hidden ones included.)
+const WalkServerArg = "__walk"
 
 // StartWalkServer starts a walk server for the walk cache c of the state
 // directory stateDir after a one-shot run, when its walks read at least
 // walkserver.StartFrom directories themselves (none was answered by a
 // server): the next runs' walks then cost no lstat per directory. exe is
-// cordon's binary, run as `exe __walk-server DIR`. It says nothing when
+// cordon's binary, run as `exe __walk DIR`. It says nothing when
 // it cannot: the runs walk as before.
 func StartWalkServer(c *globscan.Cache, stateDir, exe string) {
 	if c == nil || stateDir == "" || exe == "" || noWalkServer() {
