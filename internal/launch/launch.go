@@ -100,6 +100,10 @@ type Stdio struct {
 	// back to the Landlock-only backend runs a second time (RunCommand):
 	// the host's facts (no cgroup) are said once.
 	said *[]string
+	// WalksServed says that a walk server answered the plan's walks
+	// (RunCommand sets it): the check after the run asks it too, which
+	// costs less than counting the run's tree changes.
+	WalksServed bool
 }
 
 // sayDegraded prints the run-time degradation n on stderr, unless this

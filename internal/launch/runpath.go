@@ -154,6 +154,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if err := refuseUnrunnable(pl); err != nil {
 		return nil, err
 	}
+	req.Stdio.WalksServed = req.Options.WalkCache.Stats().Remote > 0
 	// The walks of the plan are saved for the next run once this one is
 	// over; a cache that cannot be written only makes the next walk read
 	// every directory.

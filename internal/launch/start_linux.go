@@ -455,7 +455,7 @@ func (r *sandboxRun) helperSpec(status, stderr bool) (exe, specR *os.File, err e
 	// The watch and the supervisor see every tree change already.
 	// A walk server answers the check's walk without an lstat per
 	// directory: counting would cost more than it spares.
-	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise && !walkServed(r.pl.StateDir)
+	r.spec.TreeChanges = countTreeChanges(r.pl.Guard) && !r.spec.Watch && !r.spec.Supervise && !r.stdio.WalksServed
 	if exe, err = r.helperExe(); err != nil {
 		return nil, nil, err
 	}

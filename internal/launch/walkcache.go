@@ -38,14 +38,6 @@ func dialWalkServer(stateDir string) *walkserver.Client {
 	return walkserver.Dial(filepath.Join(stateDir, "walk"))
 }
 
-// walkServed reports whether a walk server runs for the state directory
-// stateDir (its token is there), which then answers the walks of a run.
-func walkServed(stateDir string) bool {
-	c := dialWalkServer(stateDir)
-	defer c.Close()
-	return c != nil
-}
-
 // WalkServerArg is the hidden argument of cordon that runs the walk
 // server of the walk cache directory after it (see StartWalkServer).
 // (Short: cobra pads every command's name in cordon --help to the longest,
