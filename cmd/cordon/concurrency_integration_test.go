@@ -399,7 +399,7 @@ func (m *manyRuns) sweepAndCheck() {
 	if diff := diffListing(m.stateBefore, modeListing(t, m.state)); diff != "" {
 		t.Errorf("cordon's state directory %s changed:\n%s", m.state, diff)
 	}
-	if left := m.groups(m.pids); len(left) > 0 {
+	if left := ownerGone(m.groups(m.pids)); len(left) > 0 {
 		t.Errorf("cgroups of the test's runs left: %v", left)
 	}
 	if left := procsUnder(m.e.root); len(left) > 0 {
@@ -417,6 +417,26 @@ func (m *manyRuns) sweepAndCheck() {
 	if len(m.killed) != 3*killedPerWave {
 		t.Errorf("%d runs killed, want %d", len(m.killed), 3*killedPerWave)
 	}
+}
+
+// ownerGone keeps the groups (cordon-run-PID-PID-HEX) whose cordon PID
+// no longer runs. Every run of the test has ended when it is asked, so a
+// group whose PID lives is another's: with pid_max at 32768 and other
+// packages' tests running cordon beside this one, a pid of the test's
+// comes round again within minutes (CI once found the group of another
+// package's live run).
+func ownerGone(groups []string) []string {
+	var out []string
+	for _, g := range groups {
+		f := strings.Split(filepath.Base(g), "-")
+		if len(f) >= 3 {
+			if _, err := os.Stat("/proc/" + f[2]); err == nil {
+				continue
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // groups finds the cgroup directories that the cordons with these pids
