@@ -221,12 +221,17 @@ func (c *Cache) Stats() CacheStats {
 //     whose changes are all local, so that inotify sees them), none was
 //     skipped, and the root is still the same directory, unchanged.
 //
-// Any of these failing, the scan reads as without Watch, and the
-// directories new to it are watched for the next. A tree that would take
+// Any of these failing, the scan walks, but takes without an lstat each
+// directory the watcher vouches for (watcher.vouch: watched before the
+// scan that recorded it began, no event from its watch since, no overflow
+// or mount since, and its parent taken from the cache too; Stats.Vouched),
+// reads what changed, and watches the directories new to it for the next.
+// A tree that would take
 // more than the watches left, or a system whose watches run out
 // (fs.inotify.max_user_watches), is scanned every time, as without
 // Watch. Watching is for a process that scans the same trees again and
-// again (a session of many commands); Close ends it.
+// again (a session of many commands, the walk server of one-shot runs);
+// Close ends it.
 func (c *Cache) Watch(max int) error {
 	if c == nil {
 		return nil
