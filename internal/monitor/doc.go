@@ -20,7 +20,12 @@
 // caller names (Options.FollowIn: those the command may write, where it
 // can have made a link) a path is also followed through its symbolic
 // links in the process's root (/proc/PID/root) before the call goes on
-// (Event.Resolved). A mkdir of a directory that is there is no event.
+// (Event.Resolved). That happens once the call went on, so the name the
+// kernel gives the file reached is kept only if it still leads there from
+// the process's root: a sandbox whose last process ended meanwhile has
+// its mounts detached, and a file there is then named from its own
+// mount's top ("/" for the sandbox's /tmp). A mkdir of a directory that
+// is there is no event.
 //
 // One exception, Options.Redirects: a file served from a private copy (a
 // repository's config, which bubblewrap binds the copy over). A rename of

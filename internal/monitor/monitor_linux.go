@@ -438,6 +438,29 @@ func (m *Monitor) path(pid int, args [6]uint64, dirArg, pathArg int) (string, bo
 	return filepath.Join(base, p), true
 }
 
+// reaches reports whether the absolute path p, opened below root as
+// openIn does, is the file want describes; a walk refused for permission
+// (EACCES) is taken as yes.
+//
+// A /proc link's name (a descriptor's, the working directory's) is the
+// kernel's, written from the mounts up and from the reader's root: for a
+// file on a mount that was detached (every mount of a sandbox once its
+// last process ends) it is the path within that mount, "/" for its top;
+// for a process whose root is not a mount's top (a chroot), it starts
+// above that root. Either names another file in the process's view.
+func reaches(root int, p string, want *unix.Stat_t) bool {
+	fd, err := openIn(root, p)
+	if errors.Is(err, unix.EACCES) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino
+}
+
 // address decodes the socket address at addr, n bytes long, into ev: an
 // internet address, or a pathname unix socket resolved against the
 // working directory. Abstract and unnamed unix sockets and other families
@@ -597,6 +620,14 @@ func resolveIn(pid int, p string, followLast bool) (string, bool) {
 	var buf [unix.PathMax]byte
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
 	if err != nil || n == 0 || buf[0] != '/' {
+		return "", false
+	}
+	// The process went on: it may have ended, and its sandbox's mounts
+	// been detached, since the descriptor was opened. The name read back
+	// then names another file (see reaches), as it does for a process in
+	// a chroot.
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || !reaches(root, string(buf[:n]), &st) {
 		return "", false
 	}
 	return filepath.Join(string(buf[:n]), last), true

@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"bufio"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"net"
@@ -34,7 +35,12 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if s := os.Getenv(envChild); s != "" {
+	if s := os.Getenv(envChild); s == "in-chroot" {
+		// TestResolvedNamesTheProcessView's chrooted child: mkdir
+		// through a link, so that the monitor follows it.
+		say("in-chroot", os.Mkdir("/w/l/y", 0o755))
+		os.Exit(0)
+	} else if s != "" {
 		os.Exit(child(s))
 	}
 	os.Exit(m.Run())
@@ -76,13 +82,6 @@ func child(scenario string) int {
 		return 1
 	}
 	dir := os.Getenv(envDir)
-	say := func(step string, err error) {
-		var e syscall.Errno
-		if err != nil && !errors.As(err, &e) {
-			e = 255
-		}
-		fmt.Printf("%s %d\n", step, int(e))
-	}
 	switch scenario {
 	case "supervise":
 		superviseChild(dir, say)
@@ -137,6 +136,18 @@ func child(scenario string) int {
 		err := unix.Exec("/bin/sh", []string{"sh", "-c", os.Getenv(envCmd)}, os.Environ())
 		say("exec-failed", err)
 		return 1
+	case "chroot":
+		// The test binary again, copied into dir, in a user namespace of
+		// its own and chrooted there: it makes /w/l/y, through the
+		// link /w/l to /t.
+		c := exec.Command("/test.bin", "-test.run=^$")
+		c.Env = append(os.Environ(), envChild+"=in-chroot")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		c.SysProcAttr = &syscall.SysProcAttr{Chroot: dir, Cloneflags: syscall.CLONE_NEWUSER,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+		say("chroot-run", c.Run())
+		return 0
 	case "stopped":
 		// The test stops the monitor before the second byte: the watched
 		// call must then fail, not pass unwatched.
@@ -150,6 +161,16 @@ func child(scenario string) int {
 		return 0
 	}
 	return 2
+}
+
+// say reports a scenario's step on stdout as "step errno" (255: an error
+// that is no errno).
+func say(step string, err error) {
+	var e syscall.Errno
+	if err != nil && !errors.As(err, &e) {
+		e = 255
+	}
+	fmt.Printf("%s %d\n", step, int(e))
 }
 
 // watched starts the test binary as scenario in dir, with a Monitor on its
@@ -431,5 +452,70 @@ func TestOpenOp(t *testing.T) {
 		if op != tc.op || ok != tc.ok {
 			t.Errorf("openOp(%#o) = %q, %v; want %q, %v", tc.flags, op, ok, tc.op, tc.ok)
 		}
+	}
+}
+
+// TestResolvedNamesTheProcessView: a path followed after the call went on
+// is given as Resolved only when its name, walked in the process's root,
+// reaches the file followed. A /proc link's name is the kernel's, from
+// the mounts up: for a process in a chroot it starts above the process's
+// root, and for a file on a mount detached meanwhile (a sandbox's /tmp
+// once its last process ended) it is "/" for the mount's top. CI once saw
+// the latter as a denied write of /go-build... when go build removed its
+// work directory from the sandbox's /tmp and ended; the chroot is that
+// race made certain.
+func TestResolvedNamesTheProcessView(t *testing.T) {
+	requireWatch(t)
+	if f, err := elf.Open(os.Args[0]); err != nil {
+		t.Fatal(err)
+	} else {
+		dynamic := slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+		f.Close()
+		if dynamic {
+			t.Skip("the test binary is dynamically linked (CGO_ENABLED=1): it cannot run in an empty chroot")
+		}
+	}
+	dir, _ := fixture(t)
+	root := filepath.Join(dir, "root")
+	for _, d := range []string{"w", "t"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/t", filepath.Join(root, "w", "l")); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "test.bin"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, m, col, ctl, out := watchedWith(t, "chroot", root, Options{FollowIn: []string{"/"}})
+	if _, err := ctl.Write([]byte{'g'}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "in-chroot 0") {
+		t.Fatalf("the chrooted child: %v: %s", err, out.String())
+	}
+	<-m.Done()
+	m.Stop()
+	if _, err := os.Stat(filepath.Join(root, "t", "y")); err != nil {
+		t.Fatalf("the chrooted mkdir through the link did not happen: %v", err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	saw := false
+	for _, ev := range col.evs {
+		if ev.Path == "/w/l/y" {
+			saw = true
+		}
+		if strings.HasPrefix(ev.Resolved, dir) {
+			t.Errorf("Resolved names the file from above the process's root: %+v", ev)
+		}
+	}
+	if !saw {
+		t.Errorf("no event for the chrooted mkdir of /w/l/y: %+v", col.evs)
 	}
 }
