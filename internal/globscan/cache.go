@@ -87,7 +87,9 @@ type Cache struct {
 	// walked the directories of the scans run here.
 	remote      Remote
 	remoteScans int
-	walked      int
+	// remoteDeclined counts the scans the remote declined.
+	remoteDeclined int
+	walked         int
 	// noMemo makes a watched cache answer no scan from a memo, so that
 	// the tests see the directories vouched for one by one.
 	noMemo bool
@@ -165,11 +167,15 @@ type CacheStats struct {
 	// Remote is the number of scans a Remote answered (see UseRemote),
 	// and Walked the directories of the scans run here.
 	Remote, Walked int
+	// RemoteDeclined is the number of scans a Remote that runs declined
+	// (RemoteScan.Declined).
+	RemoteDeclined int
 }
 
 // A Remote runs a Cache's scans in another process that keeps them
 // watched (cordon's walk server): Scan returns what Cache.ScanPatterns
-// returns there, or ok false when it cannot answer.
+// returns there, or ok false when it cannot answer (with r.Declined set
+// when it runs and said no).
 type Remote interface {
 	Scan(root string, patterns []Pattern, lim Limits) (r RemoteScan, ok bool)
 }
@@ -179,6 +185,10 @@ type RemoteScan struct {
 	Matches []Match
 	Stats   Stats
 	Err     error
+	// Declined, with ok false, says that the Remote runs and declined
+	// the scan (a tree it does not keep watched), rather than that none
+	// answered.
+	Declined bool
 }
 
 // UseRemote makes c hand its scans to r while c does not watch (Watch):
@@ -200,7 +210,7 @@ func (c *Cache) Stats() CacheStats {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused, Remote: c.remoteScans, Walked: c.walked}
+	st := CacheStats{Loaded: c.loads, Rejected: c.rejected, Why: c.why, Dirty: len(c.dirty), Reused: c.reused, Remote: c.remoteScans, Walked: c.walked, RemoteDeclined: c.remoteDeclined}
 	if c.watch != nil {
 		st.Watches = c.watch.watching()
 	}
@@ -367,11 +377,17 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	}
 	c.mu.Unlock()
 	if remote != nil {
-		if r, ok := remote.Scan(root, patterns, lim); ok {
+		r, ok := remote.Scan(root, patterns, lim)
+		if ok {
 			c.mu.Lock()
 			c.remoteScans++
 			c.mu.Unlock()
 			return r.Matches, r.Stats, r.Err
+		}
+		if r.Declined {
+			c.mu.Lock()
+			c.remoteDeclined++
+			c.mu.Unlock()
 		}
 	}
 	// The scan updates the tree in place: one scan of a Cache at a time.

@@ -47,14 +47,15 @@ const WalkServerArg = "__walk"
 // StartWalkServer starts a walk server for the walk cache c of the state
 // directory stateDir after a one-shot run, when its walks read at least
 // walkserver.StartFrom directories themselves (none was answered by a
-// server): the next runs' walks then cost no lstat per directory. exe is
+// server, and none declined them: one that runs on and does not watch
+// the tree): the next runs' walks then cost no lstat per directory. exe is
 // cordon's binary, run as `exe __walk DIR`. It says nothing when
 // it cannot: the runs walk as before.
 func StartWalkServer(c *globscan.Cache, stateDir, exe string) {
 	if c == nil || stateDir == "" || exe == "" || noWalkServer() {
 		return
 	}
-	if st := c.Stats(); st.Remote > 0 || st.Walked < walkserver.StartFrom {
+	if st := c.Stats(); st.Remote > 0 || st.RemoteDeclined > 0 || st.Walked < walkserver.StartFrom {
 		return
 	}
 	dir := filepath.Join(stateDir, "walk")

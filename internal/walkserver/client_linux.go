@@ -93,6 +93,8 @@ func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Lim
 			c.conn.Close()
 			c.conn = nil
 		}
+		// A server that runs on said no: starting another is no use.
+		r.Declined = rerr == nil && resp.Declined
 		return r, false
 	}
 	c.served++

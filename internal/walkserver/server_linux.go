@@ -305,7 +305,7 @@ func (s *server) handle(c *net.UnixConn) {
 			// and send it all over the socket besides. Not counted as
 			// a request: a server that serves nothing exits when idle,
 			// and a later run starts one that looks again.
-			_ = enc.Encode(response{Refused: "the walk server cannot watch this tree (more directories than its inotify watches)"})
+			_ = enc.Encode(response{Refused: "the walk server cannot watch this tree (more directories than its inotify watches)", Declined: true})
 			return
 		}
 		s.last.Store(time.Now().UnixNano())

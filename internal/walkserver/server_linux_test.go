@@ -155,8 +155,8 @@ func TestServerRefuses(t *testing.T) {
 	root := tree(t, 10)
 	c := Dial(dir)
 	c.token = strings.Repeat("0", len(c.token))
-	if _, ok := c.Scan(root, pats, globscan.Limits{}); ok {
-		t.Fatal("a client without the token was answered")
+	if r, ok := c.Scan(root, pats, globscan.Limits{}); ok || r.Declined {
+		t.Fatalf("a client without the token was answered, or declined as a tree: %v, %v", ok, r.Declined)
 	}
 	if _, ok := c.Scan(root, pats, globscan.Limits{}); ok {
 		t.Fatal("a client refused once was answered after")
@@ -184,8 +184,8 @@ func TestServerRefuses(t *testing.T) {
 	}
 	c = Dial(dir)
 	resp, err = c.ask(request{Version: version + 1, Token: c.token, Root: root, Patterns: pats}, globscan.Limits{})
-	if err != nil || !strings.Contains(resp.Refused, "version") {
-		t.Fatalf("a client of another version: %+v, %v", resp, err)
+	if err != nil || !strings.Contains(resp.Refused, "version") || resp.Declined {
+		t.Fatalf("a client of another version (refused, not declined: the server stops, for the run to start its own): %+v, %v", resp, err)
 	}
 	select {
 	case <-done:
@@ -483,8 +483,12 @@ func TestServerSettlesOnlyWatched(t *testing.T) {
 			for range 2 {
 				time.Sleep(100 * time.Millisecond)
 				c := Dial(dir)
-				if _, ok := c.Scan(root, pats, globscan.Limits{}); ok != tc.settle {
+				r, ok := c.Scan(root, pats, globscan.Limits{})
+				if ok != tc.settle {
 					t.Errorf("a later scan answered: %v, want %v", ok, tc.settle)
+				}
+				if !ok && !r.Declined {
+					t.Error("a scan the server refused for its watches is not marked declined (the run would start another server)")
 				}
 				c.Close()
 			}

@@ -79,4 +79,8 @@ type response struct {
 	Limit   *globscan.LimitError `json:",omitempty"`
 	Err     string               `json:",omitempty"`
 	Refused string               `json:",omitempty"`
+	// Declined, with Refused, says that the server runs on and declines
+	// the tree (it does not keep it watched): the client's run starts no
+	// other server, which would find this one holding the directory.
+	Declined bool `json:",omitempty"`
 }
