@@ -161,7 +161,7 @@ func (cs *credServers) credFlags() []string {
 // workspace, for the test to search for the secret: its environment
 // (dump-env.txt) and every process's environment and command line
 // (dump-proc.txt).
-const credDump = `env > dump-env.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\0' '\n' < $f; done > dump-proc.txt 2>/dev/null`
+const credDump = `env > dump-env.txt; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n' > dump-proc.txt`
 
 // TestCredentialUse: curl, git and npm inside use the credential through
 // the proxy: the bound host gets the secret, another allowed host the
@@ -207,7 +207,9 @@ func TestCredentialUse(t *testing.T) {
 			}, "\n")
 			audit := filepath.Join(e.root, "audit.jsonl")
 			args := append([]string{"--backend", be, "--audit-log", audit}, cs.credFlags()...)
-			r := e.sh(script, args...)
+			// Two clones and a push through the proxy: more than a
+			// plain command's time on a loaded machine.
+			r := e.runTimeout(90*time.Second, nil, append(append([]string{"run"}, args...), "--", "sh", "-c", script)...)
 			t.Logf("%s", r)
 			ph := marked(r.stdout, "ph")
 			if !regexp.MustCompile(`^ghp_[A-Za-z0-9]{36}$`).MatchString(ph) || ph == credSecret {

@@ -148,14 +148,37 @@ func parentPid(pid int) (int, error) {
 	return strconv.Atoi(f[1])
 }
 
-// groupUsage folds the cgroup's accounting into the run's usage, and
-// returns it (zero without a group).
-func groupUsage(g *limits.Group, u *result.Usage) limits.Usage {
+// groupUsageRead is the reading of a cgroup's accounting started by
+// readGroupUsage.
+type groupUsageRead struct {
+	g    *limits.Group
+	done chan struct{}
+	gu   limits.Usage
+	err  error
+}
+
+// readGroupUsage starts reading g's accounting (a dozen files on cgroup
+// v1) in the background, once the command's processes are gone, so that
+// it costs nothing beside the check after the run; fold waits for it.
+func readGroupUsage(g *limits.Group) *groupUsageRead {
+	r := &groupUsageRead{g: g, done: make(chan struct{})}
 	if g == nil {
-		return limits.Usage{}
+		close(r.done)
+		return r
 	}
-	gu, err := g.Usage()
-	if err != nil {
+	go func() {
+		defer close(r.done)
+		r.gu, r.err = g.Usage()
+	}()
+	return r
+}
+
+// fold waits for the reading, folds the cgroup's accounting into the
+// run's usage u, and returns it (zero without a group).
+func (r *groupUsageRead) fold(u *result.Usage) limits.Usage {
+	<-r.done
+	g, gu := r.g, r.gu
+	if g == nil || r.err != nil {
 		return limits.Usage{}
 	}
 	u.PeakMemoryKB = int64(gu.PeakMemoryBytes / 1024)

@@ -350,7 +350,11 @@ func (c *sessionCmd) wait(ctx context.Context) (*result.Result, error) {
 	if nr := c.sb.r.net; nr != nil {
 		res.NetRefused, res.NetRefusedMore = nr.refusals(), nr.refusedMore()
 	}
-	gu := groupUsage(c.group, &res.Usage)
+	// The check after the command needs no cgroup: the group's
+	// accounting is read meanwhile.
+	read := readGroupUsage(c.group)
+	c.check()
+	gu := read.fold(&res.Usage)
 	facts := endFacts{status: ws, exact: true, exitCode: res.ExitCode, cordonKilled: cordonKilled || timedOut,
 		oomKills: gu.OOMKills, forkFailures: gu.ForkFailures, nprocReached: nprocReached,
 		cpu: res.Usage.User + res.Usage.System, cpuKnown: true}
@@ -358,7 +362,6 @@ func (c *sessionCmd) wait(ctx context.Context) (*result.Result, error) {
 		facts.cpu = max(gu.CPUTotal, gu.CPUUser+gu.CPUSystem)
 	}
 	res.LimitsReached = limitsReached(limitsOf(c.pl), facts)
-	c.check()
 	return res, nil
 }
 

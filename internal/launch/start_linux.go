@@ -663,6 +663,9 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	if !r.pl.PidNamespace && r.reaper && stdio.OwnsChildren {
 		sweepOrphans()
 	}
+	// The command's processes are gone: the group's accounting is read
+	// while the check runs, which needs no cgroup.
+	read := readGroupUsage(r.group)
 	if r.ready {
 		// The command ran: disarm what it planted, before the lock is
 		// released (and placeholders are removed).
@@ -683,7 +686,7 @@ func (r *sandboxRun) finish(waitErr error) (*result.Result, error) {
 	case r.pl.PidNamespace && !r.reaper && r.ready && !stdio.NoUsage:
 		res.Usage.Incomplete = append(res.Usage.Incomplete, incompleteCPU)
 	}
-	gu := groupUsage(r.group, &res.Usage)
+	gu := read.fold(&res.Usage)
 	if r.groupErr != nil {
 		return nil, &SetupError{Err: r.groupErr}
 	}
