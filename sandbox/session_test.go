@@ -93,6 +93,51 @@ func TestSession(t *testing.T) {
 	}
 }
 
+// TestSessionGroupReused: with a cgroup for its limits (root here), a
+// session's commands share one, each one's usage counted from the end of
+// the one before: a command after one that burnt CPU and touched memory
+// is charged neither.
+func TestSessionGroupReused(t *testing.T) {
+	_, ws := fakeHost(t)
+	sb, err := New(WithWorkspace(ws), WithWritePaths(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := sb.NewSession()
+	defer ss.Close()
+	// The first sandbox is replaced once (TestSession): the heavy
+	// command runs in the second, as the light ones after it.
+	sessionRun(t, ss, ws, "true")
+	sessionRun(t, ss, ws, "true")
+	heavy, out := sessionRun(t, ss, ws, `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; head -c 100000000 /dev/zero | tail -c 1 >/dev/null; echo heavy`)
+	if heavy.ExitCode != 0 || !strings.Contains(out, "heavy") {
+		t.Fatalf("the heavy command: exit %d: %s", heavy.ExitCode, out)
+	}
+	if heavy.Usage.Cgroup == "" {
+		if os.Geteuid() == 0 && testenv.CI() {
+			t.Fatal("no cgroup for the session's commands as root under CI")
+		}
+		t.Skip("no cgroup for the limits here (rlimits)")
+	}
+	for i := range 3 {
+		light, out := sessionRun(t, ss, ws, "echo light")
+		if light.ExitCode != 0 || !strings.Contains(out, "light") {
+			t.Fatalf("light command %d: exit %d: %s", i, light.ExitCode, out)
+		}
+		cpu, heavyCPU := light.Usage.User+light.Usage.System, heavy.Usage.User+heavy.Usage.System
+		t.Logf("heavy %v, %d KB; light %v, %d KB", heavyCPU, heavy.Usage.PeakMemoryKB, cpu, light.Usage.PeakMemoryKB)
+		if cpu >= heavyCPU/4 {
+			t.Errorf("light command %d is charged %v of CPU, the heavy one %v: counted with it", i, cpu, heavyCPU)
+		}
+		if light.Usage.Cgroup == "" || len(light.LimitsReached) > 0 {
+			t.Errorf("light command %d: cgroup %q, limits reached %+v", i, light.Usage.Cgroup, light.LimitsReached)
+		}
+	}
+	if st := ss.Stats(); st.GroupsReused < 3 || st.Sandboxes > 2 {
+		t.Errorf("stats %+v: the commands did not share a cgroup", st)
+	}
+}
+
 // TestSessionKillsLeftovers: what a command leaves running, in its
 // process group or in a session of its own (setsid), is killed when the
 // command ends; on a timeout the whole tree is killed, and the next

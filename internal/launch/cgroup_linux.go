@@ -176,8 +176,21 @@ func readGroupUsage(g *limits.Group) *groupUsageRead {
 // fold waits for the reading, folds the cgroup's accounting into the
 // run's usage u, and returns it (zero without a group).
 func (r *groupUsageRead) fold(u *result.Usage) limits.Usage {
+	return r.foldSince(u, limits.Usage{})
+}
+
+// whole waits for the reading and returns it as read, when it was read
+// (what the group's kind cannot provide stays missing in every reading).
+func (r *groupUsageRead) whole() (limits.Usage, bool) {
 	<-r.done
-	g, gu := r.g, r.gu
+	return r.gu, r.g != nil && r.err == nil
+}
+
+// foldSince is fold, the group's accounting counted from base (its usage
+// before the command: a session's group serves its commands in turn).
+func (r *groupUsageRead) foldSince(u *result.Usage, base limits.Usage) limits.Usage {
+	<-r.done
+	g, gu := r.g, r.gu.Since(base)
 	if g == nil || r.err != nil {
 		return limits.Usage{}
 	}

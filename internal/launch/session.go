@@ -207,6 +207,10 @@ type SessionStats struct {
 	// planted-files check was the one before, its time taken anew: the
 	// session's watcher saw no change in what it was read from.
 	SnapshotsReused int
+	// GroupsReused are the commands that ran in the cgroup of the
+	// command before, its usage counted from that command's end
+	// (limits.Group.Reuse), instead of one made for each.
+	GroupsReused int
 }
 
 // NewSession returns a Session; its sandbox starts with its first
@@ -303,9 +307,10 @@ func (s *Session) runIn(ctx context.Context, pl *plan.Plan, stdio Stdio) (*resul
 		s.sb = sb
 		s.stats.Sandboxes++
 	}
-	was := s.sb.snapshotsReused()
+	was, wasGroups := s.sb.snapshotsReused(), s.sb.groupsReused()
 	res, err := s.sb.run(ctx, pl, stdio, s.walkCache(pl.StateDir))
 	s.stats.SnapshotsReused += s.sb.snapshotsReused() - was
+	s.stats.GroupsReused += s.sb.groupsReused() - wasGroups
 	if err == nil || !errors.Is(err, errSessionDied) {
 		s.stats.Commands++
 	}

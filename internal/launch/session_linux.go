@@ -40,6 +40,11 @@ type sessionSandbox struct {
 	closed    bool
 	ahead     *aheadGroup   // the next command's cgroup, its helper in it
 	aheadDone chan struct{} // closed once a preparation under way ended
+	// kept is the last command's cgroup, kept for the next (keptGroup);
+	// keptBack is closed once the command that has it gave it back.
+	kept         *keptGroup
+	keptBack     chan struct{}
+	reusedGroups int // commands that ran in the group of the one before
 	// noGroup remembers, for the limits it was asked for, that newGroup
 	// made no cgroup here (none usable, its notes said again to every
 	// command), so that later commands do not try again.
@@ -56,6 +61,7 @@ type sessionSandbox struct {
 // an RCU grace period (about 10 ms), which then costs no command.
 type aheadGroup struct {
 	g      *limits.Group
+	base   *limits.Usage // its usage so far, when it was kept (groupFor)
 	pid    int
 	limits limits.Limits
 	notes  []string
@@ -91,7 +97,7 @@ func (sb *sessionSandbox) prepareAhead(pl *plan.Plan, server int, done chan stru
 	if pid <= 0 {
 		return
 	}
-	g, notes, err := newGroup(pl)
+	g, base, notes, err := sb.groupFor(pl)
 	if g == nil || err != nil {
 		return
 	}
@@ -105,7 +111,7 @@ func (sb *sessionSandbox) prepareAhead(pl *plan.Plan, server int, done chan stru
 		_ = g.Close()
 		return
 	}
-	sb.ahead = &aheadGroup{g: g, pid: pid, limits: pl.Limits, notes: notes}
+	sb.ahead = &aheadGroup{g: g, base: base, pid: pid, limits: pl.Limits, notes: notes}
 }
 
 // takeAhead marks a command of pl running and returns the cgroup
@@ -310,6 +316,7 @@ func (sb *sessionSandbox) close() {
 	if a != nil {
 		_ = a.g.Close()
 	}
+	sb.closeKept()
 	sb.r.killAll()
 	<-sb.ended
 	<-sb.r.bwErrDone

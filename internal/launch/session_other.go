@@ -24,6 +24,8 @@ func (*sessionSandbox) alive() bool { return false }
 
 func (*sessionSandbox) snapshotsReused() int { return 0 }
 
+func (*sessionSandbox) groupsReused() int { return 0 }
+
 func (*sessionSandbox) run(context.Context, *plan.Plan, Stdio, *globscan.Cache) (*result.Result, error) {
 	return nil, &SetupError{Err: errSessionDied}
 }

@@ -61,6 +61,8 @@ type sessionCmd struct {
 	group      *limits.Group   // the command's cgroup (newGroup), or nil
 	nproc      *nprocWatch     // without a cgroup, the count against RLIMIT_NPROC
 	ahead      *aheadGroup     // the cgroup made ahead for this command, or nil
+	groupBase  *limits.Usage   // the group's usage before this command, when kept (groupFor)
+	groupUsed  *limits.Usage   // the group's usage at the command's end, once read whole
 	statusCh   chan status
 	guard      *guard
 	started    time.Time
@@ -96,8 +98,8 @@ func (c *sessionCmd) start() error {
 	var g *limits.Group
 	var notes []string
 	if a := c.ahead; a != nil {
-		g, notes = a.g, a.notes
-	} else if g, notes, err = c.sb.newGroup(c.pl); err != nil {
+		g, c.groupBase, notes = a.g, a.base, a.notes
+	} else if g, c.groupBase, notes, err = c.sb.groupFor(c.pl); err != nil {
 		return &SetupError{Err: err}
 	}
 	for _, n := range notes {
@@ -105,12 +107,18 @@ func (c *sessionCmd) start() error {
 		c.stdio.sayDegraded(n)
 	}
 	spec := c.pl.Spec
+	if g != nil && c.groupBase != nil {
+		c.sb.mu.Lock()
+		c.sb.reusedGroups++
+		c.sb.mu.Unlock()
+	}
 	if g != nil {
 		c.group = g
-		// Removed in the background, as a run's (closeGroup): its
-		// processes are gone (the server emptied the sandbox), its
-		// usage read.
-		held = append(held, func() { go g.Close() })
+		// Given back once the command ended: kept for the next command
+		// when its usage was read (the server emptied the sandbox), or
+		// removed in the background, as a run's (closeGroup).
+		back, l := c.sb.lendGroup(), c.pl.Limits
+		held = append(held, func() { c.sb.giveBack(g, l, c.groupUsed, back) })
 		spec.WaitGo = true
 		spec.Rlimits = withoutGroupLimits(spec.Rlimits, g)
 	}
@@ -354,7 +362,14 @@ func (c *sessionCmd) wait(ctx context.Context) (*result.Result, error) {
 	// accounting is read meanwhile.
 	read := readGroupUsage(c.group)
 	c.check()
-	gu := read.fold(&res.Usage)
+	var base limits.Usage
+	if c.groupBase != nil {
+		base = *c.groupBase
+	}
+	gu := read.foldSince(&res.Usage, base)
+	if raw, ok := read.whole(); ok {
+		c.groupUsed = &raw
+	}
 	facts := endFacts{status: ws, exact: true, exitCode: res.ExitCode, cordonKilled: cordonKilled || timedOut,
 		oomKills: gu.OOMKills, forkFailures: gu.ForkFailures, nprocReached: nprocReached,
 		cpu: res.Usage.User + res.Usage.System, cpuKnown: true}

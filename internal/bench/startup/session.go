@@ -154,7 +154,7 @@ func sessionChild(args []string) error {
 			ms(med[c]), ms(times[c][len(times[c])/10]), ms(times[c][len(times[c])*9/10]), n)
 	}
 	st := sess.Stats()
-	fmt.Printf("session commands: %d in the session's sandbox, %d sandboxes started, %d walks spared by the watcher, %d snapshots reused\n", st.Commands, st.Sandboxes, st.WalksSpared, st.SnapshotsReused)
+	fmt.Printf("session commands: %d in the session's sandbox, %d sandboxes started, %d walks spared by the watcher, %d snapshots reused, %d cgroups reused\n", st.Commands, st.Sandboxes, st.WalksSpared, st.SnapshotsReused, st.GroupsReused)
 	fmt.Printf("ratio session/bwrap: %.2fx (target <= 1.0x); session/cordon run: %.2fx\n",
 		float64(med[2])/float64(med[0]), float64(med[2])/float64(med[1]))
 	if bigSess != nil {

@@ -413,6 +413,10 @@ func (g *Group) Close() error {
 		return nil
 	}
 	killErr := g.Kill()
+	if g.peak != nil {
+		g.peak.Close()
+		g.peak = nil
+	}
 	if g.fd >= 0 {
 		_ = unix.Close(g.fd)
 		g.fd = -1
@@ -453,7 +457,11 @@ func (g *Group) Usage() (Usage, error) {
 			return u, fmt.Errorf("limits: usage: %s is gone", g.dir)
 		}
 		d := g.dir
-		u.PeakMemoryBytes = readUint(&u, d, "memory.peak")
+		if g.peak != nil {
+			u.PeakMemoryBytes = g.peakBytes(&u) // since Reuse reset it
+		} else {
+			u.PeakMemoryBytes = readUint(&u, d, "memory.peak")
+		}
 		st := readKV(filepath.Join(d, "cpu.stat"))
 		if v, ok := st["usage_usec"]; ok {
 			u.CPUTotal = time.Duration(v) * time.Microsecond

@@ -52,6 +52,8 @@ package limits
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -126,6 +128,26 @@ type Usage struct {
 	Missing []string `json:"missing,omitempty"`
 }
 
+// Since is u counted from base, the Usage the same group had when it was
+// handed to another run (Group.Reuse): its counters (CPU time, refused
+// forks, OOM kills, limit hits) less base's, its peak memory as read
+// (Reuse reset it). The peak number of processes, which no kernel resets,
+// is kept only when it rose above base's; otherwise it is unknown and
+// named in Missing.
+func (u Usage) Since(base Usage) Usage {
+	sub := func(a, b int) int { return max(a-b, 0) }
+	subD := func(a, b time.Duration) time.Duration { return max(a-b, 0) }
+	u.CPUUser, u.CPUSystem, u.CPUTotal = subD(u.CPUUser, base.CPUUser), subD(u.CPUSystem, base.CPUSystem), subD(u.CPUTotal, base.CPUTotal)
+	u.ForkFailures = sub(u.ForkFailures, base.ForkFailures)
+	u.OOMKills = sub(u.OOMKills, base.OOMKills)
+	u.MemoryLimitHits = sub(u.MemoryLimitHits, base.MemoryLimitHits)
+	if base.PeakProcesses > 0 && u.PeakProcesses <= base.PeakProcesses {
+		u.PeakProcesses = 0
+		u.Missing = append(slices.Clone(u.Missing), "pids.peak (the group's earlier runs reached it)")
+	}
+	return u
+}
+
 // OOMKilled reports whether the OOM killer struck inside the group.
 func (u Usage) OOMKilled() bool { return u.OOMKills > 0 }
 
@@ -148,6 +170,9 @@ type Group struct {
 	memsw   bool // v1 memory.memsw.limit_in_bytes was set
 	noSwap  bool // v2 memory.swap.max was set to 0
 	closed  bool
+	// peak is the group's memory.peak held open (v2) once Reuse reset
+	// it: a reset counts for reads through the descriptor written.
+	peak *os.File
 }
 
 // Kind says which mechanism the group uses.

@@ -30,6 +30,22 @@ func TestMain(m *testing.M) {
 	case "membomb":
 		memBomb()
 		return
+	case "forker":
+		// Waits for a line on stdin, then starts 40 sleeps, the refused
+		// ones skipped, and waits for those that started: no orphan.
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		var started []*exec.Cmd
+		for range 40 {
+			c := exec.Command("sleep", "0.2")
+			if c.Start() == nil {
+				started = append(started, c)
+			}
+		}
+		for _, c := range started {
+			_ = c.Wait()
+		}
+		fmt.Println(len(started), "started")
+		return
 	case "leak":
 		// A crashed run: create a group, print its paths, exit without Close.
 		g, err := New("leak", Limits{MaxProcesses: 5})

@@ -28,6 +28,9 @@ func (g *Group) SetMaxProcesses(n int) error {
 	return errors.New("limits: cgroups exist only on Linux")
 }
 
+// Reuse reports false: there is no cgroup.
+func (g *Group) Reuse() bool { return false }
+
 // Add does nothing: there is no cgroup.
 func (g *Group) Add(pid int) error { return nil }
 
