@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,7 +41,7 @@ func watchedTree(t *testing.T, limit int) (root string, c *Cache) {
 	root = t.TempDir()
 	mkTree(t, root, cacheTree0...)
 	c = newTestCache(t.TempDir(), ahead)
-	must(t, c.Watch(limit))
+	testenv.Inotify(t, func() error { return c.Watch(limit) })
 	t.Cleanup(func() { c.Close() })
 	return root, c
 }

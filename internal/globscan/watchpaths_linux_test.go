@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // TestWatchPaths: WatchPaths reports its paths watched only once every
@@ -35,9 +37,7 @@ func TestWatchPaths(t *testing.T) {
 			appendTo(t, filepath.Join(root, "a/config"), "[core]\n")
 			paths := []string{filepath.Join(root, "a/config"), filepath.Join(root, "a/hooks"), filepath.Join(root, "a/rebase-merge/git-rebase-todo")}
 			c := OpenCache(t.TempDir())
-			if err := c.Watch(0); err != nil {
-				t.Skipf("no inotify: %v", err)
-			}
+			testenv.Inotify(t, func() error { return c.Watch(0) })
 			defer c.Close()
 			if c.WatchPaths(paths) {
 				t.Fatal("the first WatchPaths reported its paths already watched")
@@ -60,9 +60,7 @@ func TestWatchPaths(t *testing.T) {
 		f := filepath.Join(root, "config")
 		appendTo(t, f, "x")
 		c := OpenCache(t.TempDir())
-		if err := c.Watch(0); err != nil {
-			t.Skipf("no inotify: %v", err)
-		}
+		testenv.Inotify(t, func() error { return c.Watch(0) })
 		defer c.Close()
 		c.WatchPaths([]string{f})
 		if err := os.Remove(f); err != nil {

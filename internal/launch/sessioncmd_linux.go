@@ -58,7 +58,7 @@ type sessionCmd struct {
 	onStarted  []func()        // the server's ends, closed once sent
 	copied     []chan struct{} // the output copiers
 	statusHost *os.File        // the host's end of the command's status socket
-	group      *limits.Group   // the command's cgroup (newGroup), or nil
+	group      *limits.Group   // the command's cgroup (groupFor), or nil
 	nproc      *nprocWatch     // without a cgroup, the count against RLIMIT_NPROC
 	ahead      *aheadGroup     // the cgroup made ahead for this command, or nil
 	groupBase  *limits.Usage   // the group's usage before this command, when kept (groupFor)

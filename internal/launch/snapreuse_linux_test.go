@@ -9,6 +9,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/globscan"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/planted"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -99,9 +100,7 @@ func TestSnapshotReuse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newReuseRepo(t)
 			cache := globscan.OpenCache(t.TempDir())
-			if err := cache.Watch(0); err != nil {
-				t.Skipf("no inotify: %v", err)
-			}
+			testenv.Inotify(t, func() error { return cache.Watch(0) })
 			defer cache.Close()
 			g := plan.Guard{Roots: []string{r.root}, GitDirs: []string{r.gitDir},
 				Git: policy.GitLooks{Hooks: []string{r.hooksPath}, Configs: []string{r.include}}}

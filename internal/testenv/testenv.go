@@ -12,12 +12,14 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -160,4 +162,26 @@ func Stopped(pid int) bool {
 		}
 	}
 	return true
+}
+
+// Inotify runs start, which starts an inotify instance (a watched walk
+// cache's Watch), again while it fails for want of instances (EMFILE):
+// the user's fs.inotify.max_user_instances, 128 by default, is shared by
+// every test and cordon run of the user at once, and a closed instance
+// counts until the kernel has freed it. It tries for at most 20 s; then,
+// or on another error, it is SkipOrFail.
+func Inotify(t testing.TB, start func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := start()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, syscall.EMFILE) || time.Now().After(deadline) {
+			SkipOrFail(t, "no inotify instance: %v", err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

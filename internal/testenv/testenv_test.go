@@ -1,11 +1,14 @@
 package testenv
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -73,5 +76,30 @@ func TestListen(t *testing.T) {
 	ln := Listen(t)
 	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
 		t.Errorf("listening on %v", ln.Addr())
+	}
+}
+
+// TestInotify: a start that fails for want of inotify instances (EMFILE)
+// is tried again until it succeeds; another error is not.
+func TestInotify(t *testing.T) {
+	tries := 0
+	Inotify(t, func() error {
+		if tries++; tries < 3 {
+			return fmt.Errorf("starting an inotify instance: %w", syscall.EMFILE)
+		}
+		return nil
+	})
+	if tries != 3 {
+		t.Errorf("started %d times, want 3", tries)
+	}
+	if os.Getenv("TESTENV_CHILD") == "inotify" {
+		Inotify(t, func() error { return errors.New("no inotify here") })
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInotify$", "-test.v")
+	cmd.Env = append(os.Environ(), "TESTENV_CHILD=inotify", "CI=")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "--- SKIP") || !strings.Contains(string(out), "no inotify here") {
+		t.Errorf("another error is not skipped at once:\n%s", out)
 	}
 }
