@@ -3,6 +3,7 @@ package launch
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -48,15 +49,21 @@ type gitWrites struct {
 	out     []string // what finish returns
 }
 
+// inotifyInit starts a gitWrites watch's inotify instance (a variable
+// for the tests: a user whose instances are used up).
+var inotifyInit = func() (int, error) { return unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK) }
+
 // watchGitWrites starts watching dirs; nil when there is nothing to
-// watch or inotify is unavailable (then nothing is said after the run).
-func watchGitWrites(dirs []string) *gitWrites {
+// watch. The error says that inotify refused an instance (the user's
+// fs.inotify.max_user_instances used up, say): then nothing is watched,
+// and the caller says so, since a refused write goes unreported.
+func watchGitWrites(dirs []string) (*gitWrites, error) {
 	if len(dirs) == 0 {
-		return nil
+		return nil, nil
 	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	fd, err := inotifyInit()
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("starting an inotify instance: %w", err)
 	}
 	w := &gitWrites{fd: fd, dirs: map[int32]string{}, refused: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, d := range dirs[:min(len(dirs), maxGitWatches)] {
@@ -69,7 +76,7 @@ func watchGitWrites(dirs []string) *gitWrites {
 	}
 	if len(w.dirs) == 0 {
 		unix.Close(fd)
-		return nil
+		return nil, nil
 	}
 	go func() {
 		defer close(w.done)
@@ -84,7 +91,7 @@ func watchGitWrites(dirs []string) *gitWrites {
 			}
 		}
 	}()
-	return w
+	return w, nil
 }
 
 // drain reads the events queued so far.

@@ -1,10 +1,13 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestGitWrites: a config lock file removed rather than renamed onto the
@@ -19,9 +22,9 @@ func TestGitWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := watchGitWrites([]string{a, b, filepath.Join(root, "missing")})
-	if w == nil {
-		t.Fatal("no watch")
+	w, err := watchGitWrites([]string{a, b, filepath.Join(root, "missing")})
+	if w == nil || err != nil {
+		t.Fatalf("no watch: %v", err)
 	}
 	write := func(p string) {
 		t.Helper()
@@ -58,5 +61,20 @@ func TestGitWrites(t *testing.T) {
 	}
 	if got := (*gitWrites)(nil).finish(); got != nil {
 		t.Errorf("a nil watch: %q", got)
+	}
+}
+
+// TestGitWritesNoInotify: a watch that cannot have an inotify instance
+// (the user's used up) says so, for the run to warn that a refused write
+// goes unreported; nothing to watch is no error.
+func TestGitWritesNoInotify(t *testing.T) {
+	defer func(f func() (int, error)) { inotifyInit = f }(inotifyInit)
+	inotifyInit = func() (int, error) { return -1, unix.EMFILE }
+	w, err := watchGitWrites([]string{t.TempDir()})
+	if w != nil || !errors.Is(err, unix.EMFILE) {
+		t.Errorf("without an inotify instance: %v, %v", w, err)
+	}
+	if w, err := watchGitWrites(nil); w != nil || err != nil {
+		t.Errorf("nothing to watch: %v, %v", w, err)
 	}
 }

@@ -6,6 +6,6 @@ package launch
 // Linux's (inotify); elsewhere nothing is said after the run.
 type gitWrites struct{}
 
-func watchGitWrites([]string) *gitWrites { return nil }
+func watchGitWrites([]string) (*gitWrites, error) { return nil, nil }
 
 func (*gitWrites) finish() []string { return nil }

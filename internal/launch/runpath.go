@@ -206,7 +206,10 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 		pl = pl.WithoutGitCopies()
 	}
 	unkept := snapshotUnkept(pl.Unkept)
-	gw := watchGitWrites(gitConfigDirs(p, pl))
+	gw, err := watchGitWrites(gitConfigDirs(p, pl))
+	if err != nil {
+		tell(Line{Kind: Warning, Text: fmt.Sprintf("cannot watch the repositories' git directories (%v): a git command whose write of a repository's config is refused is not named after the run, and does not fail it; raise fs.inotify.max_user_instances", err)})
+	}
 	defer gw.finish()
 	// git inside writes a private copy of each repository's config:
 	// bubblewrap binds the copies (plan.Plan.GitConfigs), the
