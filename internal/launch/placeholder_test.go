@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/internal/plan"
@@ -304,10 +305,20 @@ func TestPlaceholdersInTwo(t *testing.T) {
 			if err := createPlaceholders(&plan.Plan{Placeholders: tc.phs}); err != nil {
 				t.Fatal(err)
 			}
+			// A file placeholder is a link to the first of its kind in
+			// its list: as many inodes of a kind as lists, not one per
+			// repository.
+			inodes := map[plan.PlaceholderKind]map[uint64]bool{}
 			for _, ph := range tc.phs {
 				fi, err := os.Lstat(ph.Path)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if ph.Kind != plan.PlaceholderDir {
+					if inodes[ph.Kind] == nil {
+						inodes[ph.Kind] = map[uint64]bool{}
+					}
+					inodes[ph.Kind][fi.Sys().(*syscall.Stat_t).Ino] = true
 				}
 				if fi.IsDir() != (ph.Kind == plan.PlaceholderDir) {
 					t.Errorf("%s: directory %v, want kind %s", ph.Path, fi.IsDir(), ph.Kind)
@@ -318,8 +329,18 @@ func TestPlaceholdersInTwo(t *testing.T) {
 					}
 				}
 			}
+			for kind, in := range inodes {
+				if len(in) > len(lists) {
+					t.Errorf("%d inodes for the %s placeholders of %d lists", len(in), kind, len(lists))
+				}
+			}
 			for _, ph := range slices.Backward(tc.phs) {
 				removeIfEmpty(ph.Path)
+			}
+			for _, ph := range tc.phs {
+				if _, err := os.Lstat(ph.Path); err == nil {
+					t.Errorf("%s is left after its removal", ph.Path)
+				}
 			}
 		})
 	}
