@@ -198,8 +198,9 @@ func record(file string, paths []string) error {
 // a user's checkout). Each parent directory is opened once (placeholders
 // share a few parents: the workspace, its .git); the last component is
 // created with mkdirat or openat(O_EXCL|O_NOFOLLOW) relative to that
-// descriptor, or linked there with its content (createWithContentAt),
-// which never follows a symlink there.
+// descriptor, or linked there with its content (keepWithContentAt), or
+// linked to the first placeholder of its kind (parentDirs.link), which
+// never follows a symlink there.
 //
 // From parallelPlaceholdersFrom placeholders on, two goroutines create
 // them, each the placeholders of half the parent directories: creating a
@@ -474,24 +475,14 @@ func createKeeping(p string, content []byte, perm uint32) (*os.File, error) {
 	return keepWithContentAt(dfd, p, content, perm)
 }
 
-// createWithContentAt creates p in the directory dfd, p's parent,
-// holding content, unless p exists (fs.ErrExist), so that nobody ever
-// sees it without its content: the commondir placeholder, which another
-// run's repository discovery and git on the host read meanwhile (empty,
-// it is a broken repository). See keepWithContentAt.
-func createWithContentAt(dfd int, p string, content []byte, perm uint32) error {
-	f, err := keepWithContentAt(dfd, p, content, perm)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
 // keepWithContentAt creates p in the directory dfd, p's parent, with
-// content, and returns it open for writing. The file is written unnamed
-// (O_TMPFILE) there and linked into place, which never replaces nor
-// follows what is there. Where the file system has no O_TMPFILE it is
-// created and then written.
+// content, and returns it open for writing, unless p exists
+// (fs.ErrExist), so that nobody ever sees it without its content: the
+// commondir placeholder, which another run's repository discovery and git
+// on the host read meanwhile (empty, it is a broken repository). The file
+// is written unnamed (O_TMPFILE) there and linked into place, which never
+// replaces nor follows what is there. Where the file system has no
+// O_TMPFILE it is created and then written.
 func keepWithContentAt(dfd int, p string, content []byte, perm uint32) (*os.File, error) {
 	name := filepath.Base(p)
 	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
