@@ -64,20 +64,7 @@ func (sb *sessionSandbox) giveBack(g *limits.Group, l limits.Limits, used *limit
 // new one (newGroup, with its notes; base nil); nil when pl sets no limit
 // or none can be made.
 func (sb *sessionSandbox) groupFor(pl *plan.Plan) (g *limits.Group, base *limits.Usage, notes []string, err error) {
-	sb.mu.Lock()
-	back := sb.keptBack
-	sb.mu.Unlock()
-	if back != nil {
-		select {
-		case <-back:
-		case <-time.After(readyTimeout):
-		}
-	}
-	sb.mu.Lock()
-	k := sb.kept
-	sb.kept = nil
-	sb.mu.Unlock()
-	if k != nil {
+	if k := sb.takeKept(); k != nil {
 		if k.limits == pl.Limits {
 			return k.g, &k.base, nil, nil
 		}
@@ -98,6 +85,14 @@ func (sb *sessionSandbox) groupsReused() int {
 // closeKept removes the group kept for the next command, once the last
 // command gave it back (within readyTimeout): the session ends.
 func (sb *sessionSandbox) closeKept() {
+	if k := sb.takeKept(); k != nil {
+		_ = k.g.Close()
+	}
+}
+
+// takeKept takes the group kept for the next command, once the last
+// command gave it back (within readyTimeout); nil if none was kept.
+func (sb *sessionSandbox) takeKept() *keptGroup {
 	sb.mu.Lock()
 	back := sb.keptBack
 	sb.mu.Unlock()
@@ -108,10 +103,8 @@ func (sb *sessionSandbox) closeKept() {
 		}
 	}
 	sb.mu.Lock()
+	defer sb.mu.Unlock()
 	k := sb.kept
 	sb.kept = nil
-	sb.mu.Unlock()
-	if k != nil {
-		_ = k.g.Close()
-	}
+	return k
 }
