@@ -581,8 +581,17 @@ type cacheRun struct {
 	watchCands []watchCand
 
 	fsMu sync.Mutex
-	fsOK map[uint64]bool // by device: a file system that keeps ctimes
+	fsOK map[uint64]fsTrust // by device: what its file system keeps
 }
+
+// fsTrust is what a scan may trust of a file system (see keepsCtime and
+// listsInodes).
+type fsTrust uint8
+
+const (
+	fsCtimes fsTrust = 1 << iota // keepsCtime
+	fsInodes                     // listsInodes
+)
 
 // sameNode reports whether a directory read again is recorded as before
 // (its kids compared by name only: they are compared themselves).
@@ -603,16 +612,31 @@ func sameNode(a, b *node) bool {
 func (cr *cacheRun) trustedFS(dev uint64, fsType func() (int64, error)) bool {
 	cr.fsMu.Lock()
 	defer cr.fsMu.Unlock()
-	ok, seen := cr.fsOK[dev]
+	tr, seen := cr.fsOK[dev]
 	if !seen {
-		t, err := fsType()
-		ok = err == nil && keepsCtime(t)
-		if cr.fsOK == nil {
-			cr.fsOK = map[uint64]bool{}
+		if t, err := fsType(); err == nil {
+			if keepsCtime(t) {
+				tr |= fsCtimes
+			}
+			if listsInodes(t) {
+				tr |= fsInodes
+			}
 		}
-		cr.fsOK[dev] = ok
+		if cr.fsOK == nil {
+			cr.fsOK = map[uint64]fsTrust{}
+		}
+		cr.fsOK[dev] = tr
 	}
-	return ok
+	return tr&fsCtimes != 0
+}
+
+// listsInodes reports whether the file system of device dev, seen by
+// trustedFS before, lists each entry with the inode number that lstat
+// gives it (see listsInodes).
+func (cr *cacheRun) listsInodes(dev uint64) bool {
+	cr.fsMu.Lock()
+	defer cr.fsMu.Unlock()
+	return cr.fsOK[dev]&(fsCtimes|fsInodes) == fsCtimes|fsInodes
 }
 
 // vouched reports whether the watcher vouches that the directory of n,

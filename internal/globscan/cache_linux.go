@@ -12,6 +12,19 @@ import (
 // cacheSupported: the cache works here.
 const cacheSupported = true
 
+// listsInodes reports whether a directory listing (getdents64) on a file
+// system of statfs type t gives each entry the inode number lstat gives
+// it, so that a subdirectory listed with the inode number recorded is the
+// directory recorded. Overlayfs may list the lower layer's number, and
+// others are not known: a scan looks at their directories instead.
+func listsInodes(t int64) bool {
+	switch t {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC, unix.F2FS_SUPER_MAGIC:
+		return true
+	}
+	return false
+}
+
 // zfsSuperMagic is ZFS's statfs type (not in x/sys).
 const zfsSuperMagic = 0x2fc12fc1
 

@@ -15,6 +15,8 @@ var errNoCache = errors.New("globscan: the walk cache works only on Linux")
 
 func keepsCtime(int64) bool { return false }
 
+func listsInodes(int64) bool { return false }
+
 func statID(string, bool) (dirID, bool, error) { return dirID{}, false, errNoCache }
 
 func fsTypeAt(string) (int64, error) { return 0, errNoCache }

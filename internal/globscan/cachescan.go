@@ -239,6 +239,14 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 		k := &n.kids[i]
 		if d.known && j < len(prev.kids) && prev.kids[j].name == name {
 			*k, sd.known = prev.kids[j], true
+			// Read again, the directory listed the name with the inode
+			// number recorded, on its own device (not a mount point)
+			// whose listings give lstat's numbers: the name leads to
+			// the directory recorded (directories have no other links),
+			// and its watch, if it has one, says whether it changed. A
+			// directory removed loses its watch, so one made since with
+			// the same number has none.
+			sd.same = sd.ino != 0 && k.id.ino == sd.ino && k.id.dev == id.dev && id.dev != 0 && s.cr.listsInodes(id.dev)
 		} else {
 			*k = node{name: name}
 		}

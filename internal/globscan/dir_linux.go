@@ -107,7 +107,7 @@ func (d *dirReader) next() ([]dent, error) {
 			}
 			mode = fi.Mode().Type()
 		}
-		d.ents = append(d.ents, dent{name: name, typ: mode})
+		d.ents = append(d.ents, dent{name: name, typ: mode, ino: ino})
 	}
 	return d.ents, nil
 }

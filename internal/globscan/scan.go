@@ -113,10 +113,13 @@ type dirState struct {
 	// at is a descriptor of the parent directory plus one (0: none):
 	// the directory is then looked up by name in it.
 	at int
-	// same says that the parent was taken from the cache, its entries
-	// those recorded: the name leads to the directory recorded, which
-	// a watcher may then vouch for (see Cache.Watch).
+	// same says that the name leads to the directory recorded, which a
+	// watcher may then vouch for (see Cache.Watch): the parent was taken
+	// from the cache, its entries those recorded, or it was read again
+	// and listed the name with the inode number recorded (see record).
 	same bool
+	// ino is the inode number the parent's listing gave (0: not known).
+	ino uint64
 }
 
 // scan is the state shared by the workers of one Scan.
@@ -562,6 +565,7 @@ func (w *worker) probeName(d dirState, name string, seen map[string]bool) error 
 type dent struct {
 	name string
 	typ  fs.FileMode
+	ino  uint64 // the inode number the listing gives (0: not known)
 }
 
 // entry handles one directory entry of d.
@@ -631,7 +635,7 @@ func (w *worker) entry(d dirState, e dent) error {
 	}
 	if isDir {
 		if live || s.unsafe {
-			w.subdirs = append(w.subdirs, dirState{rel: rel, states: child})
+			w.subdirs = append(w.subdirs, dirState{rel: rel, states: child, ino: e.ino})
 		} else {
 			w.pruned++
 		}
