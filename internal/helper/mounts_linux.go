@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -16,11 +17,13 @@ import (
 )
 
 // applyMounts makes the spec's mounts (helperspec.Spec.Mounts) in order,
-// each through descriptors: the destination is opened without following
-// a symbolic link, bound onto through /proc/self/fd, and the new mount,
-// opened again, made read-only keeping the flags the sandbox's mount
-// there has (nosuid, nodev, noexec, atime), which a user namespace may
-// not clear. Unlike bubblewrap's mounts, none reads the mount table.
+// each through descriptors: the destination and the source are opened
+// without following a symbolic link, the source cloned as a detached
+// mount (open_tree), made read-only there, and moved onto the
+// destination (move_mount), keeping the flags the sandbox's mount has
+// (noexec, atime), which a user namespace may not clear; kernels before
+// 5.12 bind through /proc/self/fd and remount (bindRemount). Unlike
+// bubblewrap's mounts, none reads the mount table.
 func applyMounts(ms []helperspec.Mount, detach []string) error {
 	var copies map[[2]uint64]string
 	for _, m := range ms {
@@ -93,6 +96,52 @@ func applyMount(m helperspec.Mount) error {
 		}
 		defer unix.Close(src)
 	}
+	if !oldMountAPI.Load() {
+		err := moveTree(src, dst, m.ReadOnly)
+		if !errors.Is(err, unix.ENOSYS) {
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", how, m.Dst, err)
+			}
+			return nil
+		}
+		oldMountAPI.Store(true)
+	}
+	return bindRemount(m, how, src, dst)
+}
+
+// oldMountAPI says that the kernel lacks open_tree, mount_setattr or
+// move_mount (before 5.12): mounts are made with mount(2).
+var oldMountAPI atomic.Bool
+
+// moveTree clones the mount tree at src (with its submounts, as a
+// recursive bind) as a detached mount, makes its top read-only, nosuid
+// and nodev if readOnly (leaving every other flag as it is), and moves it
+// onto dst. No path is looked up again: three system calls against a
+// bind's and a remount's two, each through /proc/self/fd, and the open
+// of the new mount between them. ENOSYS: the kernel has not all three.
+func moveTree(src, dst int, readOnly bool) error {
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree)
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+			return fmt.Errorf("mount_setattr: %w", err)
+		}
+	}
+	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// bindRemount makes m as kernels before 5.12 allow: src bound onto dst
+// through /proc/self/fd, then the new mount, opened again, remounted
+// read-only with the flags statfs reports of it, which a user namespace
+// may not clear.
+func bindRemount(m helperspec.Mount, how string, src, dst int) error {
 	if err := unix.Mount(fdPath(src), fdPath(dst), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("%s %s: mount: %w", how, m.Dst, err)
 	}

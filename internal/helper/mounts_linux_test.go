@@ -1,12 +1,18 @@
 package helper
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 // TestApplyMountsRefuses: a mount the helper cannot make safely fails,
@@ -38,4 +44,133 @@ func TestApplyMountsRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mountsTestEnv makes the test binary, re-executed, apply mounts in a
+// mount namespace of its own (see TestApplyMountsKeeps).
+const mountsTestEnv = "CORDON_HELPER_MOUNTS_TEST"
+
+// TestApplyMountsKeeps applies, in a user and mount namespace of the test's
+// own, a directory kept read-only, a file bound read-only over another
+// and a directory bound writable, all on a tmpfs mounted noexec and
+// noatime, with open_tree and move_mount and with mount(2) (the path of
+// kernels before 5.12): both make the same mounts, read-only where asked,
+// nosuid and nodev, keeping noexec and noatime, the source's content
+// visible at the destination, and a directory's submounts kept.
+func TestApplyMountsKeeps(t *testing.T) {
+	for _, api := range []string{"new", "old"} {
+		t.Run(api, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestApplyMountsKeeps$")
+			cmd.Env = append(os.Environ(), mountsTestEnv+"="+api)
+			cmd.SysProcAttr = &syscall.SysProcAttr{
+				Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil && cmd.ProcessState == nil {
+				testenv.SkipOrFail(t, "cannot start a user namespace: %v", err)
+			}
+			if err != nil || !strings.Contains(string(out), "mounts: ok") {
+				t.Fatalf("applying mounts in a namespace (%v):\n%s", err, out)
+			}
+			if api == "new" && strings.Contains(string(out), "fell back") {
+				testenv.SkipOrFail(t, "the kernel lacks open_tree, mount_setattr or move_mount (Linux 5.12)")
+			}
+		})
+	}
+}
+
+func TestMain(m *testing.M) {
+	if api := os.Getenv(mountsTestEnv); api != "" {
+		if err := mountsChild(api == "old"); err != nil {
+			fmt.Println("mounts:", err)
+			os.Exit(1)
+		}
+		if api == "new" && oldMountAPI.Load() {
+			fmt.Println("mounts: ok, fell back to mount(2)")
+		} else {
+			fmt.Println("mounts: ok")
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// mountsChild is TestApplyMountsKeeps's work in its namespaces.
+func mountsChild(old bool) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "cordon-mounts-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOEXEC|unix.MS_NOATIME, ""); err != nil {
+		return fmt.Errorf("mounting a tmpfs: %w", err)
+	}
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	for _, f := range []struct{ path, data string }{
+		{"kept/hook", "#!/bin/sh\n"}, {"src", "copy\n"}, {"dst", "original\n"}, {"rw/file", ""},
+	} {
+		p := filepath.Join(dir, f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(f.data), 0o644); err != nil {
+			return err
+		}
+	}
+	// A mount below the kept directory: a recursive bind keeps it.
+	if err := os.Mkdir(filepath.Join(dir, "kept", "sub"), 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", filepath.Join(dir, "kept", "sub"), "tmpfs", 0, ""); err != nil {
+		return fmt.Errorf("mounting below kept: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kept", "sub", "marker"), nil, 0o644); err != nil {
+		return err
+	}
+	oldMountAPI.Store(old)
+	if err := applyMounts([]helperspec.Mount{
+		{Dst: filepath.Join(dir, "kept"), ReadOnly: true},
+		{Src: filepath.Join(dir, "src"), Dst: filepath.Join(dir, "dst"), ReadOnly: true},
+		{Dst: filepath.Join(dir, "rw")},
+	}, nil); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kept", "new"), nil, 0o644); !errors.Is(err, unix.EROFS) {
+		return fmt.Errorf("a file made in the kept directory: %v, want EROFS", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dst"), nil, 0o644); !errors.Is(err, unix.EROFS) {
+		return fmt.Errorf("the bound file written: %v, want EROFS", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "dst")); err != nil || string(b) != "copy\n" {
+		return fmt.Errorf("the bound file reads %q (%v), want the source's", b, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rw", "file"), []byte("x"), 0o644); err != nil {
+		return fmt.Errorf("the writable bind: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kept", "sub", "marker")); err != nil {
+		return fmt.Errorf("the kept directory's submount: %w", err)
+	}
+	for _, c := range []struct {
+		path string
+		want uint64
+		not  uint64
+	}{
+		{"kept", unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME, 0},
+		{"dst", unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME, 0},
+		{"rw", unix.ST_NOEXEC | unix.ST_NOATIME, unix.ST_RDONLY},
+	} {
+		var st unix.Statfs_t
+		if err := unix.Statfs(filepath.Join(dir, c.path), &st); err != nil {
+			return err
+		}
+		if f := uint64(st.Flags); f&c.want != c.want || f&c.not != 0 {
+			return fmt.Errorf("%s is mounted with flags %#x, want %#x and not %#x", c.path, f, c.want, c.not)
+		}
+	}
+	return nil
 }
