@@ -115,8 +115,8 @@ var oldMountAPI atomic.Bool
 
 // moveTree clones the mount tree at src (with its submounts, as a
 // recursive bind) as a detached mount, makes its top read-only, nosuid
-// and nodev if readOnly (leaving every other flag as it is), and moves it
-// onto dst. No path is looked up again: three system calls against a
+// and nodev if readOnly and it is not (leaving every other flag as it
+// is), and moves it onto dst. No path is looked up again: three system calls against a
 // bind's and a remount's two, each through /proc/self/fd, and the open
 // of the new mount between them. ENOSYS: the kernel has not all three.
 func moveTree(src, dst int, readOnly bool) error {
@@ -125,7 +125,10 @@ func moveTree(src, dst int, readOnly bool) error {
 		return fmt.Errorf("open_tree: %w", err)
 	}
 	defer unix.Close(tree)
-	if readOnly {
+	// A clone has its source mount's flags: one read-only already (a
+	// placeholder's) needs no change, which spares a system call for
+	// each of a repository's missing protected files.
+	if readOnly && !hasFlags(tree, unix.ST_RDONLY|unix.ST_NOSUID|unix.ST_NODEV) {
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
 			return fmt.Errorf("mount_setattr: %w", err)
@@ -135,6 +138,12 @@ func moveTree(src, dst int, readOnly bool) error {
 		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
+}
+
+// hasFlags reports whether the mount of fd has every statfs flag of want.
+func hasFlags(fd int, want uint64) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) == nil && uint64(st.Flags)&want == want
 }
 
 // bindRemount makes m as kernels before 5.12 allow: src bound onto dst

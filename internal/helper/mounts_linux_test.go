@@ -51,8 +51,11 @@ func TestApplyMountsRefuses(t *testing.T) {
 const mountsTestEnv = "CORDON_HELPER_MOUNTS_TEST"
 
 // TestApplyMountsKeeps applies, in a user and mount namespace of the test's
-// own, a directory kept read-only, a file bound read-only over another
-// and a directory bound writable, all on a tmpfs mounted noexec and
+// own, a directory kept read-only (with files bound in it before and
+// after: the one after lands on the new mount), a file bound read-only
+// over another (from a writable mount, from a read-only one, and from a
+// read-only one that allows setuid and devices) and a directory bound
+// writable, all on a tmpfs mounted noexec and
 // noatime, with open_tree and move_mount and with mount(2) (the path of
 // kernels before 5.12): both make the same mounts, read-only where asked,
 // nosuid and nodev, keeping noexec and noatime, the source's content
@@ -112,7 +115,8 @@ func mountsChild(old bool) error {
 	}
 	defer unix.Unmount(dir, unix.MNT_DETACH)
 	for _, f := range []struct{ path, data string }{
-		{"kept/hook", "#!/bin/sh\n"}, {"src", "copy\n"}, {"dst", "original\n"}, {"rw/file", ""},
+		{"kept/hook", "#!/bin/sh\n"}, {"kept/a", "original\n"}, {"kept/b", "original\n"},
+		{"src", "copy\n"}, {"dst", "original\n"}, {"rw/file", ""},
 	} {
 		p := filepath.Join(dir, f.path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -132,11 +136,40 @@ func mountsChild(old bool) error {
 	if err := os.WriteFile(filepath.Join(dir, "kept", "sub", "marker"), nil, 0o644); err != nil {
 		return err
 	}
+	// Sources on read-only mounts: one nosuid and nodev (the sandbox's
+	// placeholders), one not.
+	for _, r := range []struct {
+		name  string
+		flags uintptr
+	}{{"ro-full", unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV}, {"ro-only", unix.MS_RDONLY}} {
+		d := filepath.Join(dir, r.name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(d, "file"), []byte("copy\n"), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, r.name+"-dst"), []byte("original\n"), 0o644); err != nil {
+			return err
+		}
+		if err := unix.Mount(d, d, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("binding %s: %w", r.name, err)
+		}
+		if err := unix.Mount("", d, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOEXEC|unix.MS_NOATIME|r.flags, ""); err != nil {
+			return fmt.Errorf("remounting %s: %w", r.name, err)
+		}
+	}
 	oldMountAPI.Store(old)
+	// kept/a makes kept's descriptor known before kept is mounted on:
+	// kept/b must be mounted on the new mount, not below it.
 	if err := applyMounts([]helperspec.Mount{
+		{Src: filepath.Join(dir, "src"), Dst: filepath.Join(dir, "kept", "a"), ReadOnly: true},
 		{Dst: filepath.Join(dir, "kept"), ReadOnly: true},
+		{Src: filepath.Join(dir, "src"), Dst: filepath.Join(dir, "kept", "b"), ReadOnly: true},
 		{Src: filepath.Join(dir, "src"), Dst: filepath.Join(dir, "dst"), ReadOnly: true},
 		{Dst: filepath.Join(dir, "rw")},
+		{Src: filepath.Join(dir, "ro-full", "file"), Dst: filepath.Join(dir, "ro-full-dst"), ReadOnly: true},
+		{Src: filepath.Join(dir, "ro-only", "file"), Dst: filepath.Join(dir, "ro-only-dst"), ReadOnly: true},
 	}, nil); err != nil {
 		return err
 	}
@@ -146,8 +179,10 @@ func mountsChild(old bool) error {
 	if err := os.WriteFile(filepath.Join(dir, "dst"), nil, 0o644); !errors.Is(err, unix.EROFS) {
 		return fmt.Errorf("the bound file written: %v, want EROFS", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "dst")); err != nil || string(b) != "copy\n" {
-		return fmt.Errorf("the bound file reads %q (%v), want the source's", b, err)
+	for _, f := range []string{"dst", "kept/a", "kept/b", "ro-full-dst", "ro-only-dst"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(b) != "copy\n" {
+			return fmt.Errorf("the file bound on %s reads %q (%v), want the source's", f, b, err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "rw", "file"), []byte("x"), 0o644); err != nil {
 		return fmt.Errorf("the writable bind: %w", err)
@@ -163,6 +198,8 @@ func mountsChild(old bool) error {
 		{"kept", unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME, 0},
 		{"dst", unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME, 0},
 		{"rw", unix.ST_NOEXEC | unix.ST_NOATIME, unix.ST_RDONLY},
+		{"ro-full-dst", unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME, 0},
+		{"ro-only-dst", unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME, 0},
 	} {
 		var st unix.Statfs_t
 		if err := unix.Statfs(filepath.Join(dir, c.path), &st); err != nil {
