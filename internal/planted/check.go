@@ -629,16 +629,24 @@ func inAny(p string, dirs []string) bool {
 
 // isGitDir reports whether rel (under r) is a git directory: it holds
 // HEAD and either an objects directory or a commondir file.
+//
+// rel is looked up once (a workspace of many repositories asks of each),
+// and the three names in it.
 func isGitDir(r *os.Root, rel string) bool {
-	if _, err := r.Lstat(filepath.Join(rel, "HEAD")); err != nil {
+	d, err := r.OpenRoot(rel)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	if _, err := d.Lstat("HEAD"); err != nil {
 		return false
 	}
 	// Git follows links here (access(2)), possibly out of the root: a
 	// link counts as present.
-	if fi, err := r.Lstat(filepath.Join(rel, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
+	if fi, err := d.Lstat("objects"); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
 		return true
 	}
-	fi, err := r.Lstat(filepath.Join(rel, "commondir"))
+	fi, err := d.Lstat("commondir")
 	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }
 

@@ -41,6 +41,22 @@ var activateScripts = []string{"activate", "activate.csh", "activate.fish", "act
 // every start.
 var siteStartup = []string{"sitecustomize.py", "usercustomize.py"}
 
+// probeRoot is prober.probe through r's own lookups: dir opened as a
+// root, each name an lstat in it (one that fails otherwise than "does not
+// exist" counts as present, to be looked at).
+func probeRoot(r *os.Root, dir string, names []string, present []bool) bool {
+	d, err := r.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	for i, n := range names {
+		_, err := d.Lstat(n)
+		present[i] = !errors.Is(err, fs.ErrNotExist)
+	}
+	return true
+}
+
 // venvRoots are the directories, relative to a writable root, where the
 // virtual environments cordon watches lie: the root itself, each directory
 // at its top (.venv, venv, env, ...), DIR/.venv and DIR/venv one level
@@ -58,32 +74,29 @@ func venvRoots(r *os.Root) []string {
 	if err != nil {
 		return out
 	}
+	pr := newProber(r)
+	defer pr.close()
+	subs, probes := []string{".", ".venv", "venv"}, []string{"pyvenv.cfg", ".venv", "venv"}
+	present := make([]bool, len(probes))
 	for _, e := range top {
 		if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
 			continue
 		}
 		n := e.Name()
 		// One descriptor of n answers the common case, where none of
-		// the three is there (a workspace of many repositories: each
-		// path looked up through r resolves n again); what is there is
-		// then looked up through r, as before.
-		d, err := r.OpenRoot(n)
-		if err != nil {
+		// the three is there (a workspace of many repositories); what
+		// is there is then looked up through r.
+		if !pr.probe(r, n, probes, present) {
 			continue
 		}
-		for _, sub := range []string{".", ".venv", "venv"} {
-			probe := sub
-			if sub == "." {
-				probe = "pyvenv.cfg"
-			}
-			if _, err := d.Lstat(probe); errors.Is(err, fs.ErrNotExist) {
+		for i, sub := range subs {
+			if !present[i] {
 				continue
 			}
 			if p := filepath.Join(n, sub); isVenv(p) {
 				out = append(out, p)
 			}
 		}
-		d.Close()
 		if n == ".tox" || n == ".nox" {
 			ents, _ := readRootDir(r, n, 1000)
 			for _, s := range ents {
