@@ -537,8 +537,16 @@ type dirID struct {
 const (
 	// nodeTrusted: the directory was read whole, on a file system that
 	// keeps ctimes, and its ctime was older than the read by more than
-	// racyWindow. Without it the directory is read again.
+	// racyWindow. Without it the directory is read again, unless a
+	// watcher vouches for a nodeWhole record.
 	nodeTrusted = 1 << iota
+	// nodeWhole: the directory was read whole, on a file system that
+	// keeps ctimes, perhaps in the tick of a change (a run's placeholders
+	// removed just before): its record holds, and a watcher that saw no
+	// event since the scan began vouches for it (an event comes with
+	// each change, whatever the clock), but a ctime compares with it only
+	// when nodeTrusted.
+	nodeWhole
 )
 
 // cachedMatch is a match in a directory: its entry's name, the index of
@@ -566,7 +574,7 @@ type cacheRun struct {
 	// cached counts the directories taken from the earlier tree.
 	cached atomic.Int64
 	// untrusted counts the directories recorded untrusted (see
-	// nodeTrusted), which a watched scan cannot vouch for.
+	// nodeTrusted), which only a watched scan can vouch for (nodeWhole).
 	untrusted atomic.Int64
 	// watch, with a watched Cache, is its watcher; tick the tick at
 	// which this scan began, since that of the scan that recorded old
@@ -650,6 +658,16 @@ func (cr *cacheRun) vouched(n *node) bool {
 	}
 	cr.vouchedDirs.Add(1)
 	return true
+}
+
+// vouchedNames is vouched for a directory whose watch saw only events of
+// single entries, not directories, since the earlier scan: their names,
+// appended to buf, which the caller looks at (see watcher.vouchNames).
+func (cr *cacheRun) vouchedNames(n *node, buf []string) ([]string, bool) {
+	if cr.watch == nil || cr.since == 0 || n.id == (dirID{}) {
+		return buf, false
+	}
+	return cr.watch.vouchNames(n, cr.since, buf)
 }
 
 // fresh reports whether a directory with id, read by this scan, may be

@@ -4,7 +4,10 @@ package globscan
 // them (see Cache).
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 )
@@ -50,12 +53,25 @@ func join(rel, name string) string {
 // earlier scan entered are walked. ok is false when d must be read.
 func (w *worker) reuse(d dirState) (ok bool, err error) {
 	s, n := w.s, d.n
-	if n.flags&nodeTrusted == 0 {
+	if n.flags&(nodeTrusted|nodeWhole) == 0 {
 		return false, nil
 	}
 	var id dirID
 	var isDir bool
 	vouched := d.same && s.cr.vouched(n)
+	if !vouched && d.same {
+		// Only some entries changed, none a directory: looked at one
+		// by one (a run's placeholders made and removed in 200
+		// repositories' git directories).
+		var ok bool
+		if w.names, ok = s.cr.vouchedNames(n, w.names[:0]); ok && w.sameEntries(d, w.names) {
+			vouched = true
+			s.cr.vouchedDirs.Add(1)
+		}
+	}
+	if !vouched && n.flags&nodeTrusted == 0 {
+		return false, nil // read in the tick of a change: no ctime tells
+	}
 	switch {
 	case vouched:
 		// Watched and unchanged since it was recorded: no lstat.
@@ -139,6 +155,55 @@ func (w *worker) reuse(d dirState) (ok bool, err error) {
 	return true, nil
 }
 
+// sameEntries reports whether each of names, entries of the directory d
+// changed since it was recorded but not directories (the watcher says
+// so), is again as its record says: absent and unmatched, or present,
+// no directory, and matching the same pattern with the same type. The
+// record then still holds but for its count of entries, which may be off
+// by the names made or removed (at most maxNames: more, and the
+// directory is read).
+func (w *worker) sameEntries(d dirState, names []string) bool {
+	s, n := w.s, d.n
+	for _, name := range names {
+		var want *cachedMatch
+		for i := range n.matches {
+			if n.matches[i].name == name {
+				want = &n.matches[i]
+				break
+			}
+		}
+		fi, err := os.Lstat(s.full(join(d.rel, name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			if want != nil {
+				return false
+			}
+			continue
+		}
+		if err != nil || fi.IsDir() {
+			return false
+		}
+		// The one implementation of matching: entry, its output taken
+		// back.
+		mstart, sstart := len(w.matches), len(w.subdirs)
+		err = w.entry(d, dent{name: name, typ: fi.Mode().Type()})
+		got := w.matches[mstart:]
+		s.nmatch.Add(-int64(len(got)))
+		same := err == nil && len(got) <= 1 && (len(got) == 1) == (want != nil) && len(w.subdirs) == sstart
+		if same && want != nil {
+			var flags uint8
+			if got[0].IsSymlink {
+				flags |= matchSymlink
+			}
+			same = s.patIndex[got[0].Pattern] == want.pat && flags == want.flags
+		}
+		w.matches, w.subdirs = w.matches[:mstart], w.subdirs[:sstart]
+		if !same {
+			return false
+		}
+	}
+	return true
+}
+
 // Below localDepth, a worker walks the subdirectories of a directory taken
 // from the cache itself (not through the queue), and looks them up in a
 // descriptor of their parent when there are at least fdKids of them, down
@@ -186,21 +251,22 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 	}
 	if s.cr.watch != nil {
 		wid := dirID{}
-		if flags&nodeTrusted != 0 {
+		if flags&(nodeTrusted|nodeWhole) != 0 {
 			wid = id
 		}
 		w.watch = append(w.watch, watchCand{s.full(d.rel), wid, n})
 	}
 	prev := *n
-	// An untrusted record only links the subdirectories to theirs: the
-	// directory is read again next time whatever its identity (so that a
-	// workspace changed at every run, by the placeholders of the
-	// protected paths, does not change the tree).
+	// A record not read whole only links the subdirectories to theirs:
+	// the directory is read again next time whatever its identity. One
+	// read whole in the tick of a change (nodeWhole alone: a workspace
+	// changed at every run, by the placeholders of the protected paths)
+	// is kept for a watcher to vouch for, and read again without one.
 	n.id, n.flags, n.entries, n.matches = dirID{}, flags, 0, nil
 	if flags&nodeTrusted == 0 {
 		s.cr.untrusted.Add(1)
 	}
-	if flags&nodeTrusted != 0 {
+	if flags&(nodeTrusted|nodeWhole) != 0 {
 		n.id, n.entries = id, entries
 		for _, m := range w.matches[mstart:] {
 			cm := cachedMatch{name: m.Rel[len(d.rel):], pat: s.patIndex[m.Pattern]}

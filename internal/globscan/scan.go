@@ -175,6 +175,8 @@ type worker struct {
 	// watch are the directories read or looked at, for a watched
 	// Cache to watch (see watcher.watchDirs).
 	watch []watchCand
+	// names is room for the entries a watcher names (see sameEntries).
+	names []string
 }
 
 // workers is how many directories are read concurrently. Reading is
@@ -466,8 +468,11 @@ func (w *worker) readDir(d dirState) error {
 		var err error
 		id, err = r.id()
 		fsOK = err == nil && s.cr.sameFS(d, id.dev, r.fsType)
-		if fsOK && s.cr.fresh(id) {
-			flags = nodeTrusted
+		if fsOK {
+			flags = nodeWhole
+			if s.cr.fresh(id) {
+				flags |= nodeTrusted
+			}
 		}
 	}
 	s.dirs.Add(1)

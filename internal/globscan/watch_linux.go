@@ -3,6 +3,7 @@
 package globscan
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +76,18 @@ type watchInfo struct {
 	known       bool
 	gone        bool // removed (IN_IGNORED)
 	added, last uint64
+	// whole is the tick of the latest event that may have changed more
+	// than one entry's record: one of the directory itself, of a
+	// subdirectory (IN_ISDIR), or of more names than maxNames. names
+	// are, by name, the ticks of the latest events that changed only
+	// that entry, not a directory (a placeholder made and removed):
+	// vouchNames.
+	whole uint64
+	names map[string]uint64
 }
+
+// maxNames bounds the names a watch keeps (watchInfo.names).
+const maxNames = 16
 
 // DefaultWatches is the share of the system's inotify watches a Cache
 // takes by default (Watch with max 0): a quarter of
@@ -150,6 +162,7 @@ func (w *watcher) drain() {
 			}
 			if wi := w.wds[ev.Wd]; wi != nil {
 				wi.last = w.tick
+				wi.event(ev, w.buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)], w.tick)
 				if ev.Mask&unix.IN_IGNORED != 0 {
 					// The watch is gone (its directory removed).
 					wi.gone = true
@@ -216,6 +229,54 @@ func (w *watcher) vouch(n *node, since uint64) bool {
 	// lookup by identity.
 	wi := n.wi
 	return wi != nil && wi.w == w && !wi.gone && wi.known && wi.key == dirKey{n.id.dev, n.id.ino} && wi.added < since && wi.last < since
+}
+
+// nameEvents are the events that change one entry of a directory.
+const nameEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB
+
+// event records an event of wi's watch at tick, with name its name's
+// bytes (NUL-padded; none for an event of the directory itself): see
+// watchInfo.names.
+func (wi *watchInfo) event(ev *unix.InotifyEvent, name []byte, tick uint64) {
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	if len(name) == 0 || ev.Mask&unix.IN_ISDIR != 0 || ev.Mask&nameEvents == 0 {
+		wi.whole = tick
+		clear(wi.names)
+		return
+	}
+	if _, ok := wi.names[string(name)]; !ok && len(wi.names) >= maxNames {
+		wi.whole = tick
+		clear(wi.names)
+		return
+	}
+	if wi.names == nil {
+		wi.names = map[string]uint64{}
+	}
+	wi.names[string(name)] = tick
+}
+
+// vouchNames is vouch for a directory whose watch saw, since the scan
+// that recorded it began, only events of single entries that are not
+// directories (a file made, removed, renamed, its mode changed): it
+// appends their names to buf, and the caller vouches for the record only
+// if each of them is as recorded (worker.sameEntries). A directory's
+// other entries, and its subdirectories, are as recorded.
+func (w *watcher) vouchNames(n *node, since uint64, buf []string) ([]string, bool) {
+	if w.broken != "" || since == 0 || w.broke >= since {
+		return buf, false
+	}
+	wi := n.wi
+	if wi == nil || wi.w != w || wi.gone || !wi.known || wi.key != (dirKey{n.id.dev, n.id.ino}) || wi.added >= since || wi.whole >= since {
+		return buf, false
+	}
+	for name, t := range wi.names {
+		if t >= since {
+			buf = append(buf, name)
+		}
+	}
+	return buf, true
 }
 
 // hold and unhold count the holds of Cache.HoldMounts.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"golang.org/x/sys/unix"
@@ -140,11 +141,12 @@ func TestWatchVouches(t *testing.T) {
 			tc.change(t, root)
 			st := scan(t, c, root)
 			switch {
-			case rootOnly[tc.name] && st.Vouched != st.Dirs-1:
+			case stillVouched[tc.name] && st.Vouched != st.Dirs-1:
 				// Read again, the root lists every subdirectory with
-				// the inode number recorded: their watches answer.
-				t.Fatalf("%d of the %d directories below the root vouched for after a change of the root's entries alone", st.Vouched, st.Dirs-1)
-			case !rootOnly[tc.name] && st.Vouched >= st.Dirs-1:
+				// the inode number recorded, and the files changed
+				// below match as recorded: the watches answer.
+				t.Fatalf("%d of the %d directories below the root vouched for after a change that leaves every record as it was", st.Vouched, st.Dirs-1)
+			case !stillVouched[tc.name] && st.Vouched >= st.Dirs-1:
 				t.Fatalf("all %d directories but the root vouched for after the change", st.Vouched)
 			}
 			settled(t, c, root)
@@ -171,6 +173,20 @@ var watchChanges = []struct {
 			must(t, os.Mkdir(filepath.Join(root, d), 0o755))
 			must(t, os.Remove(filepath.Join(root, d)))
 		}
+	}},
+	{"files made and removed below (placeholders)", func(t *testing.T, root string) {
+		for _, f := range []string{"repo/.git/config.worktree", "repo/.git/commondir", "a/b/c/.env"} {
+			mkTree(t, root, f)
+			must(t, os.Remove(filepath.Join(root, f)))
+		}
+	}},
+	{"a file made below that matches nothing", func(t *testing.T, root string) { mkTree(t, root, "a/b/c/notes.txt") }},
+	{"a .env replaced by a link", func(t *testing.T, root string) {
+		must(t, os.Remove(filepath.Join(root, ".env")))
+		must(t, os.Symlink("top.env.txt", filepath.Join(root, ".env")))
+		mkTree(t, root, "sub/secrets.yaml")
+		must(t, os.Remove(filepath.Join(root, "sub", "secrets.yaml")))
+		must(t, os.Symlink("plain.txt", filepath.Join(root, "sub", "secrets.yaml")))
 	}},
 	{"a directory removed and made again (its inode number may come back)", func(t *testing.T, root string) {
 		must(t, os.RemoveAll(filepath.Join(root, "sub")))
@@ -215,8 +231,14 @@ var watchChanges = []struct {
 	}},
 }
 
-// rootOnly are the watchChanges that change only the root's entries.
-var rootOnly = map[string]bool{"a .env removed": true, "directories made and removed in the root (placeholders)": true}
+// stillVouched are the watchChanges after which every directory but the
+// root is still vouched for: only the root's entries changed, or below
+// only files that match as recorded.
+var stillVouched = map[string]bool{
+	"a .env removed": true, "directories made and removed in the root (placeholders)": true,
+	"a file's mode changed": true, "files made and removed below (placeholders)": true,
+	"a file made below that matches nothing": true,
+}
 
 // TestWatchNewDirectory: a directory made after the tree was watched, and
 // a .env made in it after the next scan (which watches it), are found.
@@ -367,5 +389,47 @@ func TestWatchBounds(t *testing.T) {
 	}
 	if _, _, err := c.ScanPatterns(root, cachePats, Limits{MaxEntries: st.Entries - 1}); err == nil {
 		t.Error("a scan past its bound ended without its error")
+	}
+}
+
+// TestWatchVouchesRacy: directories read in the tick of their last change
+// (a tree made just now, read with the real clock: no ctime can tell a
+// later change in the same tick) are read again by a cache without a
+// watcher, but a watched cache vouches for them once watched: their
+// watches see any change, whatever the clock. A file made and removed
+// in one of them since (a run's placeholder) keeps it vouched for; a
+// .env made in it is found.
+func TestWatchVouchesRacy(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, cacheTree0...)
+	c := newTestCache(t.TempDir(), time.Now)
+	testenv.Inotify(t, func() error { return c.Watch(0) })
+	t.Cleanup(func() { c.Close() })
+	c.noMemo = true
+	scan := func() Stats {
+		t.Helper()
+		ms, st, err := c.ScanPatterns(root, cachePats, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := rels(ms), plainScan(t, root); !slices.Equal(got, want) {
+			t.Fatalf("watched scan: %q, want %q", got, want)
+		}
+		return st
+	}
+	for range 2 {
+		scan() // read, then read with every directory watched
+	}
+	if st := scan(); st.Vouched != st.Dirs-1 {
+		t.Fatalf("%d of the %d directories below the root vouched for, read in the tick of their change", st.Vouched, st.Dirs-1)
+	}
+	mkTree(t, root, "a/b/c/placeholder")
+	must(t, os.Remove(filepath.Join(root, "a", "b", "c", "placeholder")))
+	if st := scan(); st.Vouched != st.Dirs-1 {
+		t.Fatalf("%d of the %d directories below the root vouched for after a file made and removed", st.Vouched, st.Dirs-1)
+	}
+	mkTree(t, root, "a/b/c/.env")
+	if st := scan(); st.Vouched >= st.Dirs-1 {
+		t.Fatal("a/b/c vouched for after a .env was made in it")
 	}
 }

@@ -14,9 +14,12 @@ func newWatcher(int) (*watcher, error) {
 	return nil, errors.New("globscan: watching directories works only on Linux")
 }
 
-func (*watcher) count() (uint64, bool)                      { return 0, false }
-func (*watcher) begin() uint64                              { return 0 }
-func (*watcher) vouch(*node, uint64) bool                   { return false }
+func (*watcher) count() (uint64, bool)    { return 0, false }
+func (*watcher) begin() uint64            { return 0 }
+func (*watcher) vouch(*node, uint64) bool { return false }
+func (*watcher) vouchNames(_ *node, _ uint64, b []string) ([]string, bool) {
+	return b, false
+}
 func (*watcher) watchDirs([]watchCand, string) (bool, bool) { return false, true }
 func (*watcher) watching() int                              { return 0 }
 func (*watcher) close()                                     {}
