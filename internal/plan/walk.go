@@ -131,7 +131,13 @@ func walkTree(root string, denyGlobs []string, pr protRules, writable bool, lim 
 		case isDeny[m.Pattern]:
 			t.denied = append(t.denied, m)
 		case m.Pattern == patHEAD:
-			if d := filepath.Dir(m.Path); !m.IsDir && policy.IsGitDir(d) {
+			// A directory named .git below the root is one already
+			// (patGit below: the walk follows no link, so it reached
+			// HEAD through the directory itself, which it matched): only
+			// the root itself, bare repositories and the like are looked
+			// at (200 nested repositories: 600 lstats a run).
+			d := filepath.Dir(m.Path)
+			if dotGit := filepath.Base(d) == ".git" && strings.Contains(m.Rel, "/"); !m.IsDir && !dotGit && policy.IsGitDir(d) {
 				t.gitDirs = append(t.gitDirs, d)
 			}
 		case m.Pattern == patGit:
