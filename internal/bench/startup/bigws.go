@@ -41,13 +41,7 @@ func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline st
 	}
 	fmt.Printf("large workspace: %d files in %d directories\n", files, dirs)
 	coldState := filepath.Join(home, ".state-cold")
-	var cold []string
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
-			kv = "XDG_STATE_HOME=" + coldState
-		}
-		cold = append(cold, kv)
-	}
+	cold := withState(env, coldState)
 	// The walk cache trusts a directory only once its ctime is older than
 	// the walk by more than the clock's granularity (2 s).
 	time.Sleep(2100 * time.Millisecond)
@@ -58,14 +52,9 @@ func bigCases(tmp, home, ws string, env []string, files, perDir int, baseline st
 	}
 	if baseline != "" {
 		baseCold := filepath.Join(home, ".state-cold-baseline")
-		var bcold []string
-		for _, kv := range env {
-			if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
-				kv = "XDG_STATE_HOME=" + baseCold
-			}
-			bcold = append(bcold, kv)
-		}
-		cases = append(cases, caseSetup{"baseline empty", ws, env, none, true}, caseSetup{"baseline 100k", big, env, none, true},
+		bcold := withState(env, baseCold)
+		benv := withState(env, filepath.Join(home, ".state-baseline"))
+		cases = append(cases, caseSetup{"baseline empty", ws, benv, none, true}, caseSetup{"baseline 100k", big, benv, none, true},
 			caseSetup{"baseline 100k 1st", big, bcold, func() error { return os.RemoveAll(filepath.Join(baseCold, "cordon", "walk")) }, true})
 	}
 	return cases, nil

@@ -59,12 +59,15 @@ func runCPU(n int, cordon, bwrap, baseline, dir string, files, perDir int) error
 		argv []string
 		exit int    // the exit status it ends with (the helper outside a sandbox: 125)
 		dir  string // where it runs ("": the empty workspace)
+		env  []string
 	}
+	// The baseline keeps its own state directory (withState).
+	benv := withState(env, filepath.Join(home, ".state-baseline"))
 	cases := []cpuCase{
-		{"cordon run", []string{cordon, "run", "--", "/bin/true"}, 0, ""},
+		{"cordon run", []string{cordon, "run", "--", "/bin/true"}, 0, "", nil},
 	}
 	if baseline != "" {
-		cases = append(cases, cpuCase{"baseline run", []string{baseline, "run", "--", "/bin/true"}, 0, ""})
+		cases = append(cases, cpuCase{"baseline run", []string{baseline, "run", "--", "/bin/true"}, 0, "", benv})
 	}
 	if files > 0 {
 		big := filepath.Join(tmp, "ws-big")
@@ -76,21 +79,21 @@ func runCPU(n int, cordon, bwrap, baseline, dir string, files, perDir int) error
 		// The walk cache trusts a directory only once its ctime is
 		// older than the walk by more than 2 s.
 		time.Sleep(2100 * time.Millisecond)
-		cases = append(cases, cpuCase{"cordon large", []string{cordon, "run", "--", "/bin/true"}, 0, big})
+		cases = append(cases, cpuCase{"cordon large", []string{cordon, "run", "--", "/bin/true"}, 0, big, nil})
 		if baseline != "" {
-			cases = append(cases, cpuCase{"baseline large", []string{baseline, "run", "--", "/bin/true"}, 0, big})
+			cases = append(cases, cpuCase{"baseline large", []string{baseline, "run", "--", "/bin/true"}, 0, big, benv})
 		}
 	}
 	cases = append(cases,
-		cpuCase{"/bin/true", []string{"/bin/true"}, 0, ""},
-		cpuCase{"plain bwrap", []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"}, 0, ""},
-		cpuCase{"empty Go", []string{emptyGo}, 0, ""},
-		cpuCase{"cordon version", []string{cordon, "version"}, 0, ""},
-		cpuCase{"bwrap+mounts", mounts, 0, ""},
-		cpuCase{"helper start", []string{filepath.Join(filepath.Dir(cordon), "cordon-helper")}, 125, ""},
+		cpuCase{"/bin/true", []string{"/bin/true"}, 0, "", nil},
+		cpuCase{"plain bwrap", []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"}, 0, "", nil},
+		cpuCase{"empty Go", []string{emptyGo}, 0, "", nil},
+		cpuCase{"cordon version", []string{cordon, "version"}, 0, "", nil},
+		cpuCase{"bwrap+mounts", mounts, 0, "", nil},
+		cpuCase{"helper start", []string{filepath.Join(filepath.Dir(cordon), "cordon-helper")}, 125, "", nil},
 	)
 	if baseline != "" {
-		cases = append(cases, cpuCase{"baseline version", []string{baseline, "version"}, 0, ""})
+		cases = append(cases, cpuCase{"baseline version", []string{baseline, "version"}, 0, "", nil})
 	}
 	cpu := make([][]time.Duration, len(cases))
 	wall := make([][]time.Duration, len(cases))
@@ -98,6 +101,9 @@ func runCPU(n int, cordon, bwrap, baseline, dir string, files, perDir int) error
 		for c, cs := range cases {
 			cmd := exec.Command(cs.argv[0], cs.argv[1:]...)
 			cmd.Dir, cmd.Env = ws, env
+			if cs.env != nil {
+				cmd.Env = cs.env
+			}
 			if cs.dir != "" {
 				cmd.Dir = cs.dir
 			}

@@ -342,6 +342,20 @@ func setUp(tmp, cordon string) (bin, home, ws string, env []string, err error) {
 	return bin, home, ws, env, nil
 }
 
+// withState is env with XDG_STATE_HOME set to dir: a binary timed against
+// another keeps its own state directory, so that neither is served by the
+// other's walk server (one serves every cordon of its protocol version).
+func withState(env []string, dir string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			kv = "XDG_STATE_HOME=" + dir
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // buildEmptyGo builds a Go program that does nothing, the start-up floor of

@@ -38,7 +38,7 @@ func runRepos(n int, cordon, baseline, counts string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	cordon, _, _, env, err := setUp(tmp, cordon)
+	cordon, home, _, env, err := setUp(tmp, cordon)
 	if err != nil {
 		return err
 	}
@@ -48,11 +48,12 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	type repoCase struct {
 		name string
 		argv []string
+		env  []string
 	}
-	cases := []repoCase{{"this build", []string{cordon, "run", "--", "/bin/true"}},
-		{"this build, --backend landlock", []string{cordon, "run", "--backend", "landlock", "--", "/bin/true"}}}
+	cases := []repoCase{{"this build", []string{cordon, "run", "--", "/bin/true"}, env},
+		{"this build, --backend landlock", []string{cordon, "run", "--backend", "landlock", "--", "/bin/true"}, env}}
 	if baseline != "" {
-		cases = append(cases, repoCase{"baseline " + baseline, []string{baseline, "run", "--", "/bin/true"}})
+		cases = append(cases, repoCase{"baseline " + baseline, []string{baseline, "run", "--", "/bin/true"}, withState(env, filepath.Join(home, ".state-baseline"))})
 	}
 	bins := cases
 	wss := make([]string, len(ns))
@@ -88,7 +89,7 @@ func runRepos(n int, cordon, baseline, counts string) error {
 					continue
 				}
 				cmd := exec.Command(c.argv[0], c.argv[1:]...)
-				cmd.Dir, cmd.Env = wss[w], env
+				cmd.Dir, cmd.Env = wss[w], c.env
 				start := time.Now()
 				out, err := cmd.CombinedOutput()
 				d := time.Since(start)
