@@ -12,7 +12,10 @@ import (
 // of each at every run, before and after the command (venvRoots): this
 // spares os.Root's per-call descriptors and checks, which cost more than
 // the system calls.
-type prober struct{ root *os.File }
+type prober struct {
+	root *os.File
+	fd   int // root's descriptor
+}
 
 // newProber returns a prober of r, or nil (then probe answers with r's
 // own lookups).
@@ -21,7 +24,7 @@ func newProber(r *os.Root) *prober {
 	if err != nil {
 		return nil
 	}
-	return &prober{root: f}
+	return &prober{root: f, fd: int(f.Fd())}
 }
 
 // probe reports, for each of names, whether it may exist (lstat) in the
@@ -31,7 +34,7 @@ func (p *prober) probe(r *os.Root, dir string, names []string, present []bool) (
 	if p == nil {
 		return probeRoot(r, dir, names, present)
 	}
-	fd, err := unix.Openat(int(p.root.Fd()), dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(p.fd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
