@@ -540,12 +540,12 @@ const (
 	// racyWindow. Without it the directory is read again, unless a
 	// watcher vouches for a nodeWhole record.
 	nodeTrusted = 1 << iota
-	// nodeWhole: the directory was read whole, on a file system that
-	// keeps ctimes, perhaps in the tick of a change (a run's placeholders
-	// removed just before): its record holds, and a watcher that saw no
-	// event since the scan began vouches for it (an event comes with
-	// each change, whatever the clock), but a ctime compares with it only
-	// when nodeTrusted.
+	// nodeWhole: the directory was read whole by a watched scan, on a
+	// file system that keeps ctimes, in the tick of a change (a run's
+	// placeholders removed just before): its record holds, and a watcher
+	// that saw no event since the scan began vouches for it (an event
+	// comes with each change, whatever the clock); no ctime compares with
+	// it. Without a watcher such a directory keeps no record.
 	nodeWhole
 )
 

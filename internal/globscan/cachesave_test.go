@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestCacheSaveAfterFailedScan: a scan that fails (here over its entry
@@ -122,6 +123,30 @@ func TestScanDirGoneDuringScan(t *testing.T) {
 		}
 		if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
 			t.Fatalf("cached scan %d: %v", i, err)
+		}
+	}
+}
+
+// TestCacheRacyNotRewritten: without a watcher, a directory read in the
+// tick of a change keeps no record (nothing could vouch for it), so a tree
+// whose directories a run changes each time (placeholders made and
+// removed) is not written again after every scan.
+func TestCacheRacyNotRewritten(t *testing.T) {
+	root, dir := t.TempDir(), filepath.Join(t.TempDir(), "walk")
+	mkTree(t, root, cacheTree0...)
+	scanWith(t, dir, root, time.Now)
+	for i := range 3 {
+		for _, d := range []string{"a/b/c", "sub", "deep/p"} {
+			p := filepath.Join(root, d, "placeholder")
+			must(t, os.WriteFile(p, nil, 0o644))
+			must(t, os.Remove(p))
+		}
+		c := newTestCache(dir, time.Now)
+		if _, _, err := c.ScanPatterns(root, cachePats, Limits{}); err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Stats().Dirty; d != 0 {
+			t.Fatalf("scan %d: %d trees to write again after directories changed in the tick of the scan", i+1, d)
 		}
 	}
 }

@@ -468,11 +468,15 @@ func (w *worker) readDir(d dirState) error {
 		var err error
 		id, err = r.id()
 		fsOK = err == nil && s.cr.sameFS(d, id.dev, r.fsType)
-		if fsOK {
+		switch {
+		case !fsOK:
+		case s.cr.fresh(id):
+			flags = nodeTrusted
+		case s.cr.watch != nil:
+			// Only a watcher can vouch for it; without one its record
+			// stays empty, so that the file of a tree changed at every
+			// run (placeholders) is not written again each time.
 			flags = nodeWhole
-			if s.cr.fresh(id) {
-				flags |= nodeTrusted
-			}
 		}
 	}
 	s.dirs.Add(1)
