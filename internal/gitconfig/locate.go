@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Bounds of Locate.
@@ -127,25 +128,60 @@ func Locate(r Repo, env Env) Locations {
 
 // LocateAll is Locate for each of repos, reading each file once.
 func LocateAll(repos []Repo, env Env) []Locations {
-	return locateAll(repos, env, map[string][]Entry{})
+	return locateAll(repos, env, newFileCache())
 }
 
-func locateAll(repos []Repo, env Env, files map[string][]Entry) []Locations {
+func locateAll(repos []Repo, env Env, files *fileCache) []Locations {
 	out := make([]Locations, len(repos))
-	for i, r := range repos {
-		out[i] = locate(r, env, files)
-	}
+	each(len(repos), func(i int) { out[i] = locate(repos[i], env, files) })
 	return out
 }
+
+// parallelFrom is the number of repositories from which they are read by
+// two goroutines: a workspace of many nested repositories reads a config
+// or two of each, a few system calls apiece, which two cores share; a few
+// repositories are not worth a goroutine.
+const parallelFrom = 32
+
+// each calls f(i) for every i below n, in two goroutines from
+// parallelFrom on.
+func each(n int, f func(i int)) {
+	if n < parallelFrom {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; i < n; i += 2 {
+			f(i)
+		}
+	})
+	for i := 1; i < n; i += 2 {
+		f(i)
+	}
+	wg.Wait()
+}
+
+// fileCache is what was read, by path (nil entries: unreadable), shared
+// by the locators of one call: the system and global configs are every
+// repository's.
+type fileCache struct {
+	mu sync.Mutex
+	m  map[string][]Entry
+}
+
+func newFileCache() *fileCache { return &fileCache{m: map[string][]Entry{}} }
 
 // LocateFound is LocateAll for the repositories of gitDirs (see RepoAt)
 // and gitlinks (see RepoOfGitlink) after those of repos, reading each
 // file once; it returns the repositories too.
 func LocateFound(repos []Repo, gitDirs, gitlinks []string, env Env) ([]Repo, []Locations) {
-	files := map[string][]Entry{}
-	for _, g := range gitDirs {
-		repos = append(repos, repoAt(g, files))
-	}
+	files := newFileCache()
+	found := make([]Repo, len(gitDirs))
+	each(len(gitDirs), func(i int) { found[i] = repoAt(gitDirs[i], files) })
+	repos = append(repos, found...)
 	for _, l := range gitlinks {
 		if r, ok := repoOfGitlink(l, files); ok {
 			repos = append(repos, r)
@@ -154,7 +190,7 @@ func LocateFound(repos []Repo, gitDirs, gitlinks []string, env Env) ([]Repo, []L
 	return repos, locateAll(repos, env, files)
 }
 
-func locate(r Repo, env Env, files map[string][]Entry) Locations {
+func locate(r Repo, env Env, files *fileCache) Locations {
 	common := r.CommonDir
 	if common == "" {
 		common = r.GitDir
@@ -204,7 +240,7 @@ type locator struct {
 	configs   []string
 	included  []string
 	hooksPath string
-	files     map[string][]Entry // what was read, by path (nil: unreadable)
+	files     *fileCache
 }
 
 // read reads the config file path and, in order, what it includes;
@@ -230,7 +266,7 @@ func (l *locator) read(path string, depth int, include bool) []Entry {
 	} else if depth > 0 {
 		return nil // a loop: git would fail; nothing new to find
 	}
-	es := entries(path, l.files)
+	es := l.files.entries(path)
 	l.follow(es, filepath.Dir(path), depth)
 	return es
 }
@@ -265,14 +301,22 @@ func (l *locator) follow(es []Entry, dir string, depth int) {
 // entries returns the entries of the config file path, read once into
 // files (none when it cannot be read; a file git refuses still counts up
 // to its bad line).
-func entries(path string, files map[string][]Entry) []Entry {
-	es, done := files[path]
-	if !done {
-		if data, err := readFile(path, MaxFile); err == nil {
-			es, _ = Parse(data)
-		}
-		files[path] = es
+// entries returns the entries of the config file path, read once. Two
+// locators asking at once may both read it: the same file gives the same
+// entries.
+func (c *fileCache) entries(path string) []Entry {
+	c.mu.Lock()
+	es, done := c.m[path]
+	c.mu.Unlock()
+	if done {
+		return es
 	}
+	if data, err := readFile(path, MaxFile); err == nil {
+		es, _ = Parse(data)
+	}
+	c.mu.Lock()
+	c.m[path] = es
+	c.mu.Unlock()
 	return es
 }
 
@@ -341,10 +385,10 @@ func readFile(path string, max int64) ([]byte, error) {
 // (relative to gitDir), a linked worktree's gitdir file, core.bare, or
 // the directory holding a git directory named .git.
 func RepoAt(gitDir string) Repo {
-	return repoAt(gitDir, map[string][]Entry{})
+	return repoAt(gitDir, newFileCache())
 }
 
-func repoAt(gitDir string, files map[string][]Entry) Repo {
+func repoAt(gitDir string, files *fileCache) Repo {
 	r := Repo{GitDir: filepath.Clean(gitDir)}
 	if b, err := readFile(filepath.Join(r.GitDir, "commondir"), maxSmall); err == nil {
 		if c := strings.TrimSpace(string(b)); c != "" {
@@ -360,7 +404,7 @@ func repoAt(gitDir string, files map[string][]Entry) Repo {
 	}
 	var worktree string
 	bare := false
-	for _, e := range entries(filepath.Join(common, "config"), files) {
+	for _, e := range files.entries(filepath.Join(common, "config")) {
 		switch {
 		case e.Is("core", "worktree") && !e.Bare:
 			worktree = e.Value
@@ -392,10 +436,10 @@ func repoAt(gitDir string, files map[string][]Entry) Repo {
 // ("gitdir: PATH", PATH relative to its directory): its work tree is the
 // file's directory. ok is false when the file names nothing.
 func RepoOfGitlink(dotGit string) (Repo, bool) {
-	return repoOfGitlink(dotGit, map[string][]Entry{})
+	return repoOfGitlink(dotGit, newFileCache())
 }
 
-func repoOfGitlink(dotGit string, files map[string][]Entry) (Repo, bool) {
+func repoOfGitlink(dotGit string, files *fileCache) (Repo, bool) {
 	b, err := readFile(dotGit, maxSmall)
 	if err != nil {
 		return Repo{}, false

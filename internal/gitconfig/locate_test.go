@@ -232,3 +232,32 @@ func TestLocateCommandScope(t *testing.T) {
 		t.Errorf("a relative include in the command scope followed: %q", l.Included)
 	}
 }
+
+// TestLocateFoundMany: LocateFound of more repositories than parallelFrom
+// (read by two goroutines) gives each its own hooks directory and
+// includes, in the order of its git directories, and lists the global
+// config, which every one includes, for each (go test -race sees them
+// share it).
+func TestLocateFoundMany(t *testing.T) {
+	root := t.TempDir()
+	global := filepath.Join(root, "home", ".gitconfig")
+	write(t, global, "[include]\n\tpath = ~/shared\n")
+	env := Env{Home: filepath.Join(root, "home"), NoSystem: true}
+	var dirs []string
+	for i := range parallelFrom + 9 {
+		g := filepath.Join(root, "r"+strconv.Itoa(i), ".git")
+		write(t, filepath.Join(g, "config"), "[core]\n\thooksPath = hooks-"+strconv.Itoa(i)+"\n[include]\n\tpath = own-"+strconv.Itoa(i)+"\n")
+		dirs = append(dirs, g)
+	}
+	repos, locs := LocateFound(nil, dirs, nil, env)
+	if len(repos) != len(dirs) || len(locs) != len(dirs) {
+		t.Fatalf("%d repositories and %d locations for %d git directories", len(repos), len(locs), len(dirs))
+	}
+	for i, g := range dirs {
+		wt := filepath.Dir(g)
+		want := []string{filepath.Join(root, "home", "shared"), filepath.Join(g, "own-"+strconv.Itoa(i))}
+		if repos[i].GitDir != g || locs[i].HooksDir != filepath.Join(wt, "hooks-"+strconv.Itoa(i)) || !slices.Equal(locs[i].Included, want) || !slices.Contains(locs[i].Configs, global) {
+			t.Errorf("repository %d: %+v %+v; want git dir %s, hooks %s, included %q", i, repos[i], locs[i], g, filepath.Join(wt, "hooks-"+strconv.Itoa(i)), want)
+		}
+	}
+}
