@@ -116,9 +116,10 @@ var oldMountAPI atomic.Bool
 // moveTree clones the mount tree at src (with its submounts, as a
 // recursive bind) as a detached mount, makes its top read-only, nosuid
 // and nodev if readOnly and it is not (leaving every other flag as it
-// is), and moves it onto dst. No path is looked up again: three system calls against a
-// bind's and a remount's two, each through /proc/self/fd, and the open
-// of the new mount between them. ENOSYS: the kernel has not all three.
+// is), and moves it onto dst. No path is looked up again: three system
+// calls against a bind's and a remount's two, each through
+// /proc/self/fd, and the open of the new mount between them. ENOSYS: the
+// kernel has not all three.
 func moveTree(src, dst int, readOnly bool) error {
 	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
