@@ -368,10 +368,18 @@ func createPlaceholder(dirs *parentDirs, ph plan.Placeholder) error {
 
 // parentDirs holds one descriptor per directory, opened by open at first
 // use and kept until close: the placeholders of a plan share a few
-// parents, and each open resolves the whole path again.
+// parents, and each open resolves the whole path again. It keeps at most
+// maxParentDirs of them, closing the one used longest ago: a plan's
+// placeholders come by parent directory, and a run in 200 nested
+// repositories held 200 at once, which grew the process's descriptor
+// table past its first 64 entries, and growing the table of a threaded
+// process waits for an RCU grace period (6 to 19 ms a run on this VM,
+// seen as expand_files in the off-CPU stacks).
 type parentDirs struct {
 	open func(dir string) (int, error)
 	fds  map[string]int
+	// used holds the directories of fds, the one used last at the end.
+	used []string
 	// sources are, by kind, a file placeholder created before (an O_PATH
 	// descriptor), which the next of its kind links to (link).
 	sources map[plan.PlaceholderKind]int
@@ -425,15 +433,30 @@ func (d *parentDirs) link(kind plan.PlaceholderKind, dfd int, name string) (done
 func (d *parentDirs) get(dir string) (int, error) {
 	dir = filepath.Clean(dir)
 	if fd, ok := d.fds[dir]; ok {
+		if i := slices.Index(d.used, dir); i >= 0 && i < len(d.used)-1 {
+			d.used = append(slices.Delete(d.used, i, i+1), dir)
+		}
 		return fd, nil
 	}
 	fd, err := d.open(dir)
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
+	if len(d.used) >= maxParentDirs {
+		old := d.used[0]
+		unix.Close(d.fds[old])
+		delete(d.fds, old)
+		d.used = slices.Delete(d.used, 0, 1)
+	}
 	d.fds[dir] = fd
+	d.used = append(d.used, dir)
 	return fd, nil
 }
+
+// maxParentDirs is the most descriptors a parentDirs keeps open: two of
+// them at once (createPlaceholders, cleanup) stay well inside the 64
+// entries of a process's first descriptor table.
+const maxParentDirs = 8
 
 // close closes every descriptor d opened.
 func (d *parentDirs) close() {
@@ -441,6 +464,7 @@ func (d *parentDirs) close() {
 		unix.Close(fd)
 	}
 	clear(d.fds)
+	d.used = d.used[:0]
 	for _, fd := range d.sources {
 		unix.Close(fd)
 	}

@@ -363,3 +363,67 @@ func isSubsequence(sub, all []plan.Placeholder) bool {
 	}
 	return i == len(sub)
 }
+
+// TestParentDirsBounded: parentDirs keeps at most maxParentDirs
+// descriptors, closing the one used longest ago, and each descriptor it
+// returns, kept or opened again, is its directory's. A run in 200 nested
+// repositories held one per git directory, and growing the descriptor
+// table of a threaded process waits for an RCU grace period.
+func TestParentDirsBounded(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i := range 3 * maxParentDirs {
+		d := filepath.Join(root, fmt.Sprintf("d%02d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	opened := map[string]int{}
+	d := newParentDirs(func(dir string) (int, error) {
+		opened[dir]++
+		return openDirFollowing(dir)
+	})
+	defer d.close()
+	check := func(dir string) {
+		t.Helper()
+		fd, err := d.get(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want syscall.Stat_t
+		if err := syscall.Fstat(fd, &got); err != nil {
+			t.Fatalf("%s: descriptor %d: %v", dir, fd, err)
+		}
+		if err := syscall.Stat(dir, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got.Ino != want.Ino {
+			t.Errorf("%s: descriptor %d is inode %d, want %d", dir, fd, got.Ino, want.Ino)
+		}
+		if len(d.fds) > maxParentDirs {
+			t.Fatalf("%d descriptors kept, want at most %d", len(d.fds), maxParentDirs)
+		}
+	}
+	// The first directory stays in use throughout (the workspace, whose
+	// placeholders come first and last): it is opened once.
+	for _, dir := range dirs {
+		check(dirs[0])
+		check(dir)
+		check(dir)
+	}
+	check(dirs[0])
+	if opened[dirs[0]] != 1 {
+		t.Errorf("%s opened %d times, want once", dirs[0], opened[dirs[0]])
+	}
+	for _, dir := range dirs[1:] {
+		if opened[dir] != 1 {
+			t.Errorf("%s opened %d times, want once", dir, opened[dir])
+		}
+	}
+	// One used longest ago is opened again.
+	check(dirs[1])
+	if opened[dirs[1]] != 2 {
+		t.Errorf("%s opened %d times after it was closed, want twice", dirs[1], opened[dirs[1]])
+	}
+}
