@@ -703,3 +703,75 @@ func TestSetMaxProcesses(t *testing.T) {
 		t.Errorf("a fork over pids.max 1 succeeded: %q", out)
 	}
 }
+
+// TestStartInside: a process started through StartInside is in the group
+// from its first instruction (its own /proc/self/cgroup, read at once,
+// names the group in every hierarchy), the thread that started it leaves
+// the group (only the child's task is left in it) without ending (the
+// child's parent-death signal would kill it), the group closes, and
+// start's error comes back. On cgroup v1 no cgroup.procs write is made;
+// other kinds report false and the caller uses Add.
+func TestStartInside(t *testing.T) {
+	g := newGroup(t, Limits{MaxProcesses: 16})
+	for round := range 3 { // not only the first thread the runtime hands out
+		cmd := exec.Command("sh", "-c", "cat /proc/self/cgroup; read x || :")
+		// As the launcher's bwrap: the thread that forked it lives on.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		cmd.Stdout = &out
+		inside, err := g.StartInside(cmd.Start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Kind() != KindCgroup1 {
+			if inside {
+				t.Fatalf("kind %s: StartInside reported inside", g.Kind())
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Skipf("kind %s: StartInside starts outside; the caller uses Add", g.Kind())
+		}
+		if !inside {
+			t.Fatalf("round %d: StartInside did not start inside the cgroup v1 group", round)
+		}
+		// Only the child is left in the group: the thread that started
+		// it ended (bounded wait: a thread's exit is asynchronous).
+		want := strconv.Itoa(cmd.Process.Pid)
+		var tasks string
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			b, err := os.ReadFile(filepath.Join(g.dirs["pids"], "tasks"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tasks = strings.TrimSpace(string(b)); tasks == want {
+				break
+			}
+		}
+		if tasks != want {
+			t.Errorf("round %d: the group's tasks are %q, want only the child %s", round, tasks, want)
+		}
+		_ = stdin.Close()
+		if err := waitTimeout(t, cmd, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			f := strings.SplitN(line, ":", 3)
+			if len(f) != 3 {
+				continue
+			}
+			for c := range strings.SplitSeq(f[1], ",") {
+				if p, ok := g.cgPaths[c]; ok && f[2] != p {
+					t.Errorf("round %d: the child was born in %s %s, want %s", round, c, f[2], p)
+				}
+			}
+		}
+	}
+	errStart := errors.New("no start")
+	if _, err := g.StartInside(func() error { return errStart }); !errors.Is(err, errStart) {
+		t.Errorf("StartInside returned %v, want start's error", err)
+	}
+}
