@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 )
 
 // Bounds of Locate.
@@ -133,35 +135,10 @@ func LocateAll(repos []Repo, env Env) []Locations {
 
 func locateAll(repos []Repo, env Env, files *fileCache) []Locations {
 	out := make([]Locations, len(repos))
-	each(len(repos), func(i int) { out[i] = locate(repos[i], env, files) })
+	// A workspace of many nested repositories reads a config or two of
+	// each, a few system calls apiece, which two cores share.
+	parallel.Each(len(repos), func(i int) { out[i] = locate(repos[i], env, files) })
 	return out
-}
-
-// parallelFrom is the number of repositories from which they are read by
-// two goroutines: a workspace of many nested repositories reads a config
-// or two of each, a few system calls apiece, which two cores share; a few
-// repositories are not worth a goroutine.
-const parallelFrom = 32
-
-// each calls f(i) for every i below n, in two goroutines from
-// parallelFrom on.
-func each(n int, f func(i int)) {
-	if n < parallelFrom {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; i < n; i += 2 {
-			f(i)
-		}
-	})
-	for i := 1; i < n; i += 2 {
-		f(i)
-	}
-	wg.Wait()
 }
 
 // fileCache is what was read, by path (nil entries: unreadable), shared
@@ -180,7 +157,7 @@ func newFileCache() *fileCache { return &fileCache{m: map[string][]Entry{}} }
 func LocateFound(repos []Repo, gitDirs, gitlinks []string, env Env) ([]Repo, []Locations) {
 	files := newFileCache()
 	found := make([]Repo, len(gitDirs))
-	each(len(gitDirs), func(i int) { found[i] = repoAt(gitDirs[i], files) })
+	parallel.Each(len(gitDirs), func(i int) { found[i] = repoAt(gitDirs[i], files) })
 	repos = append(repos, found...)
 	for _, l := range gitlinks {
 		if r, ok := repoOfGitlink(l, files); ok {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 )
 
 func write(t *testing.T, path, content string) {
@@ -233,7 +235,7 @@ func TestLocateCommandScope(t *testing.T) {
 	}
 }
 
-// TestLocateFoundMany: LocateFound of more repositories than parallelFrom
+// TestLocateFoundMany: LocateFound of more repositories than parallel.From
 // (read by two goroutines) gives each its own hooks directory and
 // includes, in the order of its git directories, and lists the global
 // config, which every one includes, for each (go test -race sees them
@@ -244,7 +246,7 @@ func TestLocateFoundMany(t *testing.T) {
 	write(t, global, "[include]\n\tpath = ~/shared\n")
 	env := Env{Home: filepath.Join(root, "home"), NoSystem: true}
 	var dirs []string
-	for i := range parallelFrom + 9 {
+	for i := range parallel.From + 9 {
 		g := filepath.Join(root, "r"+strconv.Itoa(i), ".git")
 		write(t, filepath.Join(g, "config"), "[core]\n\thooksPath = hooks-"+strconv.Itoa(i)+"\n[include]\n\tpath = own-"+strconv.Itoa(i)+"\n")
 		dirs = append(dirs, g)

@@ -221,7 +221,7 @@ func (b *bwrapBuilder) protectHome() (missing []string, err error) {
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, g) // git init ~ would plant one
 		case err == nil && fi.IsDir():
-			return missing, b.protectGitDir(h, g)
+			return missing, b.protectGitDir(h, g, listGitDir(g))
 		case err == nil:
 			return missing, b.protectExisting(g) // a gitlink
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/globscan"
 	"github.com/cordon-sandbox/cordon/internal/host/autotrust"
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 	"github.com/cordon-sandbox/cordon/policy"
 
 	"github.com/cordon-sandbox/cordon/internal/subpath"
@@ -90,8 +91,9 @@ func (b *bwrapBuilder) protect(trees map[string]*tree) error {
 		if t == nil {
 			continue
 		}
-		for _, g := range t.gitDirs {
-			if err := b.protectGitDir(r, g); err != nil {
+		listed := listGitDirs(t.gitDirs)
+		for i, g := range t.gitDirs {
+			if err := b.protectGitDir(r, g, listed[i]); err != nil {
 				return err
 			}
 		}
@@ -315,12 +317,36 @@ func (b *bwrapBuilder) writableRootOf(path string) string {
 	return ""
 }
 
-// protectGitDir keeps read-only the entries of git directory g (in root)
-// through which git finds configuration or hooks, creates placeholders for
-// the absent ones, and pins g and every directory between an enclosing .git
-// and g (a submodule's .git/modules/a/b), so none of them can be renamed
-// away from its read-only entries.
-func (b *bwrapBuilder) protectGitDir(root, g string) error {
+// gitDirListing is what protectGitDir needs to know of a git directory:
+// its entries (one directory read tells what is there; a git directory is
+// small), and whether placeholders can be created in it.
+type gitDirListing struct {
+	ents      []fs.DirEntry
+	err       error
+	canCreate bool
+}
+
+// listGitDir reads the git directory g for protectGitDir.
+func listGitDir(g string) gitDirListing {
+	ents, err := os.ReadDir(g)
+	return gitDirListing{ents: ents, err: err, canCreate: err == nil && !unwritable(g)}
+}
+
+// listGitDirs is listGitDir of each of gitDirs, from parallel.From of them
+// (a workspace of nested repositories) in two goroutines: a few system
+// calls apiece, which two cores share.
+func listGitDirs(gitDirs []string) []gitDirListing {
+	out := make([]gitDirListing, len(gitDirs))
+	parallel.Each(len(gitDirs), func(i int) { out[i] = listGitDir(gitDirs[i]) })
+	return out
+}
+
+// protectGitDir keeps read-only the entries of git directory g (in root,
+// listed by listGitDir) through which git finds configuration or hooks,
+// creates placeholders for the absent ones, and pins g and every directory
+// between an enclosing .git and g (a submodule's .git/modules/a/b), so
+// none of them can be renamed away from its read-only entries.
+func (b *bwrapBuilder) protectGitDir(root, g string, listed gitDirListing) error {
 	if b.deniedBy(g) != "" {
 		return nil
 	}
@@ -333,19 +359,17 @@ func (b *bwrapBuilder) protectGitDir(root, g string) error {
 	for _, d := range pin {
 		b.add(opPin, d, d)
 	}
-	// One directory read tells what is there; a git directory is small.
-	ents, err := os.ReadDir(g)
-	if err != nil {
+	if listed.err != nil {
 		return nil // gone or unreadable: nothing the sandbox can write either
 	}
-	types := make(map[string]fs.FileMode, len(ents))
-	for _, e := range ents {
+	types := make(map[string]fs.FileMode, len(listed.ents))
+	for _, e := range listed.ents {
 		types[e.Name()] = e.Type()
 	}
 	objects, hasObjects := types["objects"]
 	cd, hasCommondir := types["commondir"]
 	worktree := (!hasObjects || !objects.IsDir()) && hasCommondir && cd.IsRegular()
-	canCreate := !unwritable(g)
+	canCreate := listed.canCreate
 	b.gitProtected[g] = true // see keptReadOnly
 	for _, e := range policy.GitDirProtected {
 		name := strings.TrimSuffix(e, "/")

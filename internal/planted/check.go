@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/globscan"
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 	"github.com/cordon-sandbox/cordon/policy"
 
 	"github.com/cordon-sandbox/cordon/internal/subpath"
@@ -267,13 +268,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	}
 	slices.Sort(keys)
 	keys = slices.DeleteFunc(keys, c.ignored)
-	for i, d := range keys {
-		if time.Since(start) > lim.Deadline+lim.Deadline/2 {
-			c.note(fmt.Sprintf("%d git directories were not checked: the check ran out of time", len(keys)-i))
-			break
-		}
-		c.checkDir(d, dirs[d])
-	}
+	c.checkDirs(keys, dirs, start.Add(lim.Deadline+lim.Deadline/2))
 	c.checkGitLooks(w)
 	var renamed []string
 	for _, h := range nameHits {
@@ -320,6 +315,39 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 		rep.Incomplete = "not everything the run may have planted was checked: " + strings.Join(c.notes, "; ")
 	}
 	return rep, nil
+}
+
+// checkDirs checks the git directories keys (checkDir), from
+// parallel.From of them in two goroutines, each directory by a checker of
+// its own whose findings and notes join c's in the order of keys. Those
+// not begun by end are named in a note.
+func (c *checker) checkDirs(keys []string, dirs map[string]gitDirRef, end time.Time) {
+	type checked struct {
+		findings []Finding
+		notes    []string
+		done     bool
+	}
+	out := make([]checked, len(keys))
+	parallel.Each(len(keys), func(i int) {
+		if time.Now().After(end) {
+			return
+		}
+		one := &checker{b: c.b, opts: c.opts, ignore: c.ignore, kept: c.kept, now: c.now}
+		one.checkDir(keys[i], dirs[keys[i]])
+		out[i] = checked{one.findings, one.notes, true}
+	})
+	late := 0
+	for _, o := range out {
+		if !o.done {
+			late++
+			continue
+		}
+		c.findings = append(c.findings, o.findings...)
+		c.notes = append(c.notes, o.notes...)
+	}
+	if late > 0 {
+		c.note(fmt.Sprintf("%d git directories were not checked: the check ran out of time", late))
+	}
 }
 
 // maxNameEntries bounds the entries of one existing protected directory
@@ -455,13 +483,24 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 			default:
 				walked = true
 			}
+			// Whether each HEAD's directory is a git directory: a few
+			// lstats apiece, from parallel.From of them in two goroutines.
+			var heads []string
+			for _, m := range matches {
+				if m.Pattern == "**/HEAD" {
+					heads = append(heads, filepath.Dir(filepath.FromSlash(m.Rel)))
+				}
+			}
+			isGit := make([]bool, len(heads))
+			parallel.Each(len(heads), func(i int) { isGit[i] = isGitDir(r, heads[i]) })
+			for i, rel := range heads {
+				if isGit[i] {
+					w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
+				}
+			}
 			for _, m := range matches {
 				switch m.Pattern {
 				case "**/HEAD":
-					rel := filepath.Dir(filepath.FromSlash(m.Rel))
-					if isGitDir(r, rel) {
-						w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
-					}
 				case "**/.git":
 					if m.IsDir || m.IsSymlink {
 						continue

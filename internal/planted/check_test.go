@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 )
 
 // newWorkspace returns a fresh workspace directory (symbolic links
@@ -599,5 +601,43 @@ func TestCheckAssembledAcrossRuns(t *testing.T) {
 	}
 	if got := summary(rep); !slices.Equal(got, []string{"config sub/.stash/config core.fsmonitor true"}) {
 		t.Errorf("second run's findings %q", got)
+	}
+}
+
+// TestCheckManyGitDirs: with more git directories than parallel.From
+// (checked in two goroutines), every planted hook is found and disarmed,
+// including in a directory that became a git directory during the run, the
+// findings come in path order, and none is reported twice (run with
+// -race: each directory's checker is its own).
+func TestCheckManyGitDirs(t *testing.T) {
+	ws := newWorkspace(t)
+	const n = parallel.From + 9
+	for i := range n {
+		fakeGitDir(t, filepath.Join(ws, fmt.Sprintf("r%02d", i), ".git"))
+	}
+	b := snapshotOf(t, ws)
+	var want []string
+	for _, i := range []int{0, 1, 17, n - 2, n - 1} {
+		write(t, filepath.Join(ws, fmt.Sprintf("r%02d", i), ".git", "hooks", "pre-commit"), "#!/bin/sh\n", 0o755)
+		want = append(want, fmt.Sprintf("hook r%02d/.git/hooks/pre-commit pre-commit true", i))
+	}
+	fresh := filepath.Join(ws, "zz-new", ".git")
+	fakeGitDir(t, fresh)
+	write(t, filepath.Join(fresh, "hooks", "post-checkout"), "#!/bin/sh\n", 0o755)
+	want = append(want, "hook zz-new/.git/hooks/post-checkout post-checkout true")
+	rep, err := b.Check([]string{ws}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(rep); !slices.Equal(got, want) {
+		t.Errorf("findings\n%q\nwant\n%q", got, want)
+	}
+	if rep.Incomplete != "" {
+		t.Errorf("Incomplete: %s", rep.Incomplete)
+	}
+	for _, i := range []int{0, n - 1} {
+		if m := mode(t, filepath.Join(ws, fmt.Sprintf("r%02d", i), ".git", "hooks", "pre-commit")); m.Perm()&0o111 != 0 {
+			t.Errorf("r%02d's hook is still executable: %v", i, m)
+		}
 	}
 }
