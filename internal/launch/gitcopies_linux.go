@@ -19,6 +19,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/gitconfig"
 	"github.com/cordon-sandbox/cordon/internal/monitor"
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 	"github.com/cordon-sandbox/cordon/internal/plan"
 	"github.com/cordon-sandbox/cordon/internal/planted"
 	"github.com/cordon-sandbox/cordon/internal/subpath"
@@ -74,54 +75,67 @@ func copyGitConfigs(stateDir string, gitDirs []string, all bool, tmpfsOK func(di
 		return nil, errors.New("the private copies of the repositories' configs need a state directory")
 	}
 	g := &gitCopies{}
-	for _, d := range gitDirs {
-		if len(g.list) == plan.MaxGitConfigs {
-			break
+	if stateDir != "" {
+		if err := g.makeDir(stateDir, tmpfsOK); err != nil {
+			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(gitDirs[0], "config"), err)
 		}
-		data, st, err := readConfig(d)
-		if err != nil && all {
-			g.close()
-			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
-		}
-		if err != nil || stateDir == "" {
-			continue
-		}
-		if g.dir == "" {
-			if err = g.makeDir(stateDir, tmpfsOK); err != nil {
+	}
+	// The copies are made a batch at a time, each batch's from
+	// parallel.From on in two goroutines (a few system calls apiece), and
+	// taken in order up to plan.MaxGitConfigs.
+	for start := 0; start < len(gitDirs) && len(g.list) < plan.MaxGitConfigs; {
+		batch := gitDirs[start:min(len(gitDirs), start+plan.MaxGitConfigs-len(g.list))]
+		start += len(batch)
+		made := make([]*gitCopy, len(batch))
+		errs := make([]error, len(batch))
+		parallel.Each(len(batch), func(i int) { made[i], errs[i] = g.copyOne(batch[i]) })
+		for i, c := range made {
+			switch {
+			case c != nil:
+				g.list = append(g.list, c)
+			case errs[i] != nil && all:
+				for _, c := range made[i+1:] {
+					if c != nil {
+						c.file.Close()
+					}
+				}
 				g.close()
-				return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
+				return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(batch[i], "config"), errs[i])
 			}
 		}
-		f, err := os.CreateTemp(g.dir, "config-")
-		if err == nil {
-			_, err = f.Write(data)
-		}
-		if err != nil {
-			g.close()
-			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
-		}
-		var cst syscall.Stat_t
-		if err == nil {
-			err = syscall.Fstat(int(f.Fd()), &cst)
-		}
-		if err != nil {
-			f.Close()
-			g.close()
-			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
-		}
-		var gst syscall.Stat_t
-		if err := syscall.Stat(d, &gst); err != nil {
-			f.Close()
-			g.close()
-			return nil, fmt.Errorf("a private copy of %s: %w", filepath.Join(d, "config"), err)
-		}
-		g.list = append(g.list, &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino, copyDev: cst.Dev, copyIno: cst.Ino, gdev: gst.Dev, gino: gst.Ino})
 	}
 	if len(g.list) == 0 {
 		g.close()
 		return nil, nil
 	}
 	return g, nil
+}
+
+// copyOne copies the config of the git directory d into g's directory:
+// nil and the error when d has none that is a regular file or the copy
+// cannot be made, nil and no error without a directory of copies (no
+// state directory, on the Landlock-only backend).
+func (g *gitCopies) copyOne(d string) (*gitCopy, error) {
+	data, st, err := readConfig(d)
+	if err != nil || g.dir == "" {
+		return nil, err
+	}
+	f, err := os.CreateTemp(g.dir, "config-")
+	if err != nil {
+		return nil, err
+	}
+	var cst, gst syscall.Stat_t
+	if _, err = f.Write(data); err == nil {
+		err = syscall.Fstat(int(f.Fd()), &cst)
+	}
+	if err == nil {
+		err = syscall.Stat(d, &gst)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &gitCopy{gitDir: d, orig: data, file: f, dev: st.Dev, ino: st.Ino, copyDev: cst.Dev, copyIno: cst.Ino, gdev: gst.Dev, gino: gst.Ino}, nil
 }
 
 // makeDir makes the run's directory of copies, on a tmpfs when
