@@ -166,21 +166,29 @@ func (r *sandboxRun) start() error {
 	}
 	r.afterWait(r.dropJournal)
 	r.started = time.Now()
-	// The cgroup is taken before anything starts: a strict run refuses a
-	// degraded one, and bwrap is started inside it (made meanwhile, it is
-	// there by now: well under a millisecond).
-	if err := r.joinGroup(); err != nil {
-		return &SetupError{Err: err}
+	if r.pl.Strict {
+		// A strict run refuses a degraded cgroup before anything starts.
+		if err := r.joinGroup(); err != nil {
+			return &SetupError{Err: err}
+		}
 	}
 	if r.sigsOn != nil {
 		<-r.sigsOn
 	}
-	inside, err := r.group.StartInside(r.cmd.Start)
+	err = r.cmd.Start()
 	r.closeStarted()
 	if err != nil {
 		return &SetupError{Err: fmt.Errorf("starting %s: %w", r.pl.Argv[0], err)}
 	}
 	r.term.start(r.cmd.Process.Pid)
+	if r.groupc != nil {
+		if err := r.joinGroup(); err != nil {
+			// The helper has no spec yet: nothing of the command ran.
+			_ = r.cmd.Process.Kill()
+			_ = r.cmd.Wait()
+			return &SetupError{Err: err}
+		}
+	}
 	// The helper execs nothing before it has read its spec: the spec is
 	// encoded now, alongside, and written only once the journal is
 	// written and the guard's snapshot taken (the gate), so both are done
@@ -189,7 +197,7 @@ func (r *sandboxRun) start() error {
 	gate := make(chan struct{})
 	r.specGate = gate
 	r.sendSpec()
-	r.enterGroupEarly(inside)
+	r.enterGroupEarly()
 	r.startJournal()
 	r.guard = startGuard(r.pl, nil, nil)
 	close(gate)
@@ -592,21 +600,16 @@ func launchDir(pl *plan.Plan) string {
 }
 
 // enterGroupEarly moves the outer process (bwrap, or the helper itself
-// without bwrap) into the cgroup now, while the sandbox is being set up,
-// unless it was born inside (inside: limits.Group.StartInside, cgroup v1):
-// a move waits for an RCU grace period (5 to 50 ms), which would
-// otherwise add to every run once the helper is ready. Processes it forks
-// after the move are born inside; enterGroup checks, and moves what is
-// not.
-func (r *sandboxRun) enterGroupEarly(inside bool) {
+// without bwrap) into the cgroup now, while the sandbox is being set up:
+// on cgroup v1 the first move waits for an RCU grace period (about 10 ms),
+// which would otherwise add to every run once the helper is ready.
+// Processes it forks after the move are born inside; enterGroup checks,
+// and moves what is not.
+func (r *sandboxRun) enterGroupEarly() {
 	if r.group == nil {
 		return
 	}
 	r.outerAdded = make(chan error, 1)
-	if inside {
-		r.outerAdded <- nil
-		return
-	}
 	outer, group, added := r.cmd.Process.Pid, r.group, r.outerAdded
 	go func() { added <- group.Add(outer) }()
 	r.afterWait(func() {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,69 +322,6 @@ func (g *Group) Add(pid int) error {
 		}
 	}
 	return nil
-}
-
-// StartInside calls start, which starts one process (exec.Cmd.Start),
-// so that the process is born inside the group: everything it forks is
-// inside from its first instruction, with no Add and no window. On cgroup
-// v1 start runs on a locked OS thread that first moves itself into the
-// group in each hierarchy (0 written to tasks) and afterwards back into
-// the group's parent, cordon's own: a thread moving itself takes no
-// global lock, where Add (cgroup.procs) takes cgroup_threadgroup_rwsem
-// for writing, which waits for an RCU grace period (5 to 50 ms on a
-// 2-core VM) and holds every fork and exec of the machine meanwhile. The
-// thread cannot end instead: the child's parent-death signal
-// (SysProcAttr.Pdeathsig) comes with the end of the thread that forked
-// it. inside is false when the group cannot take the thread and give it
-// back (its tasks files not writable: then start runs outside and the
-// caller uses Add) and on other kinds; err is start's. Should the move
-// back fail after all, the thread stays locked and idle until the process
-// ends, so that nothing else of the process runs in the group. A nil
-// Group only calls start.
-func (g *Group) StartInside(start func() error) (inside bool, err error) {
-	if g == nil || g.kind != KindCgroup1 || g.closed {
-		return false, start()
-	}
-	dirs := g.Paths()
-	for _, d := range dirs {
-		for _, t := range []string{filepath.Join(d, "tasks"), filepath.Join(filepath.Dir(d), "tasks")} {
-			if unix.Access(t, unix.W_OK) != nil {
-				return false, start()
-			}
-		}
-	}
-	type started struct {
-		moved bool
-		err   error
-	}
-	done := make(chan started, 1)
-	go func() {
-		runtime.LockOSThread()
-		moved := 0
-		for _, d := range dirs {
-			if writeFile(filepath.Join(d, "tasks"), "0") != nil {
-				break
-			}
-			moved++
-		}
-		var r started
-		if moved == len(dirs) {
-			r = started{moved: true, err: start()}
-		}
-		for _, d := range dirs[:moved] {
-			if writeFile(filepath.Join(filepath.Dir(d), "tasks"), "0") != nil {
-				done <- r
-				select {} // see above: idle, locked, until the process ends
-			}
-		}
-		runtime.UnlockOSThread()
-		done <- r
-	}()
-	r := <-done
-	if !r.moved {
-		return false, start()
-	}
-	return true, r.err
 }
 
 // Contains reports whether process pid is inside the group in every
