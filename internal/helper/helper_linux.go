@@ -58,15 +58,23 @@ func Main(args []string) int {
 	if !spec.Status {
 		status = nil
 	}
-	// The protected paths' mounts come first, with the capability
-	// bubblewrap kept for them (see helperspec.Spec.Mounts); then the
-	// command's own user namespace, where an unprivileged user's
-	// sandbox needs one.
+	// The protected paths' mounts, with the capability bubblewrap kept
+	// for them (see helperspec.Spec.Mounts); then, where an unprivileged
+	// user's sandbox needs one, the command's own user namespace, whose
+	// stage of this helper starts meanwhile and gets its spec once the
+	// mounts are made (userStage).
+	var stage *userStage
+	if spec.User != nil {
+		if stage, err = startAsUser(*spec.User, status, spec.Stderr); err != nil {
+			return fail(125, "helper: %v", err)
+		}
+	}
 	if err := applyMounts(spec.Mounts, spec.Detach); err != nil {
+		stage.abort()
 		return fail(125, "helper: %v: the protected paths cannot be kept read-only, so the command did not run", err)
 	}
-	if spec.User != nil {
-		code, err := runAsUser(spec, status)
+	if stage != nil {
+		code, err := stage.run(spec)
 		if err != nil {
 			return fail(code, "helper: %v", err)
 		}

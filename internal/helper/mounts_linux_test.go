@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -85,6 +87,9 @@ func TestApplyMountsKeeps(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	if i := slices.Index(os.Args, userStageArg); i >= 0 && i+2 < len(os.Args) {
+		os.Exit(userStageChild(os.Args[i+1], os.Args[i+2]))
+	}
 	if api := os.Getenv(mountsTestEnv); api != "" {
 		if err := mountsChild(api == "old"); err != nil {
 			fmt.Println("mounts:", err)
@@ -210,4 +215,87 @@ func mountsChild(old bool) error {
 		}
 	}
 	return nil
+}
+
+// userStageArg makes the test binary, re-executed, play the helper's
+// first stage (TestUserStage), and its own re-execution, with the same
+// arguments and its spec on a pipe, the second.
+const userStageArg = "cordon-userstage-test"
+
+// TestUserStage: stage two of the helper, started before the mounts,
+// runs nothing of its own until its spec comes once they are made; it
+// gets that spec without the mounts and the user, runs as the user it
+// maps back, and its exit status is the helper's; aborted (the mounts
+// failed), it is killed having done nothing.
+func TestUserStage(t *testing.T) {
+	for _, mode := range []string{"run", "abort"} {
+		t.Run(mode, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestUserStage$", userStageArg, mode, marker)
+			out, err := cmd.CombinedOutput()
+			if err != nil && strings.Contains(string(out), "operation not permitted") {
+				testenv.SkipOrFail(t, "cannot start a user namespace: %s", out)
+			}
+			got, rerr := os.ReadFile(marker)
+			switch mode {
+			case "run":
+				if err != nil {
+					t.Fatalf("stage one: %v\n%s", err, out)
+				}
+				if want := fmt.Sprintf("uid %d env K=V mounts 0 user false", os.Getuid()); rerr != nil || string(got) != want {
+					t.Errorf("stage two wrote %q (%v), want %q\n%s", got, rerr, want, out)
+				}
+			case "abort":
+				if err != nil || !strings.Contains(string(out), "aborted") {
+					t.Fatalf("stage one: %v\n%s", err, out)
+				}
+				if rerr == nil {
+					t.Errorf("stage two ran after abort: %q", got)
+				}
+			}
+		})
+	}
+}
+
+// userStageChild is TestUserStage's stage one, or, with its spec on a
+// pipe, stage two.
+func userStageChild(mode, marker string) int {
+	var st unix.Stat_t
+	if unix.Fstat(helperspec.FdSpec, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		spec, err := helperspec.Decode(os.NewFile(helperspec.FdSpec, "spec"))
+		if err != nil {
+			return 3
+		}
+		msg := fmt.Sprintf("uid %d env %s mounts %d user %v", os.Getuid(), strings.Join(spec.Env, ","), len(spec.Mounts), spec.User != nil)
+		if err := os.WriteFile(marker, []byte(msg), 0o644); err != nil {
+			return 4
+		}
+		return 0
+	}
+	stage, err := startAsUser(helperspec.User{UID: os.Getuid(), GID: os.Getgid()}, nil, false)
+	if err != nil {
+		fmt.Println("starting stage two:", err)
+		return 1
+	}
+	// The mounts take their time: stage two waits for its spec.
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		fmt.Println("stage two ran before its spec")
+		return 1
+	}
+	if mode == "abort" {
+		stage.abort()
+		if _, err := os.Stat(marker); err == nil {
+			fmt.Println("stage two ran after abort")
+			return 1
+		}
+		fmt.Println("aborted")
+		return 0
+	}
+	code, err := stage.run(helperspec.Spec{Version: helperspec.Version, Env: []string{"K=V"},
+		Mounts: []helperspec.Mount{{Dst: "/nowhere"}}, User: &helperspec.User{UID: 1, GID: 1}})
+	if err != nil {
+		return 125
+	}
+	return code
 }
