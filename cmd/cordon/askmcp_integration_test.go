@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -50,11 +51,21 @@ func startMCPAsker(t *testing.T, e *sandboxEnv, bin string, elicit bool, version
 	}
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir, cmd.Env = e.ws, e.environ()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ask-test", Version: "1"}, co).Connect(ctx, &mcp.CommandTransport{Command: cmd}, so)
 	if err != nil {
-		t.Fatalf("starting cordon mcp: %v", err)
+		// Its stderr says why it ended (the copy ends with it: waited
+		// for, bounded).
+		waited := make(chan error, 1)
+		go func() { waited <- cmd.Wait() }()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("starting cordon mcp: %v\nits stderr: %s", err, stderr.String())
 	}
 	t.Cleanup(func() { cs.Close() })
 	a.cs = cs
@@ -228,4 +239,23 @@ func testAskMCPNetwork(t *testing.T, e *sandboxEnv, backend string) {
 			t.Errorf("the same server again: %q, asked %q; want it through unasked", out, asked)
 		}
 	})
+}
+
+// lockedBuffer is a bytes.Buffer that a process's stderr copier writes
+// while the test may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
