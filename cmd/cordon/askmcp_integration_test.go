@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -51,7 +50,7 @@ func startMCPAsker(t *testing.T, e *sandboxEnv, bin string, elicit bool, version
 	}
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir, cmd.Env = e.ws, e.environ()
-	stderr := &lockedBuffer{}
+	stderr := &lockedBuf{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
@@ -239,23 +238,4 @@ func testAskMCPNetwork(t *testing.T, e *sandboxEnv, backend string) {
 			t.Errorf("the same server again: %q, asked %q; want it through unasked", out, asked)
 		}
 	})
-}
-
-// lockedBuffer is a bytes.Buffer that a process's stderr copier writes
-// while the test may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
