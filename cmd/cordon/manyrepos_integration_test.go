@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
 	"github.com/cordon-sandbox/cordon/internal/helperspec"
 )
 
@@ -121,11 +123,71 @@ func TestManyRepositoriesHelperMounts(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("missing from /proc/self/status: %v\n%s", want, r)
 	}
+	cpuView(t, e)
 	// Its exit status, and its death by a signal, reach the caller.
 	if r := e.sh(`exit 7`); r.code != 7 {
 		t.Errorf("exit 7 ended with %d:\n%s", r.code, r)
 	}
 	if r := e.sh(`kill -TERM $$`); r.code != 128+15 {
 		t.Errorf("a command killed by SIGTERM ended with %d, want 143:\n%s", r.code, r)
+	}
+}
+
+// cpuView checks, in a sandbox of many mounts, what a Go program started
+// inside reads as it starts: /proc/self/cgroup, then the mount table up to
+// the first cgroup mount holding its CPU cgroup (internal/runtime/cgroup).
+// Where this host gives a run a cgroup, that mount is the group's own
+// directory (limits.CPUView), read-only, among the first lines, before
+// every protected path's; where it does not, the sandbox has no cgroup
+// mount at all.
+func cpuView(t *testing.T, e *sandboxEnv) {
+	t.Helper()
+	g, err := limits.NewWithCPU("probe", limits.Limits{MaxProcesses: 1 << 20})
+	_, want := g.CPUView()
+	if err == nil {
+		g.Close()
+	}
+	r := e.sh(`cat /proc/self/cgroup; echo ===; cat /proc/self/mountinfo`)
+	cg, mi, ok := strings.Cut(r.stdout, "===\n")
+	if r.code != 0 || !ok {
+		t.Fatalf("reading the cgroups and mounts inside:\n%s", r)
+	}
+	self := limits.SelfCgroups([]byte(cg))
+	lines := strings.Split(strings.TrimSpace(mi), "\n")
+	at, seen, point := 0, false, ""
+	for i, l := range lines {
+		ms := limits.CgroupMounts([]byte(l))
+		if len(ms) == 0 {
+			continue
+		}
+		seen = true
+		m := ms[0]
+		path, v1 := self["cpu"]
+		if !v1 {
+			path = self[""]
+		}
+		if v1 && (m.FSType != "cgroup" || !slices.Contains(m.Opts, "cpu")) || !v1 && m.FSType != "cgroup2" {
+			continue
+		}
+		if m.Root == "/" || path == m.Root || strings.HasPrefix(path, m.Root+"/") {
+			at, point = i+1, m.Point
+			break
+		}
+	}
+	if !want {
+		if seen {
+			t.Errorf("no group with a CPU view here, yet a cgroup mount inside:\n%s", mi)
+		}
+		return
+	}
+	if at == 0 || at > 64 || len(lines) < 100 {
+		t.Fatalf("the command's CPU cgroup (%s) is at line %d of %d of the mount table, want among the first 64 of a table of many mounts:\n%s", cg, at, len(lines), mi)
+	}
+	// Readable, so that what follows finds what is there; no file of it
+	// writable, not even by root's command, whose uid owns them (it would
+	// raise its own limits); no other group below it.
+	r = e.sh(`cat ` + point + `/cgroup.procs >/dev/null || exit 3; for f in ` + point + `/*; do if (echo 1 > "$f") 2>/dev/null; then echo "wrote $f"; fi; done; find ` + point + ` -mindepth 1 -type d`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+		t.Errorf("the view at %s is not readable, is writable or shows another cgroup:\n%s", point, r)
 	}
 }

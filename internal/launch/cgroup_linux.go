@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/internal/enforce/limits"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 	"github.com/cordon-sandbox/cordon/result"
 )
 
@@ -30,7 +33,11 @@ func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
 	// helper is ready, before it runs the command.
 	setup := l
 	setup.MaxProcesses = 0
-	g, err := limits.New(fmt.Sprintf("run-%d", os.Getpid()), setup)
+	newG := limits.New
+	if wantsCPUView(pl) {
+		newG = limits.NewWithCPU
+	}
+	g, err := newG(fmt.Sprintf("run-%d", os.Getpid()), setup)
 	var notes []string
 	switch {
 	case errors.Is(err, limits.ErrUnavailable):
@@ -49,6 +56,34 @@ func newGroup(pl *plan.Plan) (*limits.Group, []string, error) {
 		g = nil
 	}
 	return g, notes, nil
+}
+
+// wantsCPUView says whether the run shows the command its CPU cgroup
+// (limits.CPUView): when the helper makes the protected paths' mounts
+// (plan.HelperMountsFrom), whose thousand lines of the mount table every
+// Go program inside would otherwise read as it starts. For fewer mounts
+// the bind would cost more than it saves.
+func wantsCPUView(pl *plan.Plan) bool {
+	return pl.Backend == backend.Bwrap && len(pl.Spec.Mounts) > 0
+}
+
+// withCPUView returns bwrap's arguments args with the read-only bind of a
+// group's CPU cgroup v (limits.CPUView) among bwrap's own mounts, which
+// all come before the helper's. It returns args unchanged when an
+// argument names the view's target or a directory above it other than
+// the root (the policy shows /sys, say: the view would hide what it
+// shows), or when args have no helper.
+func withCPUView(args []string, v limits.CPUView) []string {
+	end := helperAt(args) - 1 // bwrap's "--" before the helper
+	if end < 1 || args[end] != "--" {
+		return args
+	}
+	for _, a := range args[1:end] {
+		if a != "/" && filepath.IsAbs(a) && subpath.Within(v.Target, filepath.Clean(a)) {
+			return args
+		}
+	}
+	return slices.Concat(args[:end], []string{"--ro-bind", v.Source, v.Target}, args[end:])
 }
 
 // staleGroupAge is how old an empty group of a dead cordon must be before

@@ -166,10 +166,14 @@ func (r *sandboxRun) start() error {
 	}
 	r.afterWait(r.dropJournal)
 	r.started = time.Now()
-	if r.pl.Strict {
-		// A strict run refuses a degraded cgroup before anything starts.
+	if r.pl.Strict || wantsCPUView(r.pl) {
+		// A strict run refuses a degraded cgroup before anything starts;
+		// bwrap mounts the group's CPU view.
 		if err := r.joinGroup(); err != nil {
 			return &SetupError{Err: err}
+		}
+		if v, ok := r.group.CPUView(); ok {
+			r.cmd.Args = withCPUView(r.cmd.Args, v)
 		}
 	}
 	if r.sigsOn != nil {

@@ -27,11 +27,12 @@
 //	go run ./internal/bench/startup -concurrent 200 [-rounds 5] [-workspaces 50]
 //	go run ./internal/bench/startup -cpu -dir DIR [-n 200] [-baseline OLD-CORDON] [-files 100000]
 //	go run ./internal/bench/startup -ask [-n 30] [-backend bwrap|landlock] [-cats 50] [-opens 1000] [-baseline MAIN-CORDON]
-//	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON]
+//	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON] [-gostart]
 //	go run ./internal/bench/startup -session [-n 200] [-repo] [-files 100000]
 //
 // With -repos it instead times workspaces holding that many nested git
-// repositories each (runRepos).
+// repositories each (runRepos); with -gostart also the start of a Go
+// program inside them.
 //
 // With -repo the empty and the large workspace are git repositories as a
 // project's are (a core.hooksPath in the work tree, an included config
@@ -81,6 +82,7 @@ func main() {
 	cats := flag.Int("cats", 50, "with -ask: the cat processes of the first workload that opens files")
 	opens := flag.Int("opens", 1000, "with -ask: the opens of the shell's own in the second")
 	repos := flag.String("repos", "", "time workspaces holding these counts of nested git repositories instead (e.g. 0,50,200,1000), against -baseline")
+	gostart := flag.Bool("gostart", false, "with -repos: also time runs that start an empty Go program 100 times, and print the time of one start inside")
 	session := flag.Bool("session", false, "time commands in a session (run_command's, the library's Session) against plain bwrap and cordon run instead")
 	flag.Parse()
 	if *ask {
@@ -105,7 +107,7 @@ func main() {
 		return
 	}
 	if *repos != "" {
-		if err := runRepos(*n, *cordon, *baseline, *repos); err != nil {
+		if err := runRepos(*n, *cordon, *baseline, *repos, *gostart); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
 			os.Exit(1)
 		}

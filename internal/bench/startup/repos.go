@@ -21,7 +21,13 @@ import (
 // comes with the median CPU time of the run (cordon and what it waited
 // for: bwrap, the helper, the command), which a loaded machine inflates
 // less than the wall time.
-func runRepos(n int, cordon, baseline, counts string) error {
+//
+// With gostart each binary also runs a shell that starts an empty Go
+// program goStarts times (a copy in each workspace), interleaved with the
+// others, and the difference of the two medians gives the time of one
+// start inside: every Go program reads the sandbox's mount table up to
+// its CPU cgroup as it starts (see limits.CPUView).
+func runRepos(n int, cordon, baseline, counts string, gostart bool) error {
 	var ns []int
 	for _, f := range strings.Split(counts, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(f))
@@ -55,6 +61,17 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	if baseline != "" {
 		cases = append(cases, repoCase{"baseline " + baseline, []string{baseline, "run", "--", "/bin/true"}, withState(env, filepath.Join(home, ".state-baseline"))})
 	}
+	var emptyGo string
+	if gostart {
+		if emptyGo, err = buildEmptyGo(tmp); err != nil {
+			return err
+		}
+		loop := fmt.Sprintf("i=0; while [ $i -lt %d ]; do ./emptygo; i=$((i+1)); done", goStarts)
+		for _, c := range cases[:len(cases):len(cases)] {
+			argv := append(slices.Clone(c.argv[:len(c.argv)-1]), "/bin/sh", "-c", loop)
+			cases = append(cases, repoCase{c.name + ", " + strconv.Itoa(goStarts) + " Go starts", argv, c.env})
+		}
+	}
 	bins := cases
 	wss := make([]string, len(ns))
 	for i, c := range ns {
@@ -64,6 +81,11 @@ func runRepos(n int, cordon, baseline, counts string) error {
 		}
 		for r := range c {
 			if err := gitInit(filepath.Join(ws, fmt.Sprintf("r%04d", r))); err != nil {
+				return err
+			}
+		}
+		if emptyGo != "" {
+			if err := copyFile(emptyGo, filepath.Join(ws, "emptygo")); err != nil {
 				return err
 			}
 		}
@@ -139,6 +161,21 @@ func runRepos(n int, cordon, baseline, counts string) error {
 				ns[last], ms(med[last]-med[0]), float64(med[last]-med[0])/float64(med[ref]-med[0]), float64(ns[last])/float64(ns[ref]))
 		}
 	}
+	if gostart {
+		// The first half of cases run /bin/true, the second the same
+		// binaries starting Go programs.
+		half := len(cases) / 2
+		for b := range half {
+			for w, c := range ns {
+				if failed[b][w] != "" || failed[b+half][w] != "" {
+					continue
+				}
+				one := (median(times[b+half][w]) - median(times[b][w])) / goStarts
+				fmt.Printf("%s, %d nested repositories: one Go program's start inside %.2f ms\n", cases[b].name, c, ms(one))
+			}
+		}
+		cases = cases[:half]
+	}
 	if baseline != "" {
 		last := len(cases) - 1
 		for w, c := range ns {
@@ -152,6 +189,9 @@ func runRepos(n int, cordon, baseline, counts string) error {
 	}
 	return nil
 }
+
+// goStarts is how many times a run of -gostart starts the empty Go program.
+const goStarts = 100
 
 // gitInit makes dir a new git repository.
 func gitInit(dir string) error {

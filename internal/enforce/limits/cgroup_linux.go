@@ -18,8 +18,9 @@ import (
 
 // v1Controllers are the v1 hierarchies a cgroup1 Group uses, in order.
 // pids and memory are required (when their limit is set); cpuacct is used
-// for CPU accounting when writable.
-var v1Controllers = []string{"pids", "memory", "cpuacct"}
+// for CPU accounting when writable; cpu only for NewWithCPU, when no other
+// of the group's hierarchies holds it (see CPUView).
+var v1Controllers = []string{"pids", "memory", "cpuacct", "cpu"}
 
 // Timing of Kill and Close: retries with short sleeps, bounded well under
 // the 2 s the launcher can afford.
@@ -52,7 +53,16 @@ func readHost() (host, error) {
 // runs never share a group). When no cgroup can be used New returns a
 // Group of KindNone and an *UnavailableError; other errors mean the
 // arguments were invalid.
-func New(name string, l Limits) (*Group, error) {
+func New(name string, l Limits) (*Group, error) { return create(name, l, false) }
+
+// NewWithCPU is New, and on cgroup v1 the group also gets a directory in
+// the hierarchy of the cpu controller when that is mounted apart from the
+// ones the group uses anyway (on most hosts cpu and cpuacct share one), so
+// that CPUView has a directory to show. It costs one more directory, and
+// one more write for each move into the group, on such hosts only.
+func NewWithCPU(name string, l Limits) (*Group, error) { return create(name, l, true) }
+
+func create(name string, l Limits, cpu bool) (*Group, error) {
 	if l.MaxProcesses < 0 || l.MaxMemoryMB < 0 || l.MaxCPUSeconds < 0 {
 		return nil, fmt.Errorf("limits: negative limit in %+v", l)
 	}
@@ -61,10 +71,10 @@ func New(name string, l Limits) (*Group, error) {
 		g := &Group{kind: KindNone, limits: l, fd: -1, reasons: []string{fmt.Sprintf("cannot read /proc: %v", err)}}
 		return g, &UnavailableError{Reasons: g.reasons}
 	}
-	return newFrom(h, name, l)
+	return newFrom(h, name, l, cpu)
 }
 
-func newFrom(h host, name string, l Limits) (*Group, error) {
+func newFrom(h host, name string, l Limits, cpu bool) (*Group, error) {
 	base, err := uniqueName(name)
 	if err != nil {
 		return nil, err
@@ -74,11 +84,13 @@ func newFrom(h host, name string, l Limits) (*Group, error) {
 	var reasons []string
 	g, err := tryV2(mounts, self, base, l)
 	if err == nil {
+		g.cpuView, g.hasCPUView = cpuView(mounts, self, g)
 		return g, nil
 	}
 	reasons = append(reasons, "cgroup2: "+err.Error())
-	g, err = tryV1(mounts, self, base, l)
+	g, err = tryV1(mounts, self, base, l, cpu)
 	if err == nil {
+		g.cpuView, g.hasCPUView = cpuView(mounts, self, g)
 		return g, nil
 	}
 	reasons = append(reasons, "cgroup1: "+err.Error())
@@ -200,7 +212,7 @@ func tryV2(mounts []CgroupMount, self map[string]string, base string, l Limits) 
 	return g, nil
 }
 
-func tryV1(mounts []CgroupMount, self map[string]string, base string, l Limits) (*Group, error) {
+func tryV1(mounts []CgroupMount, self map[string]string, base string, l Limits, cpu bool) (*Group, error) {
 	g := &Group{kind: KindCgroup1, name: base, limits: l, dirs: map[string]string{}, fd: -1, cgPaths: map[string]string{}}
 	var created []string
 	fail := func(err error) (*Group, error) {
@@ -210,7 +222,12 @@ func tryV1(mounts []CgroupMount, self map[string]string, base string, l Limits) 
 		return nil, err
 	}
 	for _, c := range v1Controllers {
-		required := c != "cpuacct"
+		if c == "cpu" {
+			if _, held := cpuView(mounts, self, g); !cpu || held {
+				continue
+			}
+		}
+		required := c == "pids" || c == "memory"
 		dir, err := v1Dir(mounts, self, c, base)
 		if err == nil {
 			err = os.Mkdir(dir, 0o755)

@@ -12,7 +12,8 @@
 //  2. cgroup v1 ("cgroup1"), when the pids and memory v1 hierarchies are
 //     mounted and our current cgroup in each is writable (typically root on
 //     a hybrid host): a directory cordon-<name>-<pid>-<random> in each, plus
-//     cpuacct for CPU accounting when it is writable too.
+//     cpuacct for CPU accounting when it is writable too, and cpu for
+//     NewWithCPU when it is mounted apart (see CPUView).
 //  3. none ("none"): New returns a Group of kind none together with an
 //     *UnavailableError (errors.Is(err, ErrUnavailable)); the caller keeps
 //     the helper's rlimits and reports Describe().
@@ -160,7 +161,7 @@ type Group struct {
 	reasons []string // why cgroups are unavailable (KindNone)
 
 	// v2: dir is the leaf; fd is an open descriptor of it (-1 if none).
-	// v1: dirs maps controller ("pids", "memory", "cpuacct") to its dir.
+	// v1: dirs maps controller ("pids", "memory", "cpuacct", "cpu") to its dir.
 	dir  string
 	dirs map[string]string
 	// cgPaths maps controller ("" for v2) to the group's path as
@@ -173,6 +174,9 @@ type Group struct {
 	// peak is the group's memory.peak held open (v2) once Reuse reset
 	// it: a reset counts for reads through the descriptor written.
 	peak *os.File
+	// cpuView is what CPUView returns, set by New.
+	cpuView    CPUView
+	hasCPUView bool
 }
 
 // Kind says which mechanism the group uses.

@@ -476,7 +476,7 @@ func TestFallbackReasons(t *testing.T) {
 	mi := fmt.Sprintf("41 31 0:38 / %s rw,relatime - cgroup2 cgroup2 rw\n"+
 		"39 31 0:36 / %s rw,relatime - cgroup cgroup rw,pids\n", unified, pids)
 	cg := "8:pids:/\n0::/\n"
-	g, err := newFrom(host{mountinfo: []byte(mi), cgroup: []byte(cg)}, "x", Limits{MaxProcesses: 3})
+	g, err := newFrom(host{mountinfo: []byte(mi), cgroup: []byte(cg)}, "x", Limits{MaxProcesses: 3}, false)
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || g == nil || g.Kind() != KindNone {
 		t.Fatalf("got %v, %v", g, err)
