@@ -138,6 +138,7 @@ func RunCommand(ctx context.Context, req Request) (*result.Result, error) {
 	if tell == nil {
 		tell = func(Line) {}
 	}
+	growFDTable()
 	p := req.Policy
 	req.Options.Host = req.Session.hostFacts(p, req.Helper)
 	if req.Options.WalkCache == nil {

@@ -29,6 +29,9 @@ import (
 const standInArg = "cordon-launch-test-helper"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == fdTableArg {
+		os.Exit(fdTableChild())
+	}
 	if len(os.Args) == 3 && os.Args[1] == standInArg {
 		os.Exit(standInHelper(os.Args[2]))
 	}

@@ -58,6 +58,7 @@ import (
 )
 
 func main() {
+	closeInherited()
 	if len(os.Args) > 1 && os.Args[1] == sessionChildArg {
 		if err := sessionChild(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
