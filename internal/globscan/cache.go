@@ -99,7 +99,12 @@ type Cache struct {
 // it depends on changed: events is the watcher's count read before the
 // scan started, top the root's record.
 type memo struct {
-	events  uint64
+	events uint64
+	tick   uint64 // the watcher's tick when the scan began
+	// ignored, when not nil, are the paths of a scan that ignored them
+	// (ScanPatternsIgnoring) and found below them directories not watched
+	// before: the memo answers only a scan that ignores each of them too.
+	ignored []string
 	top     dirID
 	matches []Match
 	st      Stats
@@ -173,11 +178,11 @@ type CacheStats struct {
 }
 
 // A Remote runs a Cache's scans in another process that keeps them
-// watched (cordon's walk server): Scan returns what Cache.ScanPatterns
+// watched (cordon's walk server): Scan returns what Cache.ScanPatternsIgnoring
 // returns there, or ok false when it cannot answer (with r.Declined set
 // when it runs and said no).
 type Remote interface {
-	Scan(root string, patterns []Pattern, lim Limits) (r RemoteScan, ok bool)
+	Scan(root string, patterns []Pattern, lim Limits, ignore []string) (r RemoteScan, ok bool)
 }
 
 // RemoteScan is a scan's result from a Remote.
@@ -321,7 +326,7 @@ func (c *Cache) Close() error {
 // remembered is the result of the scan of key kept by Watch, when it
 // still holds (see Watch); events is the watcher's count now, for the
 // scan that follows when it does not.
-func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st Stats, events uint64, ok bool) {
+func (c *Cache) remembered(key, root string, lim Limits, ignore []string) (matches []Match, st Stats, events uint64, ok bool) {
 	events, ok = c.watch.count()
 	if !ok {
 		return nil, Stats{}, 0, false
@@ -329,11 +334,22 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 	m := c.memos[key]
 	// Within this scan's bounds, the scan would end as that one did
 	// (the plan's walk and the check's bound the same root otherwise).
-	if m == nil || m.events != events || m.st.Entries > lim.MaxEntries || len(m.matches) > lim.MaxMatches {
+	if m == nil || m.st.Entries > lim.MaxEntries || len(m.matches) > lim.MaxMatches || !coveredBy(m.ignored, ignore) {
 		return nil, Stats{}, events, false
 	}
-	// The root itself: its parents are not watched.
-	if id, isDir, err := statID(root, true); err != nil || !isDir || id != m.top {
+	// The root itself: its parents are not watched. Entries made or
+	// removed in it change its ctime: with ignored changes, its identity
+	// alone is compared (its own watch saw the rest).
+	id, isDir, err := statID(root, true)
+	if err != nil || !isDir {
+		return nil, Stats{}, events, false
+	}
+	switch {
+	case m.events == events:
+		if id != m.top {
+			return nil, Stats{}, events, false
+		}
+	case len(ignore) == 0 || id.dev != m.top.dev || id.ino != m.top.ino || !c.onlyIgnored(key, root, m.tick, ignore):
 		return nil, Stats{}, events, false
 	}
 	st = m.st
@@ -344,19 +360,44 @@ func (c *Cache) remembered(key, root string, lim Limits) (matches []Match, st St
 
 // remember keeps the result of a scan of key that started when the
 // watcher's count was events, when the watcher vouches for it (see
-// Watch), and watches the directories of its tree new to it.
-func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats) {
+// Watch), and watches the directories of its tree new to it. A
+// directory read whole in the tick of a change (nodeWhole) is vouched for
+// as any other: it was watched before the scan began. With ignore (see
+// ScanPatternsIgnoring), a directory at or below one of its paths that
+// was not watched before (a placeholder made for the run) does not keep
+// the scan from being kept, but then only for a scan that ignores those
+// paths too (memo.ignored).
+func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats, ignore []string) {
 	delete(c.memos, key)
-	had, full := c.watch.watchDirs(cr.watchCands, root)
+	cands, ignoredCands := cr.watchCands, []watchCand(nil)
+	if ignored := ignoredBy(ignore); ignored != nil {
+		cands = nil
+		for _, cand := range cr.watchCands {
+			if ignored(cand.path) {
+				ignoredCands = append(ignoredCands, cand)
+			} else {
+				cands = append(cands, cand)
+			}
+		}
+	}
+	had, full := c.watch.watchDirs(cands, root)
+	if len(ignoredCands) > 0 {
+		_, full2 := c.watch.watchDirs(ignoredCands, root)
+		full = full || full2
+	}
 	if full {
 		c.unwatched[key] = true
 	} else {
 		delete(c.unwatched, key)
 	}
-	if !had || cr.untrusted.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
+	if !had || cr.unvouchable.Load() > 0 || st.Skipped > 0 || cr.top == nil || cr.top.id == (dirID{}) {
 		return
 	}
-	c.memos[key] = &memo{events: events, top: cr.top.id, matches: slices.Clone(matches), st: st}
+	m := &memo{events: events, tick: cr.tick, top: cr.top.id, matches: slices.Clone(matches), st: st}
+	if len(ignoredCands) > 0 {
+		m.ignored = slices.Clone(ignore)
+	}
+	c.memos[key] = m
 }
 
 // ScanPatterns is the package's ScanPatterns, taking from the cache every
@@ -367,6 +408,17 @@ func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches 
 // ScanPatterns would return; Stats.Dirs counts the directories taken from
 // the cache too, and Stats.Cached those.
 func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Match, Stats, error) {
+	return c.ScanPatternsIgnoring(root, patterns, lim, nil)
+}
+
+// ScanPatternsIgnoring is ScanPatterns for a caller that ignores what
+// lies at or below each path of ignore (absolute, clean): a watched
+// Cache (see Watch) also answers from its earlier scan of root with the
+// same patterns when every change since that scan began is of an entry
+// at or below one of them (the placeholders a run made, when the check
+// after it ignores them). Its result may then differ from a new scan's
+// there, and only there.
+func (c *Cache) ScanPatternsIgnoring(root string, patterns []Pattern, lim Limits, ignore []string) ([]Match, Stats, error) {
 	if c == nil || !cacheSupported || len(patterns) == 0 {
 		return ScanPatterns(root, patterns, lim)
 	}
@@ -377,7 +429,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	}
 	c.mu.Unlock()
 	if remote != nil {
-		r, ok := remote.Scan(root, patterns, lim)
+		r, ok := remote.Scan(root, patterns, lim, ignore)
 		if ok {
 			c.mu.Lock()
 			c.remoteScans++
@@ -396,7 +448,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 	key := cacheKey(root, patterns)
 	var events uint64
 	if c.watch != nil && !c.noMemo {
-		m, st, n, ok := c.remembered(key, root, lim.withDefaults())
+		m, st, n, ok := c.remembered(key, root, lim.withDefaults(), ignore)
 		if ok {
 			c.mu.Lock()
 			c.reused++
@@ -433,7 +485,7 @@ func (c *Cache) ScanPatterns(root string, patterns []Pattern, lim Limits) ([]Mat
 		return nil, st, err
 	}
 	if c.watch != nil {
-		c.remember(key, root, events, cr, matches, st)
+		c.remember(key, root, events, cr, matches, st, ignore)
 	}
 	t := &cacheTree{root: root, patterns: slices.Clone(patterns), start: cr.start.UnixNano(), dirs: st.Dirs, top: cr.top, tick: cr.tick}
 	c.trees[key] = t
@@ -574,8 +626,10 @@ type cacheRun struct {
 	// cached counts the directories taken from the earlier tree.
 	cached atomic.Int64
 	// untrusted counts the directories recorded untrusted (see
-	// nodeTrusted), which only a watched scan can vouch for (nodeWhole).
-	untrusted atomic.Int64
+	// nodeTrusted), which only a watched scan can vouch for (nodeWhole);
+	// unvouchable those of them that not even a watcher vouches for (not
+	// nodeWhole either).
+	untrusted, unvouchable atomic.Int64
 	// watch, with a watched Cache, is its watcher; tick the tick at
 	// which this scan began, since that of the scan that recorded old
 	// (0: none, nothing is vouched for).

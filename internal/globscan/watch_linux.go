@@ -84,6 +84,13 @@ type watchInfo struct {
 	// vouchNames.
 	whole uint64
 	names map[string]uint64
+	// self is the tick of the latest event of the directory itself (no
+	// entry's name), named the ticks of the latest events of each entry,
+	// a directory's too, and namedFloor the latest tick of a name pushed
+	// out of named: see watcher.unchangedBut.
+	self       uint64
+	named      map[string]uint64
+	namedFloor uint64
 }
 
 // maxNames bounds the names a watch keeps (watchInfo.names).
@@ -241,6 +248,7 @@ func (wi *watchInfo) event(ev *unix.InotifyEvent, name []byte, tick uint64) {
 	if i := bytes.IndexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
+	wi.recordNamed(ev.Mask, name, tick)
 	if len(name) == 0 || ev.Mask&unix.IN_ISDIR != 0 || ev.Mask&nameEvents == 0 {
 		wi.whole = tick
 		clear(wi.names)

@@ -15,7 +15,7 @@ import (
 // whether it runs on and declines the tree, or none answered.
 type refusingRemote struct{ declined bool }
 
-func (r refusingRemote) Scan(string, []globscan.Pattern, globscan.Limits) (globscan.RemoteScan, bool) {
+func (r refusingRemote) Scan(string, []globscan.Pattern, globscan.Limits, []string) (globscan.RemoteScan, bool) {
 	return globscan.RemoteScan{Declined: r.declined}, false
 }
 

@@ -256,7 +256,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	if opts.TreeUnchanged {
 		w = b.recorded(roots)
 	} else {
-		w = b.find(roots, lim, start, c.ignored, opts.KeepArmed, opts.Cache)
+		w = b.find(roots, lim, start, c.ignored, opts.Ignore, opts.KeepArmed, opts.Cache)
 	}
 	defer w.close()
 	c.notes = w.notes
@@ -434,10 +434,12 @@ func (w *walkResult) close() {
 }
 
 // find walks roots for git directories and protected names, bounded by
-// lim, taking from cache what has not changed since an earlier walk.
+// lim, taking from cache what has not changed since an earlier walk, or,
+// when nothing changed since but at or below the paths of ignore (which
+// ignored says are ignored: cordon's placeholders), that walk's result.
 // Where a walk stops at its bound, the git directories b knows are still
 // returned.
-func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool, keep bool, cache *globscan.Cache) *walkResult {
+func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(string) bool, ignore []string, keep bool, cache *globscan.Cache) *walkResult {
 	w := &walkResult{dirs: map[string]gitDirRef{}}
 	names := nameRules()
 	pats := []globscan.Pattern{{Glob: "**/HEAD", Descend: true}, {Glob: "**/.git", Descend: true}}
@@ -460,7 +462,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 		if left <= 0 {
 			w.notes = append(w.notes, fmt.Sprintf("%s was not searched: the %s bound was used up", root, lim.Deadline))
 		} else {
-			matches, st, err := cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left})
+			matches, st, err := cache.ScanPatternsIgnoring(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: left}, ignore)
 			for pass := 0; ; pass++ {
 				notes, restored := b.unreadable(r, root, st.SkippedPaths, ignored, keep || pass >= maxRestorePasses)
 				w.restored = append(w.restored, restored...)
@@ -471,7 +473,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 				// What was made readable again is searched too (and
 				// what lies unreadable below it, a level a pass).
 				left = lim.Deadline - time.Since(start)
-				matches, st, err = cache.ScanPatterns(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: max(left, time.Millisecond)})
+				matches, st, err = cache.ScanPatternsIgnoring(root, pats, globscan.Limits{MaxEntries: lim.MaxEntries, MaxMatches: 1 << 20, Deadline: max(left, time.Millisecond)}, ignore)
 			}
 			var le *globscan.LimitError
 			switch {
@@ -588,7 +590,7 @@ func (b *Before) recorded(roots []string) *walkResult {
 // use it in its place); incomplete says what a walk that stopped at its
 // bound left out.
 func discover(roots []string, lim Limits) (gitDirs, names []string, incomplete string) {
-	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil, true, nil)
+	w := Snapshot(nil, nil).find(roots, lim.withDefaults(), time.Now(), nil, nil, true, nil)
 	defer w.close()
 	for d := range w.dirs {
 		gitDirs = append(gitDirs, d)

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/globscan"
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // Client hands a run's scans to the walk server of a walk cache
@@ -70,11 +71,12 @@ func (c *Client) Served() int {
 	return c.served
 }
 
-// Scan asks the server for root's scan with patterns and lim
-// (globscan.Cache.ScanPatterns, which it runs), and returns its result
+// Scan asks the server for root's scan with patterns and lim, ignoring
+// the changes at or below the paths of ignore within root
+// (globscan.Cache.ScanPatternsIgnoring, which it runs), and returns its result
 // with ok true; ok is false when the server could not answer (none, gone,
 // refused, too slow, or a failure before), for the caller to walk itself.
-func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Limits) (r globscan.RemoteScan, ok bool) {
+func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Limits, ignore []string) (r globscan.RemoteScan, ok bool) {
 	if c == nil {
 		return r, false
 	}
@@ -83,7 +85,14 @@ func (c *Client) Scan(root string, patterns []globscan.Pattern, lim globscan.Lim
 	if c.broken {
 		return r, false
 	}
-	resp, rerr := c.ask(request{Version: version, Token: c.token, Root: root, Patterns: patterns, Limits: lim}, lim)
+	// Only those within root are of use to the server.
+	var within []string
+	for _, p := range ignore {
+		if subpath.Within(p, root) {
+			within = append(within, p)
+		}
+	}
+	resp, rerr := c.ask(request{Version: version, Token: c.token, Root: root, Patterns: patterns, Limits: lim, Ignore: within}, lim)
 	if errors.Is(rerr, errNoAck) {
 		c.forget()
 	}

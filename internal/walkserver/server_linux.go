@@ -312,7 +312,7 @@ func (s *server) handle(c *net.UnixConn) {
 		if err := enc.Encode(response{Ack: true}); err != nil {
 			return
 		}
-		matches, st, err := s.cache.ScanPatterns(req.Root, req.Patterns, req.Limits)
+		matches, st, err := s.cache.ScanPatternsIgnoring(req.Root, req.Patterns, req.Limits, req.Ignore)
 		resp := response{Matches: matches, Stats: st}
 		var le *globscan.LimitError
 		switch {

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	// The child of TestServerRefusesOtherNamespace: a client in a
 	// mount namespace of its own.
 	if dir := os.Getenv("WALKSERVER_TEST_CLIENT"); dir != "" {
-		_, ok := Dial(dir).Scan(os.Getenv("WALKSERVER_TEST_ROOT"), pats, globscan.Limits{})
+		_, ok := Dial(dir).Scan(os.Getenv("WALKSERVER_TEST_ROOT"), pats, globscan.Limits{}, nil)
 		fmt.Print(map[bool]string{true: "answered", false: "refused"}[ok])
 		os.Exit(0)
 	}
@@ -99,7 +99,7 @@ func rels(ms []globscan.Match) []string {
 // cache, and returns its stats.
 func scan(t *testing.T, c *Client, root string) globscan.Stats {
 	t.Helper()
-	r, ok := c.Scan(root, pats, globscan.Limits{})
+	r, ok := c.Scan(root, pats, globscan.Limits{}, nil)
 	if !ok {
 		t.Fatal("the server did not answer")
 	}
@@ -146,6 +146,43 @@ func TestServerAnswers(t *testing.T) {
 	}
 }
 
+// TestServerIgnores: a scan that says which paths its client ignores
+// (a run's placeholders) is answered from the server's earlier one when
+// only those changed since, with that one's matches (Elapsed 0: nothing
+// was walked); any other change is read again and found.
+func TestServerIgnores(t *testing.T) {
+	dir, _ := serve(t)
+	root := tree(t, 300)
+	c := Dial(dir)
+	defer c.Close()
+	ph := []string{filepath.Join(root, "5", ".git", "commondir"), filepath.Join(root, ".vscode"), "/elsewhere/x"}
+	ask := func() globscan.RemoteScan {
+		t.Helper()
+		r, ok := c.Scan(root, pats, globscan.Limits{}, ph)
+		if !ok || r.Err != nil {
+			t.Fatalf("the server did not answer: %v, %v", ok, r.Err)
+		}
+		return r
+	}
+	testenv.WaitFor(t, "a scan answered from the earlier one", 5*time.Second, func() bool { return ask().Stats.Elapsed == 0 })
+	before := rels(ask().Matches)
+	if err := os.WriteFile(ph[0], nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ph[1], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := ask(); r.Stats.Elapsed != 0 || !slices.Equal(rels(r.Matches), before) {
+		t.Errorf("after changes only at ignored paths: elapsed %v, matches %q (before %q)", r.Stats.Elapsed, rels(r.Matches), before)
+	}
+	if err := os.WriteFile(filepath.Join(root, "4", "44", ".env"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := ask(); r.Stats.Elapsed == 0 || !slices.Contains(rels(r.Matches), "4/44/.env") {
+		t.Errorf("a .env made next to them: elapsed %v, matches %q", r.Stats.Elapsed, rels(r.Matches))
+	}
+}
+
 // TestServerRefuses: a client with another token, or of another version,
 // is refused (and walks itself); a client of another version with the
 // token also stops the server, for a newer cordon to start its own, but
@@ -155,14 +192,14 @@ func TestServerRefuses(t *testing.T) {
 	root := tree(t, 10)
 	c := Dial(dir)
 	c.token = strings.Repeat("0", len(c.token))
-	if r, ok := c.Scan(root, pats, globscan.Limits{}); ok || r.Declined {
+	if r, ok := c.Scan(root, pats, globscan.Limits{}, nil); ok || r.Declined {
 		t.Fatalf("a client without the token was answered, or declined as a tree: %v, %v", ok, r.Declined)
 	}
-	if _, ok := c.Scan(root, pats, globscan.Limits{}); ok {
+	if _, ok := c.Scan(root, pats, globscan.Limits{}, nil); ok {
 		t.Fatal("a client refused once was answered after")
 	}
 	c = Dial(dir)
-	if _, ok := c.Scan("relative/root", pats, globscan.Limits{}); ok {
+	if _, ok := c.Scan("relative/root", pats, globscan.Limits{}, nil); ok {
 		t.Fatal("a relative root was answered")
 	}
 	// Without the token, another version is refused too, and the
@@ -179,7 +216,7 @@ func TestServerRefuses(t *testing.T) {
 		t.Fatal("a client of another version without the token stopped the server")
 	default:
 	}
-	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}); !ok {
+	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}, nil); !ok {
 		t.Fatal("the server no longer answers after a client of another version without the token")
 	}
 	c = Dial(dir)
@@ -355,7 +392,7 @@ func TestClientForgetsStoppedServer(t *testing.T) {
 		}
 	})
 	testenv.WaitFor(t, "the server's token", 5*time.Second, func() bool { return Dial(dir) != nil })
-	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}); !ok {
+	if _, ok := Dial(dir).Scan(root, pats, globscan.Limits{}, nil); !ok {
 		t.Fatal("the server did not answer before it was stopped")
 	}
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -367,7 +404,7 @@ func TestClientForgetsStoppedServer(t *testing.T) {
 	deadline := 3 * time.Second
 	c := Dial(dir)
 	start := time.Now()
-	_, ok := c.Scan(root, pats, globscan.Limits{Deadline: deadline})
+	_, ok := c.Scan(root, pats, globscan.Limits{Deadline: deadline}, nil)
 	took := time.Since(start)
 	if ok {
 		t.Fatal("a stopped server answered")
@@ -449,7 +486,7 @@ func TestServerBoundsClients(t *testing.T) {
 	}
 	silent = nil
 	testenv.WaitFor(t, "a client with the token answered", 5*time.Second, func() bool {
-		_, ok := Dial(dir).Scan(root, pats, globscan.Limits{})
+		_, ok := Dial(dir).Scan(root, pats, globscan.Limits{}, nil)
 		return ok
 	})
 }
@@ -483,7 +520,7 @@ func TestServerSettlesOnlyWatched(t *testing.T) {
 			for range 2 {
 				time.Sleep(100 * time.Millisecond)
 				c := Dial(dir)
-				r, ok := c.Scan(root, pats, globscan.Limits{})
+				r, ok := c.Scan(root, pats, globscan.Limits{}, nil)
 				if ok != tc.settle {
 					t.Errorf("a later scan answered: %v, want %v", ok, tc.settle)
 				}

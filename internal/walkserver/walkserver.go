@@ -22,7 +22,9 @@
 // the same directory to both). A client checks that the server runs as
 // the same user. Whatever fails, the client walks itself, as without a
 // server: the server may only make a walk cheaper, never change what it
-// finds (the scan it runs is the client's, with the client's limits).
+// finds (the scan it runs is the client's, with the client's limits),
+// but at or below the paths the client says it ignores: an earlier scan
+// answers when only those changed since.
 //
 // Life. `cordon run` starts one (Start) after a run that walked at least
 // StartFrom directories itself. It exits after Idle without a request,
@@ -57,7 +59,7 @@ const StartFrom = 2000
 // version is the protocol's: a client and a server of other versions do
 // not talk (the client walks itself, and the server exits, to be started
 // again by the newer cordon).
-const version = 2
+const version = 3
 
 // request is one scan a client asks for.
 type request struct {
@@ -66,6 +68,9 @@ type request struct {
 	Root     string
 	Patterns []globscan.Pattern
 	Limits   globscan.Limits
+	// Ignore are the paths below root whose changes the client ignores
+	// (globscan.Cache.ScanPatternsIgnoring).
+	Ignore []string `json:",omitempty"`
 }
 
 // response is the scan's result, or why there is none (Refused: the

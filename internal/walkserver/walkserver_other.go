@@ -22,7 +22,7 @@ func Dial(string) *Client { return nil }
 func (*Client) Served() int { return 0 }
 
 // Scan: never answered here.
-func (*Client) Scan(string, []globscan.Pattern, globscan.Limits) (globscan.RemoteScan, bool) {
+func (*Client) Scan(string, []globscan.Pattern, globscan.Limits, []string) (globscan.RemoteScan, bool) {
 	return globscan.RemoteScan{}, false
 }
 
