@@ -489,8 +489,10 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 			// lstats apiece, from parallel.From of them in two goroutines.
 			var heads []string
 			for _, m := range matches {
-				if m.Pattern == "**/HEAD" {
-					heads = append(heads, filepath.Dir(filepath.FromSlash(m.Rel)))
+				// A HEAD in a directory named .git: that directory is
+				// matched itself, below.
+				if d := filepath.Dir(filepath.FromSlash(m.Rel)); m.Pattern == "**/HEAD" && filepath.Base(d) != ".git" {
+					heads = append(heads, d)
 				}
 			}
 			isGit := make([]bool, len(heads))
@@ -504,7 +506,18 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 				switch m.Pattern {
 				case "**/HEAD":
 				case "**/.git":
-					if m.IsDir || m.IsSymlink {
+					if m.IsSymlink {
+						continue
+					}
+					if m.IsDir {
+						// Any directory named .git is checked as a git
+						// directory, as the plan protects it, even one git
+						// would not accept yet: what the run put in it
+						// runs once git does (a git init there keeps the
+						// hooks it finds), and a later run that completes
+						// it finds it recorded.
+						rel := filepath.FromSlash(m.Rel)
+						w.dirs[filepath.Join(root, rel)] = gitDirRef{r, root, rel}
 						continue
 					}
 					if rel, ok := gitlinkTarget(r, root, filepath.FromSlash(m.Rel)); ok && isGitDir(r, rel) {
@@ -526,7 +539,7 @@ func (b *Before) find(roots []string, lim Limits, start time.Time, ignored func(
 			// The git directories that existed are still checked.
 			for d := range b.known {
 				if rel, ok := under(root, d); ok {
-					if _, seen := w.dirs[d]; !seen && isGitDir(r, rel) {
+					if _, seen := w.dirs[d]; !seen && gitDirLike(r, rel) {
 						w.dirs[d] = gitDirRef{r, root, rel}
 					}
 				}
@@ -561,7 +574,7 @@ func (b *Before) recorded(roots []string) *walkResult {
 		w.bases = append(w.bases, root)
 		for d := range b.known {
 			if rel, ok := under(root, d); ok {
-				if _, seen := w.dirs[d]; !seen && isGitDir(r, rel) {
+				if _, seen := w.dirs[d]; !seen && gitDirLike(r, rel) {
 					w.dirs[d] = gitDirRef{r, root, rel}
 				}
 			}
@@ -689,6 +702,16 @@ func isGitDir(r *os.Root, rel string) bool {
 	}
 	fi, err := d.Lstat("commondir")
 	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
+}
+
+// gitDirLike reports whether rel is checked as a git directory: one git
+// accepts (isGitDir), or any directory named .git (see find).
+func gitDirLike(r *os.Root, rel string) bool {
+	if filepath.Base(rel) == ".git" {
+		fi, err := r.Lstat(rel)
+		return err == nil && fi.IsDir()
+	}
+	return isGitDir(r, rel)
 }
 
 // gitlinkTarget reads a .git file ("gitdir: PATH") and returns its target

@@ -604,6 +604,50 @@ func TestCheckAssembledAcrossRuns(t *testing.T) {
 	}
 }
 
+// TestCheckIncompleteGitDir: a directory named .git that git does not
+// accept yet (a HEAD but no objects, or not even a HEAD) is checked as a
+// git directory, as the plan protects it: a hook the run put there is
+// disarmed at once, before a later run completes the directory (which
+// then finds it recorded) or the user's git init keeps it; one that was
+// there before the run is left alone; and a later run finds the
+// completed directory as it was recorded.
+func TestCheckIncompleteGitDir(t *testing.T) {
+	ws := newWorkspace(t)
+	old := filepath.Join(ws, "old", ".git")
+	write(t, filepath.Join(old, "hooks", "pre-commit"), "#!/bin/sh\n", 0o755)
+	b := snapshotOf(t, ws)
+	b.at = b.at.Add(5 * ctimeSlack) // as if the run started later: old/.git is the user's
+	write(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	write(t, filepath.Join(ws, "sub", ".git", "hooks", "pre-commit"), "#!/bin/sh\ntouch pwned\n", 0o755)
+	write(t, filepath.Join(ws, "bare", ".git", "hooks", "post-checkout"), "#!/bin/sh\ntouch pwned\n", 0o755)
+	b.at = time.Now().Add(-ctimeSlack / 2)
+	rep, err := b.Check([]string{ws}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"hook bare/.git/hooks/post-checkout post-checkout true", "hook sub/.git/hooks/pre-commit pre-commit true"}
+	if got := summary(rep); !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	for _, p := range []string{"sub/.git/hooks/pre-commit", "bare/.git/hooks/post-checkout"} {
+		if m := mode(t, filepath.Join(ws, p)); m&0o111 != 0 {
+			t.Errorf("%s is still executable (%v)", p, m)
+		}
+	}
+	if m := mode(t, filepath.Join(old, "hooks", "pre-commit")); m&0o111 == 0 {
+		t.Errorf("the user's hook in an incomplete .git was disarmed (%v)", m)
+	}
+	// A later run completes sub/.git: nothing new is planted, nothing
+	// is reported.
+	time.Sleep(ctimeSlack + 100*time.Millisecond)
+	b = snapshotOf(t, ws)
+	must(t, os.MkdirAll(filepath.Join(ws, "sub", ".git", "objects"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, "sub", ".git", "refs"), 0o755))
+	if rep, err := b.Check([]string{ws}, Options{}); err != nil || len(rep.Findings) != 0 {
+		t.Errorf("the run that completed the directory: %v %q", err, summary(rep))
+	}
+}
+
 // TestCheckManyGitDirs: with more git directories than parallel.From
 // (checked in two goroutines), every planted hook is found and disarmed,
 // including in a directory that became a git directory during the run, the
