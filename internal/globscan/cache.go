@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // A Cache keeps what earlier scans found, so that a scan of the same root
@@ -370,10 +372,10 @@ func (c *Cache) remembered(key, root string, lim Limits, ignore []string) (match
 func (c *Cache) remember(key, root string, events uint64, cr *cacheRun, matches []Match, st Stats, ignore []string) {
 	delete(c.memos, key)
 	cands, ignoredCands := cr.watchCands, []watchCand(nil)
-	if ignored := ignoredBy(ignore); ignored != nil {
+	if ignored := subpath.NewSet(ignore); ignored != nil {
 		cands = nil
 		for _, cand := range cr.watchCands {
-			if ignored(cand.path) {
+			if ignored.Holds(cand.path) {
 				ignoredCands = append(ignoredCands, cand)
 			} else {
 				cands = append(cands, cand)
@@ -625,11 +627,10 @@ type cacheRun struct {
 	differ atomic.Int64
 	// cached counts the directories taken from the earlier tree.
 	cached atomic.Int64
-	// untrusted counts the directories recorded untrusted (see
-	// nodeTrusted), which only a watched scan can vouch for (nodeWhole);
-	// unvouchable those of them that not even a watcher vouches for (not
-	// nodeWhole either).
-	untrusted, unvouchable atomic.Int64
+	// unvouchable counts the directories recorded untrusted (see
+	// nodeTrusted) that not even a watcher vouches for (not nodeWhole
+	// either): a scan with one is not kept (see remember).
+	unvouchable atomic.Int64
 	// watch, with a watched Cache, is its watcher; tick the tick at
 	// which this scan began, since that of the scan that recorded old
 	// (0: none, nothing is vouched for).

@@ -263,11 +263,8 @@ func (w *worker) record(d dirState, id dirID, flags uint8, fsOK bool, entries ui
 	// changed at every run, by the placeholders of the protected paths)
 	// is kept for a watcher to vouch for, and read again without one.
 	n.id, n.flags, n.entries, n.matches = dirID{}, flags, 0, nil
-	if flags&nodeTrusted == 0 {
-		s.cr.untrusted.Add(1)
-		if flags&nodeWhole == 0 {
-			s.cr.unvouchable.Add(1)
-		}
+	if flags&(nodeTrusted|nodeWhole) == 0 {
+		s.cr.unvouchable.Add(1)
 	}
 	if flags&(nodeTrusted|nodeWhole) != 0 {
 		n.id, n.entries = id, entries

@@ -1,6 +1,10 @@
 package globscan
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/cordon-sandbox/cordon/internal/subpath"
+)
 
 // maxNamed bounds the names a watch remembers for unchangedBut
 // (watchInfo.named).
@@ -40,7 +44,7 @@ func (wi *watchInfo) recordNamed(mask uint32, name []byte, tick uint64) {
 // since was of one such entry. The caller holds w.mu and drained the
 // queue; an overflow or a change of the mount table since is its to
 // check (w.broke).
-func (w *watcher) unchangedBut(n *node, path string, since uint64, ignored func(string) bool) bool {
+func (w *watcher) unchangedBut(n *node, path string, since uint64, ignored subpath.Set) bool {
 	wi := n.wi
 	if wi == nil || wi.w != w || wi.gone || !wi.known || wi.key != (dirKey{n.id.dev, n.id.ino}) || wi.added >= since {
 		return false
@@ -52,7 +56,7 @@ func (w *watcher) unchangedBut(n *node, path string, since uint64, ignored func(
 		return false
 	}
 	for name, t := range wi.named {
-		if t >= since && !ignored(filepath.Join(path, name)) {
+		if t >= since && !ignored.Holds(filepath.Join(path, name)) {
 			return false
 		}
 	}
@@ -73,8 +77,8 @@ func (c *Cache) onlyIgnored(key, root string, since uint64, ignore []string) boo
 	if w == nil || t == nil || t.top == nil || t.tick != since || since == 0 {
 		return false
 	}
-	ignored := ignoredBy(ignore)
-	if ignored == nil || ignored(root) {
+	ignored := subpath.NewSet(ignore)
+	if ignored == nil || ignored.Holds(root) {
 		return false // the whole tree: nothing to answer for
 	}
 	w.mu.Lock()
@@ -89,7 +93,7 @@ func (c *Cache) onlyIgnored(key, root string, since uint64, ignore []string) boo
 	walk = func(n *node) bool {
 		if wi := n.wi; wi == nil || wi.last >= since || wi.gone {
 			path := filepath.Join(append([]string{root}, names...)...)
-			if ignored(path) {
+			if ignored.Holds(path) {
 				return true // a placeholder made again, say: its own events are the caller's to ignore
 			}
 			if !w.unchangedBut(n, path, since, ignored) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/subpath"
 )
 
 // ignoringScan scans root with c ignoring the paths ignore (relative to
@@ -18,9 +20,9 @@ func ignoringScan(t *testing.T, c *Cache, root string, ignore ...string) bool {
 	for _, p := range ignore {
 		abs = append(abs, filepath.Join(root, p))
 	}
-	ignored := ignoredBy(abs)
+	ignored := subpath.NewSet(abs)
 	outside := func(rels []string) []string {
-		return slices.DeleteFunc(rels, func(r string) bool { return ignored != nil && ignored(filepath.Join(root, r)) })
+		return slices.DeleteFunc(rels, func(r string) bool { return ignored.Holds(filepath.Join(root, r)) })
 	}
 	before := c.Stats().Reused
 	ms, _, err := c.ScanPatternsIgnoring(root, cachePats, Limits{}, abs)
@@ -171,16 +173,7 @@ func TestScanIgnoring(t *testing.T) {
 	}
 }
 
-func TestIgnoredBy(t *testing.T) {
-	ignored := ignoredBy([]string{"/w/a", "/w/b/c/", "relative"})
-	for p, want := range map[string]bool{"/w/a": true, "/w/a/x/y": true, "/w/b/c": true, "/w/b/cd": false, "/w/b": false, "/w": false, "relative": false, "/relative": false} {
-		if got := ignored(p); got != want {
-			t.Errorf("ignored(%q) = %v, want %v", p, got, want)
-		}
-	}
-	if ignoredBy(nil) != nil {
-		t.Error("ignoredBy(nil) is not nil")
-	}
+func TestCoveredBy(t *testing.T) {
 	for _, tc := range []struct {
 		need, ignore []string
 		want         bool

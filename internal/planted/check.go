@@ -190,7 +190,7 @@ func (l Limits) withDefaults() Limits {
 type checker struct {
 	b        *Before
 	opts     Options
-	ignore   map[string]bool
+	ignore   subpath.Set
 	kept     map[string]bool // Options.KeptReadOnly
 	notes    []string
 	findings []Finding
@@ -245,10 +245,7 @@ func (b *Before) Check(roots []string, opts Options) (Report, error) {
 	}
 	lim := opts.Limits.withDefaults()
 	start := time.Now()
-	c := &checker{b: b, opts: opts, ignore: map[string]bool{}, kept: map[string]bool{}, now: start}
-	for _, p := range opts.Ignore {
-		c.ignore[filepath.Clean(p)] = true
-	}
+	c := &checker{b: b, opts: opts, ignore: subpath.NewSet(opts.Ignore), kept: map[string]bool{}, now: start}
 	for _, p := range opts.KeptReadOnly {
 		c.kept[filepath.Clean(p)] = true
 	}
@@ -648,16 +645,7 @@ const keptHow = "left armed (--no-disarm): review it before running git or openi
 func (c *checker) note(s string) { c.notes = append(c.notes, s) }
 
 // ignored reports whether p is one of Options.Ignore or below one.
-func (c *checker) ignored(p string) bool {
-	for q := p; ; q = filepath.Dir(q) {
-		if c.ignore[q] {
-			return true
-		}
-		if q == filepath.Dir(q) {
-			return false
-		}
-	}
-}
+func (c *checker) ignored(p string) bool { return c.ignore.Holds(p) }
 
 // recent reports whether fi changed after (or just before) the snapshot:
 // for what the snapshot does not know, this is what tells the run's files

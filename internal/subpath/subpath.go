@@ -4,7 +4,10 @@
 // /w/anchor2 is not within /w/anchor, and never touches the file system.
 package subpath
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Within reports whether the absolute path p is dir or lies below it. Both
 // must be clean, but for a trailing slash on dir; every absolute path is
@@ -36,4 +39,40 @@ func Rel(dir, p string) (string, bool) {
 		rel = "."
 	}
 	return rel, true
+}
+
+// Set is a set of directories, for whether a path lies at or below any of
+// them: Within for many directories at once, a look-up per component of
+// the path rather than a comparison per directory.
+type Set map[string]bool
+
+// NewSet returns the set of the absolute paths of dirs, cleaned (others
+// are left out), or nil when none is left.
+func NewSet(dirs []string) Set {
+	var s Set
+	for _, d := range dirs {
+		if filepath.IsAbs(d) {
+			if s == nil {
+				s = Set{}
+			}
+			s[filepath.Clean(d)] = true
+		}
+	}
+	return s
+}
+
+// Holds reports whether the absolute clean path p is in s or lies below a
+// directory of s; false for a nil s.
+func (s Set) Holds(p string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for q := p; ; q = filepath.Dir(q) {
+		if s[q] {
+			return true
+		}
+		if q == filepath.Dir(q) {
+			return false
+		}
+	}
 }

@@ -32,3 +32,21 @@ func TestWithinBelowRel(t *testing.T) {
 		}
 	}
 }
+
+func TestSet(t *testing.T) {
+	s := NewSet([]string{"/w/a", "/w/b/c/", "relative"})
+	for p, want := range map[string]bool{"/w/a": true, "/w/a/x/y": true, "/w/b/c": true, "/w/b/cd": false, "/w/b": false, "/w": false, "/": false, "relative": false, "/relative": false} {
+		if got := s.Holds(p); got != want {
+			t.Errorf("Holds(%q) = %v, want %v", p, got, want)
+		}
+	}
+	if NewSet(nil) != nil || NewSet([]string{"rel"}) != nil {
+		t.Error("a set of no absolute path is not nil")
+	}
+	if NewSet(nil).Holds("/x") {
+		t.Error("a nil set holds a path")
+	}
+	if !NewSet([]string{"/"}).Holds("/any/path") {
+		t.Error("the root does not hold a path below it")
+	}
+}
