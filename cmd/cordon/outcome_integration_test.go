@@ -402,7 +402,11 @@ func TestMaxProcsOnTopOfTheUsers(t *testing.T) {
 // processes, so that the user's other tasks (the tests of other
 // packages, as this user) ending meanwhile do not leave it room for all
 // of them (with 8, in two full runs as an unprivileged user, none was
-// refused, or the watch's samples missed the one that was).
+// refused, or the watch's samples missed the one that was); and each
+// lives 2 s, so that the tasks stay at the limit through several of the
+// watch's samples even while the other tasks of the user come and go
+// (with 1 s, a full run as an unprivileged user saw bash's fork refused
+// and no sample at the limit).
 func TestProcessLimitWithoutCgroup(t *testing.T) {
 	requireTool(t, "bash")
 	e := newEnv(t)
@@ -413,7 +417,7 @@ func TestProcessLimitWithoutCgroup(t *testing.T) {
 			}
 			jf := jsonOut(t)
 			r := e.run("run", "--json-out", jf, "--backend", be, "--max-procs", "5", "--timeout", "30s", "--",
-				"bash", "-c", "for i in $(seq 12); do sleep 1 & done; wait; echo done")
+				"bash", "-c", "for i in $(seq 12); do sleep 2 & done; wait; echo done")
 			res := readJSON(t, jf, r)
 			var got []string
 			for _, l := range cordonLines(r.stderr) {
