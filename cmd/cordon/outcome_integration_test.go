@@ -393,22 +393,23 @@ func TestMaxProcsOnTopOfTheUsers(t *testing.T) {
 }
 
 // TestProcessLimitWithoutCgroup: a command that holds its processes at
-// --max-procs 5 (bash retrying a refused fork) gets the process-limit
-// line with or without a cgroup: the cgroup's count of refused forks, or
-// else the tasks seen at RLIMIT_NPROC. Root without a cgroup is exempt
-// from RLIMIT_NPROC: nothing limits it, and nothing is said. Both
-// backends. On the Landlock-only backend the limit counts every task of
-// the user, raised by those running at the start: the command wants 12
-// processes, so that the user's other tasks (the tests of other
-// packages, as this user) ending meanwhile do not leave it room for all
-// of them (with 8, in two full runs as an unprivileged user, none was
-// refused, or the watch's samples missed the one that was); and each
-// lives 2 s, so that the tasks stay at the limit through several of the
-// watch's samples even while the other tasks of the user come and go
-// (with 1 s, a full run as an unprivileged user saw bash's fork refused
-// and no sample at the limit).
+// --max-procs 5 gets the process-limit line with or without a cgroup: the
+// cgroup's count of refused forks, or else the tasks seen at
+// RLIMIT_NPROC. Root without a cgroup is exempt from RLIMIT_NPROC:
+// nothing limits it, and nothing is said. Both backends.
+//
+// The command is holdAtLimit, not a shell: on the Landlock-only backend
+// the limit counts every task of the user, raised by those running at the
+// start, and the tests of other packages (as this user) come and go. A
+// shell's background jobs either found room when those ended (nothing
+// refused) or, with bash retrying a refused fork after 1, 2, 4 and 8 s,
+// outlasted the run's time limit when they started (a full run as an
+// unprivileged user). holdAtLimit keeps forking for 1.5 s, filling any
+// room that appears, so the tasks stay at the limit through the watch's
+// samples whatever the others do, and it says how many forks were
+// refused, so the test knows the limit was met.
 func TestProcessLimitWithoutCgroup(t *testing.T) {
-	requireTool(t, "bash")
+	requireTool(t, "python3")
 	e := newEnv(t)
 	for _, be := range []string{"bwrap", "landlock"} {
 		t.Run(be, func(t *testing.T) {
@@ -417,8 +418,12 @@ func TestProcessLimitWithoutCgroup(t *testing.T) {
 			}
 			jf := jsonOut(t)
 			r := e.run("run", "--json-out", jf, "--backend", be, "--max-procs", "5", "--timeout", "30s", "--",
-				"bash", "-c", "for i in $(seq 12); do sleep 2 & done; wait; echo done")
+				"python3", "-c", holdAtLimit)
 			res := readJSON(t, jf, r)
+			var kids, refused int
+			if _, err := fmt.Sscanf(r.stdout, "held %d refused %d", &kids, &refused); err != nil {
+				t.Fatalf("the command did not finish: %v\n%s", err, r)
+			}
 			var got []string
 			for _, l := range cordonLines(r.stderr) {
 				if strings.Contains(l, "limit of") {
@@ -429,6 +434,9 @@ func TestProcessLimitWithoutCgroup(t *testing.T) {
 			if isRoot() && res.Usage.Cgroup == "" {
 				want = "" // exempt from RLIMIT_NPROC: no limit was reached
 			}
+			if (want != "") != (refused > 0) {
+				t.Fatalf("%d of the command's forks refused with the limit line %q expected\n%s", refused, want, r)
+			}
 			switch {
 			case want == "" && len(got) > 0:
 				t.Errorf("a limit named where none applies: %q\n%s", got, r)
@@ -438,7 +446,32 @@ func TestProcessLimitWithoutCgroup(t *testing.T) {
 			if len(got) != len(res.LimitsReached) {
 				t.Errorf("--json limits_reached %+v, lines %q", res.LimitsReached, got)
 			}
-			t.Logf("%s (cgroup %q): %q", be, res.Usage.Cgroup, got)
+			t.Logf("%s (cgroup %q): %d children, %d forks refused: %q", be, res.Usage.Cgroup, kids, refused, got)
 		})
 	}
 }
+
+// holdAtLimit forks children that wait on a pipe, for 1.5 s and at most
+// 64, retrying a refused fork every 10 ms; then closes the pipe, reaps
+// them and prints how many it held and how many forks were refused.
+const holdAtLimit = `import os, time
+r, w = os.pipe()
+kids = refused = 0
+end = time.monotonic() + 1.5
+while time.monotonic() < end and kids < 64:
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        refused += 1
+        time.sleep(0.01)
+        continue
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    kids += 1
+os.close(w)
+for _ in range(kids):
+    os.wait()
+print("held", kids, "refused", refused)
+`
