@@ -284,6 +284,7 @@ func merge(h Host, ws, userPath string, layers []layer) (*Policy, error) {
 	}
 	grantRepo(p, h)
 	p.GitEnv = gitconfig.EnvFrom(h.Home, h.Getenv)
+	grantGitLooks(p, h)
 	p.Warnings = b.flagWarnings(p)
 	return p, nil
 }

@@ -118,6 +118,13 @@ type Policy struct {
 	// worktree, a submodule checkout), or why it adds nothing; nil when
 	// nothing is needed.
 	Repo *Repo `yaml:"repository,omitempty" json:"repository,omitempty"`
+	// GitReads are the paths added to Read because git looks there for
+	// the workspace's repository and no read path showed them: the hooks
+	// directory core.hooksPath names and the config files include.path
+	// names, in the home (~/.githooks, ~/.gitconfig.local) or elsewhere,
+	// so that git inside runs the hooks and reads the settings it does
+	// outside (see grantGitLooks).
+	GitReads []string `yaml:"git_reads,omitempty" json:"git_reads,omitempty"`
 	// GitCommonDir is the common git directory of the workspace's
 	// repository, if it belongs to one: runs in workspaces of one
 	// repository share a lock on the placeholders they mount there.

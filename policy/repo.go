@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -224,4 +226,56 @@ func repoKind(r *gitrepo.Repo, ws string) string {
 		return "sub-directory"
 	}
 	return "sub-directory of a " + k
+}
+
+// grantGitLooks adds to p.Read (and p.GitReads) where git looks for the
+// workspace's repository that no read or write path shows: the hooks
+// directory core.hooksPath names and the config files include.path and
+// includeIf.*.path name (GitLooks), in the home (~/.githooks,
+// ~/.gitconfig.local) or elsewhere. Without them git inside read another
+// configuration than outside (a commit failed for want of the user.email
+// an included file sets) and skipped the user's own hooks (a pre-commit
+// secret scanner) without a word. They are read-only inside, as every
+// read path, and relative deny globs are searched in them.
+//
+// Only where the policy reads the home's git configuration (the
+// development and ci profiles: ~/.gitconfig, ~/.config/git), which names
+// most of them; a profile that hides it hides what it includes too. A
+// path is not added when it is missing, a symbolic link (GitLooks lists
+// what it names too), denied, the root or the home directory or one of
+// its ancestors, or when it holds the workspace.
+func grantGitLooks(p *Policy, h Host) {
+	if p.Mode == ModeOff || p.Mode == ModePermissive || runtime.GOOS == "windows" || p.Repo != nil && p.Repo.Refused != "" {
+		return
+	}
+	global := []string{filepath.Join(h.Home, ".gitconfig"), filepath.Join(h.Home, ".config", "git")}
+	if xdg := p.GitEnv.XDGConfigHome; xdg != "" {
+		global = append(global, filepath.Join(xdg, "git"))
+	}
+	if g := p.GitEnv.ConfigGlobal; g != "" {
+		global = append(global, g)
+	}
+	if !slices.ContainsFunc(global, func(g string) bool { return CoveredBy(g, p.Read) }) {
+		return
+	}
+	homes := []string{h.Home}
+	if real, err := filepath.EvalSymlinks(h.Home); err == nil && real != h.Home {
+		homes = append(homes, real)
+	}
+	visible := append(slices.Clone(p.Read), p.HostWrites()...)
+	looks := p.workspaceGitLooks()
+	for _, path := range slices.Concat(looks.Hooks, looks.Configs) {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || CoveredBy(path, visible) || slices.Contains(p.GitReads, path) {
+			continue
+		}
+		if path == "/" || Within(p.Workspace, path) || slices.ContainsFunc(homes, func(home string) bool { return Within(home, path) }) {
+			continue
+		}
+		if deniedBy(p.Deny, path) != "" {
+			continue
+		}
+		p.GitReads = append(p.GitReads, path)
+	}
+	p.Read = dedup(append(p.Read, p.GitReads...))
 }

@@ -176,3 +176,63 @@ func TestRepoGrantRefusesHome(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestGitLooksGranted: where git looks for the workspace's repository
+// outside every read path (an included config file, a core.hooksPath
+// directory, in the home or elsewhere) becomes readable, so that git
+// inside reads the configuration and runs the hooks it does outside;
+// unless the profile hides the home's git configuration, or the path is
+// missing, denied, the home directory, a symbolic link, or already shown.
+func TestGitLooksGranted(t *testing.T) {
+	g := newGitFixture(t)
+	home := func(rel string) string { return filepath.Join(g.home, rel) }
+	elsewhere := filepath.Join(filepath.Dir(g.home), "shared-hooks")
+	g.write(home(".gitconfig.local"), "[user]\n\temail = t@example.com\n")
+	g.write(home(".githooks/pre-commit"), "#!/bin/sh\n")
+	g.write(filepath.Join(elsewhere, "pre-commit"), "#!/bin/sh\n")
+	g.write(home(".ssh/config"), "Host x\n")
+	if err := os.Symlink(home(".gitconfig.local"), home(".gitconfig.link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		config string // ~/.gitconfig
+		flags  *config.Layer
+		want   []string
+	}{
+		{name: "include and hooksPath in the home", config: "[include]\n\tpath = ~/.gitconfig.local\n[core]\n\thooksPath = ~/.githooks\n",
+			want: []string{home(".githooks"), home(".gitconfig.local")}},
+		{name: "hooksPath outside the home", config: "[core]\n\thooksPath = " + elsewhere + "\n", want: []string{elsewhere}},
+		{name: "the minimal profile hides the home's git config", config: "[include]\n\tpath = ~/.gitconfig.local\n",
+			flags: &config.Layer{Profile: ptr(ProfileMinimal)}},
+		{name: "a missing include", config: "[include]\n\tpath = ~/.gitconfig.missing\n"},
+		{name: "a denied include", config: "[include]\n\tpath = ~/.ssh/config\n"},
+		{name: "hooksPath the home directory", config: "[core]\n\thooksPath = ~\n"},
+		{name: "an include through a symbolic link: what it names", config: "[include]\n\tpath = ~/.gitconfig.link\n",
+			want: []string{home(".gitconfig.local")}},
+		{name: "already shown", config: "[include]\n\tpath = ~/.gitconfig.local\n",
+			flags: &config.Layer{Filesystem: config.Filesystem{Read: []string{home(".gitconfig.local")}}}},
+		{name: "a denied include by a flag", config: "[include]\n\tpath = ~/.gitconfig.local\n",
+			flags: &config.Layer{Filesystem: config.Filesystem{Deny: []string{home(".gitconfig.local")}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g.write(home(".gitconfig"), tc.config)
+			p, err := g.load(Options{Workspace: filepath.Join(g.src, "proj"), Flags: tc.flags, SkipUserConfig: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.GitReads, tc.want) {
+				t.Errorf("GitReads = %q, want %q", p.GitReads, tc.want)
+			}
+			for _, x := range tc.want {
+				if !slices.Contains(p.Read, x) {
+					t.Errorf("%s is not in the read paths %q", x, p.Read)
+				}
+			}
+			if slices.Contains(p.Read, g.home) {
+				t.Errorf("the home directory became readable: %q", p.Read)
+			}
+		})
+	}
+}
