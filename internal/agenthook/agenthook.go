@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/suggest"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -61,7 +62,7 @@ func (e Env) getenv(k string) string {
 func Serve(agent string, in io.Reader, out, errw io.Writer, env Env) int {
 	a, ok := agents[agent]
 	if !ok {
-		fmt.Fprintf(errw, "cordon: hook: unknown agent %q: use one of %s\n", agent, strings.Join(Names(), ", "))
+		fmt.Fprintf(errw, "cordon: hook: %s\n", suggest.Unknown("agent", agent, Names()))
 		return ExitBlock
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxInput+1))
@@ -250,6 +251,8 @@ func reason(verb, subject string, dec policy.Decision, home string) string {
 		key, dir, _ := strings.Cut(strings.TrimPrefix(dec.Fix, "--"), " ")
 		setting := map[string]string{"allow-read": "filesystem.read", "allow-write": "filesystem.write", "allow-unix-socket": "unix_sockets"}[key]
 		fmt.Fprintf(&b, "; to allow it, the user can add %s to %s in ~/.config/cordon/config.yaml (%s for cordon run)", dir, setting, dec.Fix)
+	case strings.HasPrefix(dec.Rule, "protected:"), strings.HasPrefix(dec.Rule, "git directory:"), strings.HasPrefix(dec.Rule, "filesystem.deny_write:"):
+		b.WriteString("; it is kept read-only because code placed there runs later on the user's machine, and no setting should change that: leave it to the user")
 	default:
 		b.WriteString("; no setting allows it: work inside the workspace")
 	}

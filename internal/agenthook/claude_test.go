@@ -89,6 +89,7 @@ func TestClaudeCodeFileTools(t *testing.T) {
 		{"edit workspace", "Edit", map[string]any{"file_path": filepath.Join(h.ws, "main.go"), "old_string": "a", "new_string": "b"}, ""},
 		{"write new file", "Write", map[string]any{"file_path": filepath.Join(h.ws, "new/dir/f.go"), "content": "x"}, ""},
 		{"write git config", "Write", map[string]any{"file_path": filepath.Join(h.ws, ".git/config"), "content": "x"}, ".git"},
+		{"edit a hook: why, not where to work", "Edit", map[string]any{"file_path": filepath.Join(h.ws, ".git/hooks/pre-commit"), "old_string": "a", "new_string": "b"}, "code placed there runs later on the user's machine"},
 		{"write bashrc", "Write", map[string]any{"file_path": filepath.Join(h.home, ".bashrc"), "content": "x"}, "protected: **/.bashrc"},
 		{"write home file", "Write", map[string]any{"file_path": filepath.Join(h.home, "notes.txt"), "content": "x"}, "filesystem.write: not listed"},
 		{"write through up link", "Write", map[string]any{"file_path": filepath.Join(h.ws, "up/notes.txt"), "content": "x"}, "filesystem.write: not listed"},

@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/suggest"
 )
 
 // Options is one cordon setup run.
@@ -65,7 +67,7 @@ type edit struct {
 func Run(o Options) error {
 	ag, ok := agents[o.Agent]
 	if !ok {
-		return fmt.Errorf("unknown agent %q: use one of %s", o.Agent, strings.Join(Names(), ", "))
+		return errors.New(suggest.Unknown("agent", o.Agent, Names()))
 	}
 	if !filepath.IsAbs(o.Cordon) {
 		return fmt.Errorf("cordon's own path %q is not absolute", o.Cordon)

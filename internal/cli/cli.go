@@ -26,6 +26,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/host/probe"
 	"github.com/cordon-sandbox/cordon/internal/launch"
 	"github.com/cordon-sandbox/cordon/internal/plan"
+	"github.com/cordon-sandbox/cordon/internal/suggest"
 	"github.com/cordon-sandbox/cordon/internal/walkserver"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/result"
@@ -86,7 +87,30 @@ func newRoot() *cobra.Command {
 	// The completion command, made now rather than at Execute so that the
 	// examples, the man pages and the tests see it.
 	root.InitDefaultCompletionCmd()
+	refuseUnknownShell(root)
 	return withExamples(root)
+}
+
+// refuseUnknownShell makes `cordon completion SHELL` refuse a shell it has
+// no script for (cobra's completion command printed its help and exited 0
+// for `completion bashh`), with the nearest if one is near.
+func refuseUnknownShell(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
+		}
+		c.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			return errors.New(suggest.Unknown("shell", args[0], shells))
+		}
+		c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	}
 }
 
 // flagError words a flag error of command c, with the flag it may have
@@ -689,7 +713,7 @@ func landlockState(r *probe.Report) string {
 }
 
 func writeEnforced(w io.Writer, r *probe.Report) error {
-	if _, err := fmt.Fprintf(w, "Enforced by cordon %s:\n", Version); err != nil {
+	if _, err := fmt.Fprintf(w, "Enforced by cordon %s:\n", BuildVersion()); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
 	for _, e := range enforced(r) {

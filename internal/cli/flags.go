@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/config"
+	"github.com/cordon-sandbox/cordon/internal/suggest"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -84,7 +85,7 @@ func (f *policyFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 			}
 		}
 		hint := ""
-		if s := closest(val, allowed); s != "" {
+		if s := suggest.Closest(val, allowed); s != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", s)
 		}
 		return nil, fmt.Errorf("%s %q: unknown value%s; use one of %s", flag, val, hint, strings.Join(allowed, ", "))

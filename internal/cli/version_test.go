@@ -72,6 +72,8 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"policy", "--net", "nothing"}, `--net "nothing": unknown value; use one of deny, open, loopback`},
 		{[]string{"stauts"}, `unknown command "stauts" for "cordon" (did you mean status?); see 'cordon --help'`},
 		{[]string{"xyzzy"}, `unknown command "xyzzy" for "cordon"; see 'cordon --help'`},
+		{[]string{"completion", "bashh"}, `unknown shell "bashh" (did you mean bash?): use one of bash, fish, powershell, zsh`},
+		{[]string{"setup", "claud-code"}, `unknown agent "claud-code" (did you mean claude-code?)`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -89,18 +91,6 @@ func TestSuggestions(t *testing.T) {
 				t.Errorf("error %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestClosest(t *testing.T) {
-	flags := []string{"allow-read", "allow-write", "allow-net", "deny", "deny-write", "json", "profile"}
-	for word, want := range map[string]string{
-		"allow-wirte": "allow-write", "alow-net": "allow-net", "jsno": "json", "prof": "profile",
-		"deny-wrte": "deny-write", "x": "", "network": "", "allow": "",
-	} {
-		if got := closest(word, flags); got != want {
-			t.Errorf("closest(%q) = %q, want %q", word, got, want)
-		}
 	}
 }
 

@@ -39,13 +39,13 @@ func Parse(file string, data []byte) (*Layer, error) {
 		if errors.Is(err, io.EOF) {
 			return l, nil
 		}
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, err, data)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &Error{File: file, Line: extra.Line, Msg: "a second YAML document (after \"---\") is not allowed; put all settings under one \"sandbox:\" key"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, err, data)
 	}
 	p := &parser{file: file, l: l}
 	p.document(&doc)
@@ -75,8 +75,10 @@ func lazyRE(expr string) func() *regexp.Regexp {
 }
 
 // syntaxError turns a yaml.v3 parse error into an *Error keeping its line
-// but nothing yaml.v3 quoted from the input.
-func syntaxError(file string, err error) *Error {
+// but nothing yaml.v3 quoted from the input. A line indented with a tab,
+// which YAML does not allow and yaml.v3 calls "found character that
+// cannot start any token", is named as such.
+func syntaxError(file string, err error, data []byte) *Error {
 	msg, line := err.Error(), 0
 	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
@@ -87,7 +89,25 @@ func syntaxError(file string, err error) *Error {
 	if !plainMsgRE().MatchString(msg) {
 		msg = "the file is not valid YAML"
 	}
+	if tabIndented(data, line) {
+		msg = "the line is indented with a tab; YAML indents with spaces"
+	}
 	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+}
+
+// tabIndented reports whether line (from 1) of data starts with blanks
+// that hold a tab.
+func tabIndented(data []byte, line int) bool {
+	if line < 1 {
+		return false
+	}
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if len(lines) < line {
+		return false
+	}
+	l := lines[line-1]
+	indent := l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+	return bytes.IndexByte(indent, '\t') >= 0
 }
 
 type parser struct {
@@ -470,11 +490,11 @@ func (p *parser) duration(key string, v *yaml.Node) *time.Duration {
 	}
 	d, err := time.ParseDuration(n.Value)
 	if n.ShortTag() != "!!str" || err != nil {
-		what := describe(n)
 		if n.ShortTag() == "!!str" {
-			what = "a string that is not one"
+			p.fail(n.Line, key, "%s is not a duration: write one with a unit, like \"90s\", \"5m\" or \"1h30m\"", key)
+			return nil
 		}
-		p.fail(n.Line, key, "%s must be %s, not %s", key, want, what)
+		p.fail(n.Line, key, "%s must be %s, not %s", key, want, describe(n))
 		return nil
 	}
 	return &d
