@@ -234,17 +234,28 @@ func ProtectedBy(rules []string, rel string) string {
 	return ""
 }
 
-// IsGitDir reports whether d is a git directory as git itself decides: it
-// holds HEAD and either an object store or a commondir file (a
-// worktree's). Git follows links here (access(2)): a link counts as
-// present.
+// IsGitDir reports whether d is a git directory as git itself decides, or
+// could (see GitDirBy).
 func IsGitDir(d string) bool {
-	if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil || fi.IsDir() {
+	return GitDirBy(func(name string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(d, name)) })
+}
+
+// GitDirBy reports whether the directory whose entries lstat looks up is
+// a git directory, as git decides or more: it holds HEAD (not a
+// directory) and either an objects entry or a commondir file (a
+// worktree's). Git tests objects (and refs) with access(2), which follows
+// a link and takes an executable file as readily as a directory: so does
+// this (a sandbox made a repository whose objects and refs were
+// executable files; git ran the core.fsmonitor of its config). It is the
+// one test of the tree, for the plan, the check after a run and the
+// policy's decisions alike.
+func GitDirBy(lstat func(name string) (fs.FileInfo, error)) bool {
+	if fi, err := lstat("HEAD"); err != nil || fi.IsDir() {
 		return false
 	}
-	if fi, err := os.Lstat(filepath.Join(d, "objects")); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
+	if _, err := lstat("objects"); err == nil {
 		return true
 	}
-	fi, err := os.Lstat(filepath.Join(d, "commondir"))
+	fi, err := lstat("commondir")
 	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }

@@ -111,3 +111,35 @@ func TestDisarmNotBlocked(t *testing.T) {
 		_ = os.Chmod(filepath.Join(e.ws, "p"), 0o755) // for the clean-up
 	})
 }
+
+// TestGitDirOfExecutableFiles: a repository whose objects and refs are
+// executable files, which git takes for a git directory as readily as
+// directories (it tests them with access(2)), is checked after the run
+// like any other (found by an attack): the run made one with a
+// core.fsmonitor and a gitlink to it, and the host's git status in the
+// gitlink's directory ran the program.
+func TestGitDirOfExecutableFiles(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "git")
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		hostGit(t, e, e.root, "init", "-q", e.ws)
+		marker := filepath.Join(e.root, "RAN")
+		script := `mkdir -p n x && git init -q --bare x && rm -rf x/objects x/refs && ` +
+			`printf '#!/bin/sh\n' > x/objects && printf '#!/bin/sh\n' > x/refs && chmod +x x/objects x/refs && ` +
+			`printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch ` + marker + `; false"\n' > x/config && ` +
+			`echo "gitdir: ../x" > n/.git`
+		r := e.run("run", "--backend", backend, "--", "sh", "-c", script)
+		if r.code != 0 {
+			t.Fatalf("the run failed: %s", r)
+		}
+		if !strings.Contains(r.stderr, "fsmonitor") {
+			t.Errorf("the planted core.fsmonitor was not reported: %s", r)
+		}
+		cmd := exec.Command("git", "-C", filepath.Join(e.ws, "n"), "status")
+		cmd.Env = append(e.environ(), "GIT_CONFIG_NOSYSTEM=1")
+		_ = cmd.Run() // git may refuse the disarmed repository; what matters is that nothing ran
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("the host's git status ran the planted core.fsmonitor\n%s", r)
+		}
+	})
+}

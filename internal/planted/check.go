@@ -669,27 +669,16 @@ func inAny(p string, dirs []string) bool {
 	return false
 }
 
-// isGitDir reports whether rel (under r) is a git directory: it holds
-// HEAD and either an objects directory or a commondir file.
-//
-// rel is looked up once (a workspace of many repositories asks of each),
-// and the three names in it.
+// isGitDir reports whether rel (under r) is a git directory
+// (policy.GitDirBy). rel is looked up once (a workspace of many
+// repositories asks of each), and the names in it.
 func isGitDir(r *os.Root, rel string) bool {
 	d, err := r.OpenRoot(rel)
 	if err != nil {
 		return false
 	}
 	defer d.Close()
-	if _, err := d.Lstat("HEAD"); err != nil {
-		return false
-	}
-	// Git follows links here (access(2)), possibly out of the root: a
-	// link counts as present.
-	if fi, err := d.Lstat("objects"); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
-		return true
-	}
-	fi, err := d.Lstat("commondir")
-	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
+	return policy.GitDirBy(d.Lstat)
 }
 
 // gitDirLike reports whether rel is checked as a git directory: one git
