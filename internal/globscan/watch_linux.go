@@ -374,7 +374,17 @@ func (w *watcher) watchDirs(cands []watchCand, root string) (had, full bool) {
 			// followed.
 			flags |= unix.IN_DONT_FOLLOW
 		}
-		wd, err := unix.InotifyAddWatch(w.fd, a.path, flags)
+		var wd int
+		var err error
+		if a.id == (dirID{}) {
+			wd, err = unix.InotifyAddWatch(w.fd, a.path, flags)
+		} else if wd, err = w.addWatchOf(a.path, a.id, a.path == root); errors.Is(err, errNotScanned) {
+			// Another directory stands at the path now (a rename or an
+			// exchange since the scan): not watched, so never vouched
+			// for; the next scan reads it.
+			had = false
+			continue
+		}
 		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.ENOMEM) {
 			w.broken = "the system's inotify watches ran out (fs.inotify.max_user_watches)"
 			return false, true
@@ -403,6 +413,42 @@ func (w *watcher) watchDirs(cands []watchCand, root string) (had, full bool) {
 		}
 	}
 	return had, false
+}
+
+// errNotScanned is addWatchOf's refusal of a path where another
+// directory than the one scanned stands now.
+var errNotScanned = errors.New("not the directory scanned")
+
+// addWatchOf adds the watch of the directory at path only if it is still
+// the one scanned (id): the path is opened without following a link
+// (unless follow: the root is scanned through one), compared by device
+// and inode, and the watch added through the descriptor, so that it is on
+// that directory whatever the path names meanwhile. Added by the path
+// after the scan, a watch could land on another directory swapped there
+// in between (rename, RENAME_EXCHANGE), which then vouched for the first
+// one's listing while its own changes went unseen (found by an attack: a
+// run exchanging pairs of directories while others ran, then a run
+// planting a repository with a hook in each, most not found).
+func (w *watcher) addWatchOf(path string, id dirID, follow bool) (int, error) {
+	oflags := unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if !follow {
+		oflags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(path, oflags, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return -1, err
+	}
+	if uint64(st.Dev) != id.dev || st.Ino != id.ino {
+		return -1, errNotScanned
+	}
+	// The magic link /proc/self/fd/N is followed to the descriptor's own
+	// directory: no IN_DONT_FOLLOW here.
+	return unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
 }
 
 // watching is the number of watches, for the tests.

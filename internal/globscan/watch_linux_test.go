@@ -433,3 +433,66 @@ func TestWatchVouchesRacy(t *testing.T) {
 		t.Fatal("a/b/c vouched for after a .env was made in it")
 	}
 }
+
+// TestWatchAddedToTheScannedDirectory: a directory exchanged with another
+// between its scan and the watch's addition (RENAME_EXCHANGE) is not
+// watched under the scanned one's identity: the watch added by the path
+// sat on the other directory, which then vouched for the first one's
+// listing while its own changes went unseen (found by an attack). Back in
+// place, it is watched through its descriptor, on the scanned directory.
+func TestWatchAddedToTheScannedDirectory(t *testing.T) {
+	root := t.TempDir()
+	p, q := filepath.Join(root, "p"), filepath.Join(root, "q")
+	mkTree(t, root, "p/", "q/")
+	idOf := func(path string) dirID {
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		return dirID{dev: uint64(st.Dev), ino: st.Ino}
+	}
+	idP := idOf(p)
+	var w *watcher
+	testenv.Inotify(t, func() (err error) { w, err = newWatcher(0); return err })
+	t.Cleanup(w.close)
+	exchange := func() {
+		if err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, q, unix.RENAME_EXCHANGE); err != nil {
+			t.Skipf("RENAME_EXCHANGE: %v", err)
+		}
+	}
+
+	exchange() // p's directory now stands at q, q's at p
+	if had, full := w.watchDirs([]watchCand{{path: p, id: idP}}, root); had || full {
+		t.Errorf("watchDirs of an exchanged directory = %v, %v; want not had", had, full)
+	}
+	if wi := w.byID[dirKey{idP.dev, idP.ino}]; wi != nil {
+		t.Fatalf("p's directory is vouched for by the watch of the directory now at its path")
+	}
+
+	exchange() // back in place
+	w.watchDirs([]watchCand{{path: p, id: idP}}, root)
+	wi := w.byID[dirKey{idP.dev, idP.ino}]
+	if wi == nil {
+		t.Fatal("p's directory, back in place, is not watched")
+	}
+	// The watch is on p's directory: a change in q's is not its event,
+	// and one in p's is, wherever the two stand.
+	exchange()
+	bumped := func(dir string) bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.drain()
+		before := wi.last
+		if err := os.WriteFile(filepath.Join(dir, "new"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w.drain()
+		return wi.last > before
+	}
+	if bumped(p) { // q's directory, at p
+		t.Error("a change in q's directory was taken for p's")
+	}
+	if !bumped(q) { // p's directory, at q
+		t.Error("a change in p's directory was not seen by its watch")
+	}
+}
