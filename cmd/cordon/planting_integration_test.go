@@ -372,8 +372,13 @@ echo 'gitdir: .stash' > sub/.git`)
 
 // TestHostChangesDuringRunKept: under bubblewrap what existed before the
 // run is read-only inside it, so what changes there meanwhile is the
-// user's (an IDE rewriting .idea, their own git config): the check after
-// the run leaves it alone.
+// user's (an IDE rewriting .idea): the check after the run leaves it
+// alone. Not so a git config the user rewrote meanwhile: git replaces the
+// file (config.lock renamed onto it), and replacing a path takes away
+// the sandbox's read-only mount on it (the kernel detaches a mount whose
+// path another mount namespace removes), so the run could have written
+// it after: a key that runs a program is disarmed, and the line says why
+// and how to set it again.
 func TestHostChangesDuringRunKept(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -389,14 +394,14 @@ func TestHostChangesDuringRunKept(t *testing.T) {
 	if code := waitCode(t, cmd); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if strings.Contains(errb.String(), "planted") {
+	if strings.Contains(errb.String(), ".idea") {
 		t.Errorf("the user's own changes were taken for planted:\n%s", errb.String())
 	}
 	if got := readFile(t, filepath.Join(e.ws, ".idea", "workspace.xml")); got != "<new/>\n" {
 		t.Errorf(".idea/workspace.xml = %q", got)
 	}
-	if out := e.mustGit(e.ws, "config", "core.editor"); strings.TrimSpace(out) != "vim" {
-		t.Errorf("core.editor = %q", out)
+	if !strings.Contains(errb.String(), "core.editor") || !strings.Contains(errb.String(), "make it again outside the sandbox") {
+		t.Errorf("the config rewritten during the run was not checked, or the line does not say why:\n%s", errb.String())
 	}
 }
 

@@ -22,7 +22,8 @@ import (
 func (c *checker) checkDir(abs string, ref gitDirRef) {
 	// Its config, hooks and commondir were read-only during the run: a
 	// change there came from the host. The rebase's to-do list is not.
-	kept := c.kept[abs] && c.b.known[abs] && !c.replaced(abs, ref)
+	replaced := c.replaced(abs, ref)
+	kept := c.kept[abs] && c.b.known[abs] && !replaced && !c.keptEntriesChanged(abs, ref)
 	if c.b.known[abs] && c.b.dirs[abs] == nil {
 		c.note(fmt.Sprintf("%s existed before the run but was not recorded (more than %d git directories)", abs, MaxSnapshotDirs))
 		return
@@ -33,10 +34,11 @@ func (c *checker) checkDir(abs string, ref gitDirRef) {
 	}
 	defer g.Close()
 	d := &dirCheck{c: c, g: g, root: ref.root, abs: abs, rel: ref.rel, prev: c.b.dirs[abs]}
+	d.mountLost = c.kept[abs] && c.b.known[abs] && !replaced && !kept
 	switch {
 	case d.prev == nil:
 		d.fresh = c.becameGitDir(ref)
-	case d.prev.keptOnly && !kept:
+	case d.prev.keptOnly && replaced:
 		// Recorded as kept read-only (SnapshotKeeping), but another
 		// directory is at its path now: nothing of it was recorded, and
 		// everything in it counts as the run's.
@@ -64,6 +66,11 @@ type dirCheck struct {
 	// fresh: an unknown directory that became a git directory during the
 	// run, so everything in it counts as the run's, however old.
 	fresh bool
+	// mountLost: the run's mounts kept the directory read-only, but a
+	// kept file was replaced or removed during the run (keptEntriesChanged),
+	// which takes the mount on it away: what changed there may be the
+	// run's or the user's, and is checked as the run's.
+	mountLost bool
 }
 
 // planted reports whether a file not in the snapshot counts as the run's:
@@ -92,7 +99,12 @@ func (c *checker) becameGitDir(ref gitDirRef) bool {
 	return false
 }
 
-func (d *dirCheck) add(f Finding) { d.c.findings = append(d.c.findings, f) }
+func (d *dirCheck) add(f Finding) {
+	if d.mountLost {
+		f.How += "; the file was replaced during the run, which takes away the sandbox's read-only mount on it, so the run could have written this: if it is your own change, make it again outside the sandbox"
+	}
+	d.c.findings = append(d.c.findings, f)
+}
 
 func (d *dirCheck) finding(name, kind, key, value, rule string) Finding {
 	if len(value) > maxValue {

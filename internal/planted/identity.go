@@ -3,6 +3,9 @@ package planted
 import (
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // What the snapshot kept read-only is trusted only while it is the same
@@ -37,4 +40,58 @@ func (c *checker) replaced(abs string, ref gitDirRef) bool {
 		return false
 	}
 	return statOf(fi).ino != ino
+}
+
+// What a run's mounts keep read-only in a git directory is trusted only
+// while each kept entry is the same file too: a run's mount goes away when
+// another process (a concurrent run without a mount there, or the host)
+// removes or renames the path it stands on, and the run can then write
+// there (found by an attack: one run removed another's mount points in a
+// repository it had made itself, and the other planted a core.fsmonitor
+// and a hook there, which its check, trusting its mounts, never looked
+// at).
+
+// recordEntries records, for the kept git directory d, the stat fields of
+// each entry of policy.GitDirProtected that exists.
+func (s *dirState) recordEntries(d string) {
+	s.entries = map[string]fileState{}
+	for _, e := range policy.GitDirProtected {
+		name := strings.TrimSuffix(e, "/")
+		if fi, err := os.Lstat(filepath.Join(d, name)); err == nil {
+			s.entries[name] = statOf(fi)
+		}
+	}
+}
+
+// keptEntriesChanged reports whether an entry of policy.GitDirProtected in
+// the kept git directory ref (abs its path) is not what Snapshot recorded:
+// made, removed, another inode, or changed since (its change time, which
+// no one can set back: a write, a rename, a new entry of a directory, a
+// link to it made or removed). The run's own placeholders are compared
+// alike: a file placeholder removed and made anew may get the freed
+// inode's number, but not its change time, and no concurrent run links to
+// or unlinks the one file they all link to while this run holds the
+// workspace.
+func (c *checker) keptEntriesChanged(abs string, ref gitDirRef) bool {
+	prev := c.b.dirs[abs]
+	if prev == nil || prev.entries == nil {
+		return false
+	}
+	for _, e := range policy.GitDirProtected {
+		name := strings.TrimSuffix(e, "/")
+		was, had := prev.entries[name]
+		fi, err := ref.root.Lstat(filepath.Join(ref.rel, name))
+		switch {
+		case had != (err == nil):
+			return true
+		case !had:
+			continue
+		}
+		now := statOf(fi)
+		if now.ino != was.ino || now.mode != was.mode || now.size != was.size ||
+			!now.ctime.Equal(was.ctime) || !now.mtime.Equal(was.mtime) {
+			return true
+		}
+	}
+	return false
 }

@@ -59,9 +59,6 @@ func (b *Before) Reads() (paths []string, ok bool) {
 		for _, t := range todoFiles {
 			paths = append(paths, filepath.Join(d, t))
 		}
-		if s.keptOnly {
-			continue
-		}
 		for _, c := range configFiles {
 			paths = append(paths, filepath.Join(d, c))
 		}

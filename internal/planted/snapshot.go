@@ -67,9 +67,13 @@ type dirState struct {
 	hooksLink *fileState            // hooks itself is a symbolic link
 	todos     map[string]*fileState // the to-do lists (todoFiles) that exist
 	// keptOnly: the run's mounts keep the directory's config, hooks and
-	// commondir read-only (SnapshotKeeping), so only its to-do lists were
-	// recorded.
+	// commondir read-only (SnapshotKeeping): Check looks only at its to-do
+	// lists while each of those paths is what it was (entries).
 	keptOnly bool
+	// entries are the stat fields of each entry of
+	// policy.GitDirProtected, by name; an absent one is not in the map
+	// (see keptEntriesChanged).
+	entries map[string]fileState
 }
 
 // fileState identifies a version of a file: its stat fields and, for
@@ -146,12 +150,13 @@ func Snapshot(gitDirs, names []string) *Before {
 // SnapshotKeeping is Snapshot for a run whose mounts keep the git
 // directories in kept read-only (the git directories of
 // Options.KeptReadOnly): Check looks in such a directory only at its to-do
-// lists (its config, hooks and commondir could change only from the host),
-// so of it only those and its inode are recorded, which spares reading its
-// config and listing its hooks. A kept directory that Check finds replaced
-// (another inode at its path) is examined whole, everything in it counted
-// as the run's, as in a directory that became a git directory during the
-// run.
+// lists while its config, hooks and commondir are the files they were
+// (their stat fields are recorded too): a mount goes away when another
+// process removes or renames the path it stands on, and what the run
+// then wrote there is found by comparing with the rest of the record. A
+// kept directory that Check finds replaced (another inode at its path)
+// is examined whole, everything in it counted as the run's, as in a
+// directory that became a git directory during the run.
 func SnapshotKeeping(gitDirs, names, kept []string) *Before {
 	b := newBefore(time.Now())
 	keep := make(map[string]bool, len(kept))
@@ -174,8 +179,8 @@ func SnapshotKeeping(gitDirs, names, kept []string) *Before {
 		switch {
 		case len(b.dirs) >= MaxSnapshotDirs:
 		case keep[d]:
-			s := &dirState{keptOnly: true}
-			s.recordTodos(d)
+			s := recordDir(d)
+			s.keptOnly = true
 			b.dirs[d] = s
 		default:
 			b.dirs[d] = recordDir(d)
@@ -195,6 +200,7 @@ func recordDir(d string) *dirState {
 	s.commondir = recordFile(filepath.Join(d, "commondir"), maxSmall)
 	s.recordHooks(filepath.Join(d, "hooks"))
 	s.recordTodos(d)
+	s.recordEntries(d)
 	return s
 }
 
