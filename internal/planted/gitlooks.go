@@ -25,8 +25,8 @@ func (c *checker) checkGitLooks(w *walkResult) {
 	}
 	slices.SortFunc(items, func(x, y item) int { return cmp.Compare(x.path, y.path) })
 	for _, it := range items {
-		if c.ignored(it.path) || c.kept[it.path] && c.b.gitKnown[it.path] {
-			continue // cordon's placeholder, or read-only during the run
+		if (c.ignored(it.path) || c.kept[it.path] && c.b.gitKnown[it.path]) && c.gitLookSame(it.path) {
+			continue // cordon's placeholder, or read-only during the run, and the same file still
 		}
 		for i, base := range w.bases {
 			rel, ok := under(base, it.path)
@@ -58,4 +58,23 @@ func (c *checker) checkGitLooks(w *walkResult) {
 			break
 		}
 	}
+}
+
+// gitLookSame reports whether the hooks directory or included config file
+// p is the file the snapshot recorded (gitIDs): present or absent alike,
+// and the same inode, size, modification and change time. A mount, or a
+// placeholder, is trusted only while it is: another process that removes
+// or renames the path takes the mount away (see keptEntriesChanged).
+func (c *checker) gitLookSame(p string) bool {
+	was, recorded := c.b.gitIDs[p]
+	if !recorded {
+		return true // a Before made by Since: judged by times anyway
+	}
+	now := statPath(p)
+	switch {
+	case was == nil || now == nil:
+		return was == now
+	}
+	return now.ino == was.ino && now.mode == was.mode && now.size == was.size &&
+		now.ctime.Equal(was.ctime) && now.mtime.Equal(was.mtime)
 }

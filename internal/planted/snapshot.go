@@ -42,6 +42,10 @@ type Before struct {
 	gitConfigs map[string]*fileState
 	// gitKnown are those of them that existed, other than links.
 	gitKnown map[string]bool
+	// gitIDs are their stat fields (nil: absent), by which Check trusts
+	// one kept read-only, or a placeholder of the run's, only while it is
+	// the same file (see gitLookSame).
+	gitIDs map[string]*fileState
 	// since: made by Since, knowing nothing but its time.
 	since bool
 	// venvs and venvFiles are the virtual environments WithVenvs found
@@ -113,7 +117,7 @@ func Since(t time.Time) *Before {
 
 func newBefore(t time.Time) *Before {
 	return &Before{at: t, dirs: map[string]*dirState{}, known: map[string]bool{}, names: map[string]bool{}, nameFiles: map[string]fileState{},
-		gitHooks: map[string]*dirState{}, gitConfigs: map[string]*fileState{}, gitKnown: map[string]bool{}}
+		gitHooks: map[string]*dirState{}, gitConfigs: map[string]*fileState{}, gitKnown: map[string]bool{}, gitIDs: map[string]*fileState{}}
 }
 
 // recordName records the files of the protected name n.
@@ -244,6 +248,7 @@ func (b *Before) Git(g policy.GitLooks) *Before {
 		s.recordHooks(h)
 		b.gitHooks[h] = s
 		b.gitKnown[h] = mountable(h)
+		b.gitIDs[h] = statPath(h)
 	}
 	for _, c := range g.Configs {
 		c = filepath.Clean(c)
@@ -253,8 +258,19 @@ func (b *Before) Git(g policy.GitLooks) *Before {
 		}
 		b.gitConfigs[c] = recordFile(c, MaxConfigSize)
 		b.gitKnown[c] = mountable(c)
+		b.gitIDs[c] = statPath(c)
 	}
 	return b
+}
+
+// statPath returns the stat fields of p, or nil when it does not exist.
+func statPath(p string) *fileState {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil
+	}
+	s := statOf(fi)
+	return &s
 }
 
 // mountable reports whether p exists and is no symbolic link: what a mount
