@@ -193,18 +193,29 @@ func (r *sandboxRun) start() error {
 			return &SetupError{Err: err}
 		}
 	}
-	// The helper execs nothing before it has read its spec: the spec is
-	// encoded now, alongside, and written only once the journal is
-	// written and the guard's snapshot taken (the gate), so both are done
-	// while bwrap and the helper start, yet before anything of the
-	// command can run.
-	gate := make(chan struct{})
-	r.specGate = gate
+	// Nothing of the command may run before the journal is written and
+	// the guard's snapshot taken. A one-shot run's helper gets its spec
+	// now and makes its mounts meanwhile, but execs nothing before the
+	// host releases it (WaitGo): the release comes from the readiness
+	// report's handling (onReady), after start has returned. (Sending
+	// the spec only after them kept the helper's mounts waiting for a
+	// snapshot that, in 200 repositories, took longer than bwrap's
+	// start.) A session's server, which the host never releases so,
+	// gets its spec only once they are done (the gate).
+	var gate chan struct{}
+	if r.session {
+		gate = make(chan struct{})
+		r.specGate = gate
+	} else {
+		r.waitGo = true
+	}
 	r.sendSpec()
 	r.enterGroupEarly()
 	r.startJournal()
 	r.guard = startGuard(r.pl, nil, nil)
-	close(gate)
+	if gate != nil {
+		close(gate)
+	}
 	r.readOutputs()
 	return nil
 }

@@ -205,7 +205,8 @@ func (r *sandboxRun) onReady(st status) {
 			r.killAll()
 		}
 	} else if r.waitGo {
-		// Only for the pidfd above: release the helper now.
+		// Its journal and the guard's snapshot were done before this
+		// report was handled (start): release the helper now.
 		if _, err := r.statusHost.Write([]byte{helperspec.MsgGo}); err != nil {
 			r.groupErr = fmt.Errorf("releasing the helper: %w", err)
 			r.killAll()

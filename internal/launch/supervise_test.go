@@ -209,8 +209,8 @@ func TestSupervise(t *testing.T) {
 		act  func(cancel context.CancelFunc)
 		want want
 	}{
-		{name: "ready, then exit 3", scenario: "exit3",
-			want: want{exit: 3, degraded: true, stdout: "started\nready\n"}},
+		{name: "ready, then exit 3 (released after the snapshot, as every one-shot run)", scenario: "exit3",
+			want: want{exit: 3, degraded: true, stdout: "started\ngo\nready\n"}},
 		{name: "exec failed", scenario: "execfail",
 			want: want{execErr: &ExecError{Code: 127, Msg: "nosuch: command not found inside the sandbox"}}},
 		{name: "ready, then exec failed", scenario: "ready-execfail",

@@ -135,6 +135,15 @@ func (d *dirCheck) hooks(name string) {
 	if !fi.IsDir() {
 		return
 	}
+	if d.prev != nil && d.prev.keptOnly && d.prev.hooks == nil {
+		// A kept directory's hooks were not listed (recordKept): its
+		// hooks directory was replaced during the run, and what changed
+		// since the snapshot is the run's.
+		byTime := *d
+		byTime.prev = nil
+		byTime.hooks(name)
+		return
+	}
 	if d.prev != nil && d.prev.hooks == nil {
 		d.c.note(fmt.Sprintf("the hooks in %s were not recorded before the run (more than %d entries)", filepath.Join(d.abs, name), maxHooks))
 		return

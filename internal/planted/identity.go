@@ -51,18 +51,6 @@ func (c *checker) replaced(abs string, ref gitDirRef) bool {
 // and a hook there, which its check, trusting its mounts, never looked
 // at).
 
-// recordEntries records, for the kept git directory d, the stat fields of
-// each entry of policy.GitDirProtected that exists.
-func (s *dirState) recordEntries(d string) {
-	s.entries = map[string]fileState{}
-	for _, e := range policy.GitDirProtected {
-		name := strings.TrimSuffix(e, "/")
-		if fi, err := os.Lstat(filepath.Join(d, name)); err == nil {
-			s.entries[name] = statOf(fi)
-		}
-	}
-}
-
 // keptEntriesChanged reports whether an entry of policy.GitDirProtected in
 // the kept git directory ref (abs its path) is not what Snapshot recorded:
 // made, removed, another inode, or changed since (its change time, which
@@ -74,8 +62,25 @@ func (s *dirState) recordEntries(d string) {
 // workspace.
 func (c *checker) keptEntriesChanged(abs string, ref gitDirRef) bool {
 	prev := c.b.dirs[abs]
-	if prev == nil || prev.entries == nil {
+	switch {
+	case prev == nil:
 		return false
+	case !prev.keptOnly:
+		// Recorded whole (Snapshot): compare all of it, at no risk of
+		// taking the user's files for the run's.
+		return true
+	case prev.entries == nil:
+		return false
+	}
+	// Removing, making or renaming an entry changes the directory's own
+	// modification and change time: unchanged, it holds what it held (the
+	// common case of a run in many repositories: one lstat each).
+	if prev.self != nil {
+		if fi, err := ref.root.Lstat(ref.rel); err == nil {
+			if now := statOf(fi); now.ino == prev.self.ino && now.ctime.Equal(prev.self.ctime) && now.mtime.Equal(prev.self.mtime) {
+				return false
+			}
+		}
 	}
 	for _, e := range policy.GitDirProtected {
 		name := strings.TrimSuffix(e, "/")

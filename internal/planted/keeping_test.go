@@ -9,8 +9,9 @@ import (
 
 // TestSnapshotKeeping: a git directory the run's mounts kept read-only is
 // recorded with the stat fields of its kept entries (SnapshotKeeping), and
-// checked as it must be: a change of its config during the run is
-// examined (a mount can be taken away by another process, and the run
+// checked as it must be: a config written in place is the host's (only it
+// reaches the file while the mount stands), one renamed or replaced
+// during the run is examined (that takes the mount away, and the run
 // cannot be told from the host there), a to-do list's new exec line is
 // the run's, and a directory put at its path during the run (the kept one
 // renamed away, a new one made) is examined whole, its old-looking hook
@@ -23,11 +24,26 @@ func TestSnapshotKeeping(t *testing.T) {
 		name  string
 		plant func(t *testing.T, ws, git string)
 		want  []string
+		// whole, when set, is what a directory recorded whole
+		// (Snapshot) reports: all of it is compared.
+		whole []string
 	}{
 		{
-			name: "config changed where a mount was taken away",
+			// Only the host reaches the file while the mount stands,
+			// and taking the mount away renames or removes the path,
+			// which the directory's times show.
+			name: "config written in place from the host",
 			plant: func(t *testing.T, ws, git string) {
 				write(t, filepath.Join(git, "config"), evil, 0o644)
+			},
+			whole: []string{"config sub/.git/config core.fsmonitor true"},
+		},
+		{
+			name: "config renamed away, written, renamed back",
+			plant: func(t *testing.T, ws, git string) {
+				must(t, os.Rename(filepath.Join(git, "config"), filepath.Join(git, "c2")))
+				write(t, filepath.Join(git, "c2"), evil, 0o644)
+				must(t, os.Rename(filepath.Join(git, "c2"), filepath.Join(git, "config")))
 			},
 			want: []string{"config sub/.git/config core.fsmonitor true"},
 		},
@@ -94,8 +110,12 @@ func TestSnapshotKeeping(t *testing.T) {
 				}
 				got := summary(rep)
 				slices.Sort(got)
-				if !slices.Equal(got, tc.want) {
-					t.Errorf("keeping %v: findings %q, want %q", keeping, got, tc.want)
+				want := tc.want
+				if !keeping && tc.whole != nil {
+					want = tc.whole
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("keeping %v: findings %q, want %q", keeping, got, want)
 				}
 			})
 		}

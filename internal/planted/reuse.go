@@ -59,6 +59,11 @@ func (b *Before) Reads() (paths []string, ok bool) {
 		for _, t := range todoFiles {
 			paths = append(paths, filepath.Join(d, t))
 		}
+		if s.keptOnly {
+			// Its configs and commondir are entries of d, whose watch
+			// sees them changed; its hooks were not recorded.
+			continue
+		}
 		for _, c := range configFiles {
 			paths = append(paths, filepath.Join(d, c))
 		}

@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/parallel"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -75,9 +77,10 @@ type dirState struct {
 	// lists while each of those paths is what it was (entries).
 	keptOnly bool
 	// entries are the stat fields of each entry of
-	// policy.GitDirProtected, by name; an absent one is not in the map
-	// (see keptEntriesChanged).
+	// policy.GitDirProtected, by name; an absent one is not in the map;
+	// self is the directory's own (see keptEntriesChanged).
 	entries map[string]fileState
+	self    *fileState
 }
 
 // fileState identifies a version of a file: its stat fields and, for
@@ -155,12 +158,12 @@ func Snapshot(gitDirs, names []string) *Before {
 // directories in kept read-only (the git directories of
 // Options.KeptReadOnly): Check looks in such a directory only at its to-do
 // lists while its config, hooks and commondir are the files they were
-// (their stat fields are recorded too): a mount goes away when another
-// process removes or renames the path it stands on, and what the run
-// then wrote there is found by comparing with the rest of the record. A
-// kept directory that Check finds replaced (another inode at its path)
-// is examined whole, everything in it counted as the run's, as in a
-// directory that became a git directory during the run.
+// (recordKept): a mount goes away when another process removes or
+// renames the path it stands on, and what the run then wrote there is
+// found by comparing with the configs recorded, and by when the hooks
+// changed. A kept directory that Check finds replaced (another inode at
+// its path) is examined whole, everything in it counted as the run's, as
+// in a directory that became a git directory during the run.
 func SnapshotKeeping(gitDirs, names, kept []string) *Before {
 	b := newBefore(time.Now())
 	keep := make(map[string]bool, len(kept))
@@ -174,23 +177,82 @@ func SnapshotKeeping(gitDirs, names, kept []string) *Before {
 	}
 	b.recordIDs(names)
 	b.recordIDs(gitDirs)
+	// The directories to record, in order, each read on its own: from
+	// parallel.From of them (nested repositories) in two goroutines.
+	var todo []string
 	for _, d := range gitDirs {
 		d = filepath.Clean(d)
 		if b.known[d] {
 			continue
 		}
 		b.known[d] = true
-		switch {
-		case len(b.dirs) >= MaxSnapshotDirs:
-		case keep[d]:
-			s := recordDir(d)
-			s.keptOnly = true
-			b.dirs[d] = s
-		default:
-			b.dirs[d] = recordDir(d)
+		if len(todo) < MaxSnapshotDirs {
+			todo = append(todo, d)
 		}
 	}
+	states := make([]*dirState, len(todo))
+	parallel.Each(len(todo), func(i int) {
+		if keep[todo[i]] {
+			states[i] = recordKept(todo[i])
+		} else {
+			states[i] = recordDir(todo[i])
+		}
+	})
+	for i, d := range todo {
+		b.dirs[d] = states[i]
+	}
 	return b
+}
+
+// recordKept reads what Check needs of a git directory the run's mounts
+// keep read-only: its to-do lists, and, should one of its kept files be
+// replaced during the run (keptEntriesChanged), its configs and commondir
+// to compare with; not its hooks (a listing and a stat each): a replaced
+// hooks directory's hooks are judged by when they changed.
+func recordKept(d string) *dirState {
+	s := &dirState{keptOnly: true, configs: map[string]*fileState{}}
+	s.recordTodos(d)
+	s.self = statPath(d)
+	r, err := os.OpenRoot(d)
+	if err != nil {
+		return s // no entries: trusted as kept (a directory gone is found replaced)
+	}
+	defer r.Close()
+	s.entries = map[string]fileState{}
+	for _, e := range policy.GitDirProtected {
+		name := strings.TrimSuffix(e, "/")
+		fi, err := r.Lstat(name)
+		if err != nil {
+			continue
+		}
+		st := statOf(fi)
+		s.entries[name] = st
+		max := int64(MaxConfigSize)
+		switch name {
+		case "commondir":
+			max = maxSmall
+		case "config", "config.worktree":
+		default:
+			continue
+		}
+		f := st
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if t, err := r.Readlink(name); err == nil {
+				f.content = []byte(t)
+			}
+		case fi.Mode().IsRegular() && fi.Size() <= max:
+			if b, err := readSmall(r, name, max+1); err == nil && int64(len(b)) <= max {
+				f.content = b
+			}
+		}
+		if name == "commondir" {
+			s.commondir = &f
+		} else {
+			s.configs[name] = &f
+		}
+	}
+	return s
 }
 
 // recordDir reads one git directory's state.
@@ -204,7 +266,6 @@ func recordDir(d string) *dirState {
 	s.commondir = recordFile(filepath.Join(d, "commondir"), maxSmall)
 	s.recordHooks(filepath.Join(d, "hooks"))
 	s.recordTodos(d)
-	s.recordEntries(d)
 	return s
 }
 
