@@ -29,10 +29,14 @@
 //	go run ./internal/bench/startup -ask [-n 30] [-backend bwrap|landlock] [-cats 50] [-opens 1000] [-baseline MAIN-CORDON]
 //	go run ./internal/bench/startup -repos 0,50,200,1000 [-n 11] [-baseline OLD-CORDON] [-gostart]
 //	go run ./internal/bench/startup -session [-n 200] [-repo] [-files 100000]
+//	go run ./internal/bench/startup -floor 200 [-n 21]
 //
 // With -repos it instead times workspaces holding that many nested git
 // repositories each (runRepos); with -gostart also the start of a Go
-// program inside them.
+// program inside them. With -floor N it measures the kernel's part of a
+// run in N nested repositories that this design cannot avoid, the
+// placeholders and the helper's mounts, with cordon's system calls and
+// nothing of cordon's own (runFloor).
 //
 // With -repo the empty and the large workspace are git repositories as a
 // project's are (a core.hooksPath in the work tree, an included config
@@ -59,6 +63,13 @@ import (
 
 func main() {
 	closeInherited()
+	if len(os.Args) > 1 && os.Args[1] == floorChildArg {
+		if err := floorChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == sessionChildArg {
 		if err := sessionChild(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
@@ -84,8 +95,16 @@ func main() {
 	opens := flag.Int("opens", 1000, "with -ask: the opens of the shell's own in the second")
 	repos := flag.String("repos", "", "time workspaces holding these counts of nested git repositories instead (e.g. 0,50,200,1000), against -baseline")
 	gostart := flag.Bool("gostart", false, "with -repos: also time runs that start an empty Go program 100 times, and print the time of one start inside")
+	floor := flag.Int("floor", 0, "measure instead the kernel's part of a run in this many nested repositories that this design cannot avoid: placeholders and the helper's mounts, -n rounds")
 	session := flag.Bool("session", false, "time commands in a session (run_command's, the library's Session) against plain bwrap and cordon run instead")
 	flag.Parse()
+	if *floor > 0 {
+		if err := runFloor(*floor, *n); err != nil {
+			fmt.Fprintln(os.Stderr, "benchstartup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *ask {
 		if err := runAsk(*n, *cordon, *baseline, *backend, *cats, *opens); err != nil {
 			fmt.Fprintln(os.Stderr, "benchstartup:", err)
