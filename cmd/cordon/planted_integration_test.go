@@ -159,68 +159,61 @@ func TestGitDirOfExecutableFiles(t *testing.T) {
 func TestMountTakenAwayByAnotherRun(t *testing.T) {
 	t.Parallel()
 	requireTool(t, "git")
-	for _, backend := range []string{"bwrap", "landlock"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if backend == "landlock" {
-				requireLandlock(t)
+	eachBackend(t, func(t *testing.T, e *sandboxEnv, backend string) {
+		hostGit(t, e, e.root, "init", "-q", e.ws)
+		marker := filepath.Join(e.root, "RAN")
+		wait := func(f string) string {
+			return `i=0; while [ ! -e ` + f + ` ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done; `
+		}
+		// C: a repository without hooks (A's plan puts a placeholder
+		// there); once A runs, its config and A's placeholder go.
+		writeFile(t, filepath.Join(e.ws, "c.sh"), `git init -q --template= n && touch made; `+wait("ready")+
+			`rm -f n/.git/config && rmdir n/.git/hooks && touch detached`)
+		writeFile(t, filepath.Join(e.ws, "a.sh"), `touch ready; `+wait("detached")+
+			`printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch `+marker+`; false"\n' > n/.git/config && `+
+			`mkdir -p n/.git/hooks && printf '#!/bin/sh\ntouch `+marker+`\n' > n/.git/hooks/pre-commit && chmod +x n/.git/hooks/pre-commit`)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		c := e.command(ctx, "run", "--backend", backend, "--", "sh", "c.sh")
+		var cOut bytes.Buffer
+		c.Stdout, c.Stderr = &cOut, &cOut
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 150; i++ {
+			if _, err := os.Stat(filepath.Join(e.ws, "made")); err == nil {
+				break
 			}
-			hostGit(t, e, e.root, "init", "-q", e.ws)
-			marker := filepath.Join(e.root, "RAN")
-			wait := func(f string) string {
-				return `i=0; while [ ! -e ` + f + ` ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done; `
+			time.Sleep(100 * time.Millisecond)
+		}
+		a := e.run("run", "--backend", "bwrap", "--", "sh", "a.sh")
+		if err := c.Wait(); err != nil {
+			t.Fatalf("run C: %v\n%s", err, cOut.String())
+		}
+		if _, err := os.Stat(filepath.Join(e.ws, "detached")); err != nil {
+			t.Fatalf("run C did not take the mounts away\nA: %s\nC: %s", a, cOut.String())
+		}
+		if a.code != 0 {
+			t.Fatalf("run A failed: %s", a)
+		}
+		// A reports what it wrote; C's check, when it runs after A's
+		// writes, may find and disarm some of it first (in the
+		// repository C made).
+		for _, want := range []string{"fsmonitor", "pre-commit"} {
+			if !strings.Contains(a.stderr+cOut.String(), want) {
+				t.Errorf("neither run reported what A planted (%s)\nA: %s\nC: %s", want, a, cOut.String())
 			}
-			// C: a repository without hooks (A's plan puts a placeholder
-			// there); once A runs, its config and A's placeholder go.
-			writeFile(t, filepath.Join(e.ws, "c.sh"), `git init -q --template= n && touch made; `+wait("ready")+
-				`rm -f n/.git/config && rmdir n/.git/hooks && touch detached`)
-			writeFile(t, filepath.Join(e.ws, "a.sh"), `touch ready; `+wait("detached")+
-				`printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch `+marker+`; false"\n' > n/.git/config && `+
-				`mkdir -p n/.git/hooks && printf '#!/bin/sh\ntouch `+marker+`\n' > n/.git/hooks/pre-commit && chmod +x n/.git/hooks/pre-commit`)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			c := e.command(ctx, "run", "--backend", backend, "--", "sh", "c.sh")
-			var cOut bytes.Buffer
-			c.Stdout, c.Stderr = &cOut, &cOut
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 150; i++ {
-				if _, err := os.Stat(filepath.Join(e.ws, "made")); err == nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			a := e.run("run", "--backend", "bwrap", "--", "sh", "a.sh")
-			if err := c.Wait(); err != nil {
-				t.Fatalf("run C: %v\n%s", err, cOut.String())
-			}
-			if _, err := os.Stat(filepath.Join(e.ws, "detached")); err != nil {
-				t.Fatalf("run C did not take the mounts away\nA: %s\nC: %s", a, cOut.String())
-			}
-			if a.code != 0 {
-				t.Fatalf("run A failed: %s", a)
-			}
-			// A reports what it wrote; C's check, when it runs after A's
-			// writes, may find and disarm some of it first (in the
-			// repository C made).
-			for _, want := range []string{"fsmonitor", "pre-commit"} {
-				if !strings.Contains(a.stderr+cOut.String(), want) {
-					t.Errorf("neither run reported what A planted (%s)\nA: %s\nC: %s", want, a, cOut.String())
-				}
-			}
-			n := filepath.Join(e.ws, "n")
-			writeFile(t, filepath.Join(n, "f"), "f\n")
-			for _, args := range [][]string{{"status"}, {"add", "f"}, {"commit", "-qm", "host"}} {
-				cmd := exec.Command("git", append([]string{"-C", n}, args...)...)
-				cmd.Env = append(e.environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-					"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-				_ = cmd.Run()
-			}
-			if _, err := os.Stat(marker); err == nil {
-				t.Fatalf("the host's git ran what run A planted\nA: %s", a)
-			}
-		})
-	}
+		}
+		n := filepath.Join(e.ws, "n")
+		writeFile(t, filepath.Join(n, "f"), "f\n")
+		for _, args := range [][]string{{"status"}, {"add", "f"}, {"commit", "-qm", "host"}} {
+			cmd := exec.Command("git", append([]string{"-C", n}, args...)...)
+			cmd.Env = append(e.environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+				"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+			_ = cmd.Run()
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("the host's git ran what run A planted\nA: %s", a)
+		}
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	names "github.com/cordon-sandbox/cordon/internal/suggest"
 )
 
 // ParseFile reads the config file at path with ReadFile and opts, and
@@ -587,7 +589,7 @@ func suggest(s string, candidates []string) string {
 		if norm(c) == norm(s) {
 			return c
 		}
-		d := distance(strings.ToLower(s), c)
+		d := names.Distance(strings.ToLower(s), c)
 		limit := 1
 		if len(c) >= 5 {
 			limit = 2
@@ -597,31 +599,4 @@ func suggest(s string, candidates []string) string {
 		}
 	}
 	return best
-}
-
-// distance is the optimal string alignment distance (Levenshtein with
-// adjacent transpositions) between a and b.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }

@@ -1,7 +1,8 @@
 // Package suggest finds, among the names a command accepts, the one a
 // mistyped word most likely meant: for "did you mean" in an error's one
-// line. It owns the edit distance cordon compares names with, and nothing
-// else: the callers word the message.
+// line. It owns the edit distance cordon compares names with (the
+// config's keys and values too), and nothing else: the callers word the
+// message and, where they differ, choose how near is near enough.
 package suggest
 
 import (
@@ -21,7 +22,7 @@ func Closest(word string, candidates []string) string {
 		if strings.HasPrefix(c, word) && word != "" {
 			prefixed = append(prefixed, c)
 		}
-		if d := editDistance(word, c); d < bestD {
+		if d := Distance(word, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -34,31 +35,32 @@ func Closest(word string, candidates []string) string {
 	return ""
 }
 
-// editDistance is the optimal string alignment distance of a and b, in
-// bytes: insertions, deletions, substitutions and transpositions of two
+// Distance is the optimal string alignment distance of a and b, in runes:
+// insertions, deletions, substitutions and transpositions of two
 // neighbours (the commonest typo) cost one each.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
 	for i := range d {
-		d[i] = make([]int, len(b)+1)
+		d[i] = make([]int, len(rb)+1)
 		d[i][0] = i
 	}
 	for j := range d[0] {
 		d[0][j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
 			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
 				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
 			}
 		}
 	}
-	return d[len(a)][len(b)]
+	return d[len(ra)][len(rb)]
 }
 
 // Unknown words the refusal of word as a what (an "agent"), with the
