@@ -140,3 +140,24 @@ func TestLearnOutputInsideWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnNothingNeeded: a command the profile already allows gets a
+// learnt policy that says there is nothing to add, with no bare
+// "sandbox:" that reads as if something were (found by using cordon),
+// and the file still loads as a --config.
+func TestLearnNothingNeeded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.run("learn", "--", "true")
+	if r.code != 0 {
+		t.Fatalf("cordon learn -- true: %s", r)
+	}
+	if !strings.Contains(r.stdout, "needed nothing beyond the development profile") || strings.Contains(r.stdout, "sandbox:") {
+		t.Fatalf("want a policy saying there is nothing to add, got:\n%s", r.stdout)
+	}
+	cfg := filepath.Join(e.root, "learnt.yaml")
+	writeFile(t, cfg, r.stdout)
+	if r := e.run("run", "--config", cfg, "--", "true"); r.code != 0 {
+		t.Fatalf("the learnt file does not load as a --config: %s", r)
+	}
+}

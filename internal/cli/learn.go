@@ -210,14 +210,23 @@ func writeLearned(w, warn io.Writer, p *policy.Policy, res *result.Result, home 
 		return "[" + strings.Join(out, ", ") + "]"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# cordon learn: what %s needed beyond the %s profile, from %d watched calls.\n", printableCommand(command), p.Profile, res.Monitor.Calls)
-	if slices.ContainsFunc(l.kept, func(k keptGroup) bool { return !k.locked }) {
-		b.WriteString("# Under this policy it may still fail in mode standard: see what it does not allow below.\n")
+	nothing := len(l.read)+len(l.write)+len(l.sockets)+len(l.allowNet)+len(l.forward) == 0 && l.netMode == ""
+	if nothing {
+		// No setting to add: a bare "sandbox:" read as if one were needed.
+		fmt.Fprintf(&b, "# cordon learn: %s needed nothing beyond the %s profile (%d watched calls): there is nothing to add.\n", printableCommand(command), p.Profile, res.Monitor.Calls)
 	} else {
+		fmt.Fprintf(&b, "# cordon learn: what %s needed beyond the %s profile, from %d watched calls.\n", printableCommand(command), p.Profile, res.Monitor.Calls)
+	}
+	switch {
+	case slices.ContainsFunc(l.kept, func(k keptGroup) bool { return !k.locked }):
+		b.WriteString("# Under this policy it may still fail in mode standard: see what it does not allow below.\n")
+	case !nothing:
 		b.WriteString("# Under this policy it runs in mode standard.\n")
 	}
-	fmt.Fprintf(&b, "# Keep it outside the workspace (a --config file there may only tighten), e.g. in\n# ~/.config/cordon/, and pass it with --config FILE after your other config files,\n# with the same flags (profile %s), or add it to your user config\n# (~/.config/cordon/config.yaml).\n", p.Profile)
-	b.WriteString("sandbox:\n")
+	if !nothing {
+		fmt.Fprintf(&b, "# Keep it outside the workspace (a --config file there may only tighten), e.g. in\n# ~/.config/cordon/, and pass it with --config FILE after your other config files,\n# with the same flags (profile %s), or add it to your user config\n# (~/.config/cordon/config.yaml).\n", p.Profile)
+		b.WriteString("sandbox:\n")
+	}
 	if len(l.read)+len(l.write) > 0 {
 		b.WriteString("  filesystem:\n")
 		if len(l.read) > 0 {
