@@ -109,9 +109,14 @@ func TestShell(t *testing.T) {
 	if strings.Contains(scr, "PRIVATE-KEY") {
 		t.Errorf("the secret was read:\n%s", scr)
 	}
-	// exit ends cordon shell, and with it the terminal's session (its
-	// command line execs cordon: nothing runs after it).
-	s.send("exit", "Enter")
+	// $? is the line before's, as in a shell (found by using cordon: it
+	// was always 0).
+	step("cordon$ sh -c 'exit 3'", 1, "sh -c 'exit 3'", "Enter")
+	step("\nSTATUS=3\n", 1, "echo STATUS=$?", "Enter")
+	// exit N ends cordon shell (it ran inside the sandbox before), and
+	// with it the terminal's session (its command line execs cordon:
+	// nothing runs after it).
+	s.send("exit 3", "Enter")
 	deadline := time.Now().Add(20 * time.Second)
 	for s.tmux("has-session").Run() == nil {
 		if time.Now().After(deadline) {

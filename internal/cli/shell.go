@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/audit"
 	"github.com/cordon-sandbox/cordon/internal/launch"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/result"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -63,6 +65,15 @@ type shell struct {
 	h       policy.Host
 	session string
 	t       *term.Terminal
+	// lastStatus is the exit status of the line before, the next line's $?.
+	lastStatus int
+}
+
+// isExitN reports whether line is "exit N", N a number.
+func isExitN(line string) bool {
+	n, ok := strings.CutPrefix(line, "exit ")
+	_, err := strconv.Atoi(strings.TrimSpace(n))
+	return ok && err == nil
 }
 
 // stdio is the terminal's two ends, for term.Terminal.
@@ -94,7 +105,9 @@ func (s *shell) loop() error {
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "":
-		case line == "exit" || line == "logout":
+		case line == "exit" || line == "logout" || isExitN(line):
+			// "exit 3" leaves too: it would only end the line's own
+			// shell inside the sandbox.
 			return nil
 		case line == "/sandbox" || strings.HasPrefix(line, "/sandbox "):
 			s.sandbox(strings.TrimSpace(strings.TrimPrefix(line, "/sandbox")))
@@ -151,7 +164,11 @@ func (s *shell) run(line string, test bool) {
 	if _, err := os.Stat("/bin/bash"); err == nil {
 		shellProg = "/bin/bash"
 	}
-	args := []string{shellProg, "-c", line}
+	// Each line runs in a shell of its own: $? is carried over from the
+	// line before by a fixed program that sets it, the line itself passed
+	// as an argument (never spliced into the program) and run by eval.
+	args := []string{shellProg, "-c", `__cordon_status=$1 __cordon_line=$2; set --; (exit "$__cordon_status"); eval "$__cordon_line"`,
+		shellProg, strconv.Itoa(s.lastStatus), line}
 	req := launch.Request{Policy: s.p, Command: args, Options: planOptions(s.h), Helper: launch.SiblingHelper, Tell: tellStderr, Watch: test,
 		Stdio:     launch.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true, OwnsChildren: true, NoUsage: true},
 		SessionID: s.session, AuditCommand: line}
@@ -165,10 +182,15 @@ func (s *shell) run(line string, test bool) {
 	switch {
 	case errors.As(err, &xe):
 		fmt.Fprintln(os.Stderr, "cordon: "+xe.Msg)
+		s.lastStatus = xe.Code
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "cordon: "+oneLine(err.Error()))
-	case test:
-		writeReport(os.Stderr, res, s.h.Home)
+		s.lastStatus = result.ExitSetup
+	default:
+		s.lastStatus = res.ExitCode
+		if test {
+			writeReport(os.Stderr, res, s.h.Home)
+		}
 	}
 }
 
