@@ -37,11 +37,15 @@ func installBins(e *sandboxEnv, dir string, siblings ...string) string {
 		e.t.Fatal(err)
 	}
 	for _, name := range append([]string{"cordon"}, siblings...) {
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(cordonBin), name))
-		if err != nil {
-			e.t.Fatal(err)
+		// Copied by cp, not written by this process: a descriptor open
+		// for writing here is inherited by every child another test
+		// forks meanwhile until it execs, and executing the copy then
+		// fails with "text file busy" (CI, TestMCPSibling).
+		src, dst := filepath.Join(filepath.Dir(cordonBin), name), filepath.Join(bin, name)
+		if out, err := exec.Command("cp", src, dst).CombinedOutput(); err != nil {
+			e.t.Fatalf("cp %s: %v\n%s", name, err, out)
 		}
-		if err := os.WriteFile(filepath.Join(bin, name), data, 0o755); err != nil {
+		if err := os.Chmod(dst, 0o755); err != nil {
 			e.t.Fatal(err)
 		}
 	}
