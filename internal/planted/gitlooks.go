@@ -2,6 +2,7 @@ package planted
 
 import (
 	"cmp"
+	"os"
 	"path/filepath"
 	"slices"
 )
@@ -70,11 +71,9 @@ func (c *checker) gitLookSame(p string) bool {
 	if !recorded {
 		return true // a Before made by Since: judged by times anyway
 	}
-	now := statPath(p)
-	switch {
-	case was == nil || now == nil:
-		return was == now
+	fi, err := os.Lstat(p)
+	if was == nil || err != nil {
+		return was == nil && err != nil
 	}
-	return now.ino == was.ino && now.mode == was.mode && now.size == was.size &&
-		now.ctime.Equal(was.ctime) && now.mtime.Equal(was.mtime)
+	return was.same(fi)
 }

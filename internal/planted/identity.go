@@ -76,10 +76,8 @@ func (c *checker) keptEntriesChanged(abs string, ref gitDirRef) bool {
 	// modification and change time: unchanged, it holds what it held (the
 	// common case of a run in many repositories: one lstat each).
 	if prev.self != nil {
-		if fi, err := ref.root.Lstat(ref.rel); err == nil {
-			if now := statOf(fi); now.ino == prev.self.ino && now.ctime.Equal(prev.self.ctime) && now.mtime.Equal(prev.self.mtime) {
-				return false
-			}
+		if fi, err := ref.root.Lstat(ref.rel); err == nil && prev.self.same(fi) {
+			return false
 		}
 	}
 	for _, e := range policy.GitDirProtected {
@@ -92,9 +90,7 @@ func (c *checker) keptEntriesChanged(abs string, ref gitDirRef) bool {
 		case !had:
 			continue
 		}
-		now := statOf(fi)
-		if now.ino != was.ino || now.mode != was.mode || now.size != was.size ||
-			!now.ctime.Equal(was.ctime) || !now.mtime.Equal(was.mtime) {
+		if !was.same(fi) {
 			return true
 		}
 	}
